@@ -1,0 +1,164 @@
+//! The admin API (DESIGN.md §3), on its own 0600 socket and only for `admin_uids`:
+//! list and resolve requests, manage the allowlist.
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Path as UrlPath, RawQuery, Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use super::{AppState, Peer, parse_query, query_number, read_json};
+use crate::error::ApiError;
+use crate::model::{Decision, Record, Rule, RuleKind, Status, Via};
+use crate::policy::{is_valid_agent_name, rules, shell};
+use crate::store::{NewRule, RequestFilter};
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/health", get(super::health))
+        .route("/v1/requests", get(list))
+        .route("/v1/requests/{id}", get(show))
+        .route("/v1/requests/{id}/decision", post(decide))
+        .route("/v1/allowlist", get(list_rules).post(add_rule))
+        .route("/v1/allowlist/{id}", delete(remove_rule))
+        .fallback(super::not_found)
+        .method_not_allowed_fallback(super::method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), only_admins))
+        .with_state(state)
+}
+
+/// Every admin route checks the peer's uid first; the socket's mode is the first wall,
+/// this is the second.
+async fn only_admins(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match peer.uid {
+        Some(uid) if state.config.admin_uids.contains(&uid) => next.run(request).await,
+        uid => {
+            tracing::warn!(?uid, "refused a peer that is not in admin_uids");
+            ApiError::forbidden("this uid may not use the admin socket").into_response()
+        }
+    }
+}
+
+/// Who decided, as stored in `decided_by`.
+fn by(peer: &Peer) -> String {
+    format!("cli:{}", peer.uid.map_or("unknown".into(), |u| u.to_string()))
+}
+
+async fn list(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<Vec<Record>>, ApiError> {
+    let mut filter = RequestFilter { status: None, agent: None, limit: 50 };
+    for (k, v) in parse_query(query.as_deref(), &["status", "agent", "limit"])? {
+        match k.as_str() {
+            "status" => filter.status = Some(v.parse::<Status>().map_err(ApiError::bad_request)?),
+            "agent" => filter.agent = Some(v),
+            _ => filter.limit = query_number(&v, "limit")?.clamp(1, 10_000) as u32,
+        }
+    }
+    Ok(Json(state.approvals.store().list(&filter).await?))
+}
+
+async fn show(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Result<Json<Record>, ApiError> {
+    match state.approvals.store().find(&id).await? {
+        Some(r) => Ok(Json(r)),
+        None => Err(ApiError::not_found(format!("request {id} not found"))),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionBody {
+    decision: Decision,
+}
+
+async fn decide(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Record>, ApiError> {
+    let body: DecisionBody = read_json(&headers, body).await?;
+    Ok(Json(state.approvals.resolve(&id, body.decision, Via::Cli, &by(&peer)).await?))
+}
+
+async fn list_rules(State(state): State<AppState>) -> Result<Json<Vec<Rule>>, ApiError> {
+    Ok(Json(state.approvals.store().list_rules().await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewRuleBody {
+    #[serde(default)]
+    agent: Option<String>,
+    pattern: String,
+    #[serde(default = "exact")]
+    kind: RuleKind,
+    #[serde(default)]
+    expires_at: Option<DateTime<Utc>>,
+    /// Accept a glob that would approve nearly everything.
+    #[serde(default)]
+    force: bool,
+}
+
+fn exact() -> RuleKind {
+    RuleKind::Exact
+}
+
+async fn add_rule(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<(StatusCode, Json<Rule>), ApiError> {
+    let body: NewRuleBody = read_json(&headers, body).await?;
+    if let Some(agent) = &body.agent {
+        if !is_valid_agent_name(agent) {
+            return Err(ApiError::bad_request("`agent` must match [A-Za-z0-9._-]{1,64}"));
+        }
+    }
+    if body.pattern.contains('\0') || body.pattern.contains('\n') || body.pattern.contains('\r') {
+        return Err(ApiError::bad_request("`pattern` contains a NUL byte or a newline"));
+    }
+    let pattern = shell::normalize(&body.pattern);
+    if pattern.is_empty() {
+        return Err(ApiError::bad_request("`pattern` is empty"));
+    }
+    if body.kind == RuleKind::Glob {
+        rules::compile_allow_glob(&pattern)
+            .map_err(|e| ApiError::bad_request(format!("`pattern` is not a valid glob: {e}")))?;
+        if let Some(why) = rules::too_broad(&pattern).filter(|_| !body.force) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "TOO_BROAD",
+                format!("{why}; refusing without force"),
+            ));
+        }
+    }
+    let now = Utc::now();
+    if body.expires_at.is_some_and(|t| t <= now) {
+        return Err(ApiError::bad_request("`expires_at` is in the past"));
+    }
+    let rule = NewRule { agent: body.agent, pattern, kind: body.kind, created_by: by(&peer), expires_at: body.expires_at };
+    let stored = state.approvals.store().add_rule(&rule, now).await?;
+    state.approvals.reload_rules().await?;
+    tracing::info!(rule = stored.id, pattern = %stored.pattern, kind = %stored.kind, "allowlist rule added");
+    Ok((StatusCode::CREATED, Json(stored)))
+}
+
+async fn remove_rule(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Result<StatusCode, ApiError> {
+    let id: i64 = id.parse().map_err(|_| ApiError::bad_request(format!("rule id {id:?} is not a number")))?;
+    if !state.approvals.store().remove_rule(id).await? {
+        return Err(ApiError::not_found(format!("allowlist rule {id} not found")));
+    }
+    state.approvals.reload_rules().await?;
+    tracing::info!(rule = id, "allowlist rule removed");
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,236 @@
+//! The agent API (DESIGN.md §2): submit a request, read your own requests, health. It
+//! has no route that resolves a request or touches the allowlist.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Path as UrlPath, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+
+use super::{AppState, Peer, parse_query, query_number, read_json};
+use crate::approvals::{Approvals, Submission, Submitted};
+use crate::error::ApiError;
+use crate::model::Record;
+use crate::policy::is_valid_agent_name;
+
+/// The longest a `GET …?wait_secs=N` holds the connection.
+const MAX_WAIT_SECS: u64 = 300;
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/health", get(super::health))
+        .route("/v1/requests", post(create))
+        .route("/v1/requests/{id}", get(show))
+        .fallback(super::not_found)
+        .method_not_allowed_fallback(super::method_not_allowed)
+        .with_state(state)
+}
+
+/// ExecRequest as it arrives. Unknown fields are refused: a misspelt `comand` must not
+/// turn into "no command".
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecRequest {
+    pub agent: String,
+    pub session: Option<String>,
+    pub command: Option<String>,
+    pub argv: Option<Vec<String>>,
+    pub input: Option<String>,
+    pub cwd: Option<String>,
+    pub timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub run: bool,
+    pub reason: Option<String>,
+    #[serde(default = "yes")]
+    pub wait: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl ExecRequest {
+    /// DESIGN.md §4 step 1, plus the cwd rule of §8: every problem named by its field.
+    fn validate(&self, state: &AppState) -> Result<Option<String>, ApiError> {
+        let bad = |m: String| Err(ApiError::bad_request(m));
+        if !is_valid_agent_name(&self.agent) {
+            return bad(format!("`agent` must match [A-Za-z0-9._-]{{1,64}}, got {:?}", truncate(&self.agent)));
+        }
+        let strings = [
+            ("session", self.session.as_deref()),
+            ("command", self.command.as_deref()),
+            ("input", self.input.as_deref()),
+            ("cwd", self.cwd.as_deref()),
+            ("reason", self.reason.as_deref()),
+        ];
+        for (field, value) in strings {
+            if value.is_some_and(|v| v.contains('\0')) {
+                return bad(format!("`{field}` contains a NUL byte"));
+            }
+        }
+        if let Some(argv) = &self.argv {
+            if let Some(i) = argv.iter().position(|a| a.contains('\0')) {
+                return bad(format!("`argv[{i}]` contains a NUL byte"));
+            }
+        }
+        match (&self.command, &self.argv) {
+            (Some(_), Some(_)) => return bad("give exactly one of `command` and `argv`, not both".into()),
+            (None, None) => return bad("one of `command` (a shell line) or `argv` (a program and arguments) is required".into()),
+            (Some(c), None) if c.trim().is_empty() => return bad("`command` is empty".into()),
+            (None, Some(a)) if a.first().is_none_or(|p| p.is_empty()) => {
+                return bad("`argv` must start with a non-empty program name".into());
+            }
+            _ => {}
+        }
+        if self.session.as_ref().is_some_and(|s| s.len() > 256) {
+            return bad("`session` is longer than 256 bytes".into());
+        }
+        if self.run {
+            return bad("`run: true` is not available yet: this execgate decides but does not execute".into());
+        }
+        if let Some(ms) = self.timeout_ms {
+            let max = state.config.exec.max_timeout_ms;
+            if ms == 0 || ms > max {
+                return bad(format!("`timeout_ms` must be between 1 and {max} (exec.max_timeout_ms), got {ms}"));
+            }
+        }
+        self.cwd.as_deref().map(resolve_cwd).transpose()
+    }
+}
+
+/// A cwd must exist and be a directory; a relative one is resolved against the daemon's
+/// working directory. The stored form is absolute, so the approver sees where it runs.
+fn resolve_cwd(cwd: &str) -> Result<String, ApiError> {
+    let path = Path::new(cwd);
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| ApiError::bad_request(format!("cannot resolve relative `cwd`: {e}")))?
+            .join(path)
+    };
+    match std::fs::metadata(&absolute) {
+        Ok(m) if m.is_dir() => Ok(absolute.to_string_lossy().into_owned()),
+        Ok(_) => Err(ApiError::bad_request(format!("`cwd` {:?} is not a directory", truncate(cwd)))),
+        Err(_) => Err(ApiError::bad_request(format!("`cwd` {:?} does not exist", truncate(cwd)))),
+    }
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(80).collect()
+}
+
+/// Cancels the request when the agent stops waiting (its connection closed and hyper
+/// dropped this handler's future). Disarmed once the request is terminal.
+struct CancelOnDrop {
+    approvals: Arc<Approvals>,
+    id: Option<String>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let approvals = Arc::clone(&self.approvals);
+            tokio::spawn(async move { approvals.cancel_abandoned(&id).await });
+        }
+    }
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let req: ExecRequest = read_json(&headers, body).await?;
+    let cwd = req.validate(&state)?;
+
+    // Step 2: identity. A bound agent name is usable only from its uids.
+    if let Some(uids) = state.config.agents.get(&req.agent).and_then(|a| a.uids.as_ref()) {
+        if !peer.uid.is_some_and(|u| uids.contains(&u)) {
+            tracing::warn!(agent = %req.agent, uid = ?peer.uid, "agent identity does not match the peer's uid");
+            return Err(ApiError::forbidden(format!(
+                "agent {:?} is bound to other uids; this connection's uid is {}",
+                req.agent,
+                peer.uid.map_or("unknown".to_string(), |u| u.to_string())
+            )));
+        }
+    }
+
+    let submission = Submission {
+        agent: req.agent,
+        session: req.session,
+        command: req.command,
+        argv: req.argv,
+        cwd,
+        reason: req.reason,
+        run: req.run,
+        peer_uid: peer.uid,
+        peer_pid: peer.pid,
+    };
+    match state.approvals.submit(submission).await? {
+        Submitted::Done(record) => Ok(Json(record).into_response()),
+        Submitted::Pending { record, .. } if !req.wait => Ok((StatusCode::ACCEPTED, Json(record)).into_response()),
+        Submitted::Pending { record, mut done } => {
+            let mut guard = CancelOnDrop { approvals: Arc::clone(&state.approvals), id: Some(record.id.clone()) };
+            let final_record = loop {
+                if let Some(r) = done.borrow_and_update().clone() {
+                    break r;
+                }
+                if done.changed().await.is_err() {
+                    // The sender went away without a final record: read what the store says.
+                    break state.approvals.store().get(&record.id).await?.unwrap_or(record);
+                }
+            };
+            guard.id = None;
+            Ok(Json(final_record).into_response())
+        }
+    }
+}
+
+async fn show(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    UrlPath(id): UrlPath<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Record>, ApiError> {
+    let mut wait = 0;
+    for (k, v) in parse_query(query.as_deref(), &["wait_secs"])? {
+        if k == "wait_secs" {
+            wait = query_number(&v, "wait_secs")?.min(MAX_WAIT_SECS);
+        }
+    }
+    let record = state.approvals.store().find(&id).await?;
+    // An agent sees only requests sent from its own uid; others look like unknown ids.
+    let record = match record {
+        Some(r) if peer.uid.is_some() && r.peer_uid == peer.uid => r,
+        _ => return Err(ApiError::not_found(format!("request {id} not found"))),
+    };
+    if record.status.is_terminal() || wait == 0 {
+        return Ok(Json(record));
+    }
+    let Some(mut done) = state.approvals.watch(&record.id) else {
+        return Ok(Json(state.approvals.store().get(&record.id).await?.unwrap_or(record)));
+    };
+    let waited = tokio::time::timeout(Duration::from_secs(wait), async {
+        loop {
+            if let Some(r) = done.borrow_and_update().clone() {
+                return Some(r);
+            }
+            if done.changed().await.is_err() {
+                return None;
+            }
+        }
+    })
+    .await;
+    match waited {
+        Ok(Some(r)) => Ok(Json(r)),
+        _ => Ok(Json(state.approvals.store().get(&record.id).await?.unwrap_or(record))),
+    }
+}

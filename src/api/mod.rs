@@ -1,0 +1,123 @@
+//! The two HTTP/1.1 + JSON APIs over Unix sockets: `agent` (ask) and `admin` (decide,
+//! manage rules). Shared here: peer credentials, bounded body reading, JSON errors.
+
+pub mod admin;
+pub mod agent;
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::connect_info::Connected;
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::serve::IncomingStream;
+use http_body_util::BodyExt;
+use serde::de::DeserializeOwned;
+use tokio::net::UnixListener;
+
+use crate::approvals::Approvals;
+use crate::config::Config;
+use crate::error::{ApiError, MAX_BODY_BYTES};
+
+/// Shared by every handler.
+#[derive(Clone)]
+pub struct AppState {
+    pub approvals: Arc<Approvals>,
+    pub config: Arc<Config>,
+}
+
+/// Who is on the other end of a connection, from `SO_PEERCRED`: the kernel's word, which
+/// an agent cannot forge.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer {
+    pub uid: Option<u32>,
+    pub pid: Option<i32>,
+}
+
+impl Connected<IncomingStream<'_, UnixListener>> for Peer {
+    fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
+        match stream.io().peer_cred() {
+            Ok(cred) => Peer { uid: Some(cred.uid()), pid: cred.pid() },
+            // Unknown peers match no uid rule and no admin uid: they are refused there.
+            Err(_) => Peer { uid: None, pid: None },
+        }
+    }
+}
+
+/// Reads a JSON body of at most `MAX_BODY_BYTES`. Oversize bodies are refused whole (413),
+/// bad JSON gets serde's message, which names the field and position.
+pub async fn read_json<T: DeserializeOwned>(headers: &HeaderMap, body: Body) -> Result<T, ApiError> {
+    if let Some(len) = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok()) {
+        if len > MAX_BODY_BYTES as u64 {
+            return Err(ApiError::too_large());
+        }
+    }
+    let bytes = http_body_util::Limited::new(body, MAX_BODY_BYTES)
+        .collect()
+        .await
+        .map_err(|e| {
+            if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+                ApiError::too_large()
+            } else {
+                ApiError::bad_request(format!("could not read the request body: {e}"))
+            }
+        })?
+        .to_bytes();
+    if bytes.is_empty() {
+        return Err(ApiError::bad_request("the request body is empty; a JSON object is required"));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+}
+
+/// Parses `a=1&b=2`. Unknown keys are refused so a typo is never silently ignored.
+pub fn parse_query(raw: Option<&str>, known: &[&str]) -> Result<Vec<(String, String)>, ApiError> {
+    let mut out = Vec::new();
+    for pair in raw.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let k = percent_decode(k)?;
+        if !known.contains(&k.as_str()) {
+            return Err(ApiError::bad_request(format!(
+                "unknown query parameter {k:?} (known: {})",
+                known.join(", ")
+            )));
+        }
+        out.push((k, percent_decode(v)?));
+    }
+    Ok(out)
+}
+
+fn percent_decode(s: &str) -> Result<String, ApiError> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+                let b = hex.and_then(|h| u8::from_str_radix(h, 16).ok());
+                out.push(b.ok_or_else(|| ApiError::bad_request("malformed percent-encoding in the query string"))?);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| ApiError::bad_request("the query string is not UTF-8"))
+}
+
+/// A parsed number from the query, with the parameter named in the error.
+pub fn query_number(value: &str, name: &str) -> Result<u64, ApiError> {
+    value.parse().map_err(|_| ApiError::bad_request(format!("query parameter `{name}` must be a non-negative integer")))
+}
+
+pub async fn not_found(uri: Uri) -> ApiError {
+    ApiError::not_found(format!("no such endpoint: {}", uri.path()))
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", "method not allowed on this endpoint")
+}
+
+pub async fn health() -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+}

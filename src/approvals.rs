@@ -1,0 +1,353 @@
+//! Requests from submission to their one terminal state: policy's verdict, the pending
+//! set (waiters and timers), exactly-once resolution, timeouts, cancellation, shutdown.
+//!
+//! The database decides who wins a resolution (`Store::resolve` returns true once); this
+//! module makes sure that whoever waits hears about it, that a timer ends every pending
+//! request, and that transports get an event for every change.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, TimeDelta, Utc};
+use tokio::sync::{broadcast, watch};
+use tokio::task::AbortHandle;
+
+use crate::config::Config;
+use crate::model::{Decision, Record, RuleKind, Status, Via, not_approved_error};
+use crate::policy::{Outcome, Policy, Subject};
+use crate::store::{NewRequest, NewRule, Resolution, Store, StoreError};
+
+/// A validated request, as the agent API hands it over.
+#[derive(Clone, Debug)]
+pub struct Submission {
+    pub agent: String,
+    pub session: Option<String>,
+    pub command: Option<String>,
+    pub argv: Option<Vec<String>>,
+    pub cwd: Option<String>,
+    pub reason: Option<String>,
+    pub run: bool,
+    pub peer_uid: Option<u32>,
+    pub peer_pid: Option<i32>,
+}
+
+/// What submitting produced.
+pub enum Submitted {
+    /// Policy decided at once.
+    Done(Record),
+    /// A human must decide; the receiver yields the terminal record.
+    Pending { record: Record, done: watch::Receiver<Option<Record>> },
+}
+
+/// What transports hear about.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// A request now waits for a human: post it.
+    Pending(Record),
+    /// A request that was pending reached its terminal state: update its message.
+    Resolved(Record),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApprovalError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the daemon is shutting down")]
+    ShuttingDown,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("approval {0} not found")]
+    NotFound(String),
+    #[error("approval {} is already resolved ({})", .0.short_id, .0.status)]
+    AlreadyResolved(Box<Record>),
+    #[error("\"always\" refused: {0}")]
+    AlwaysRefused(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One request waiting for a human.
+struct Pending {
+    done: watch::Sender<Option<Record>>,
+    timer: Option<AbortHandle>,
+    agent: String,
+    /// The normalized command an "always" rule would store.
+    normalized: String,
+    /// Why "always" must be refused, computed once at submission.
+    always_refusal: Option<String>,
+    /// Whether a timeout approves (`approval.ask_fallback`) rather than expires it.
+    fallback_approves: bool,
+}
+
+pub struct Approvals {
+    store: Store,
+    policy: Arc<Policy>,
+    config: Arc<Config>,
+    /// Pending requests by id. An entry exists before its row is inserted and is
+    /// removed only by whoever wins the row's resolution, so a resolver that sees a
+    /// pending row always finds its waiters here.
+    pending: Mutex<HashMap<String, Pending>>,
+    events: broadcast::Sender<Event>,
+    /// Set once shutdown begins: no new request is accepted after it.
+    closing: AtomicBool,
+}
+
+impl Approvals {
+    pub fn new(store: Store, policy: Arc<Policy>, config: Arc<Config>) -> Arc<Approvals> {
+        let (events, _) = broadcast::channel(1024);
+        Arc::new(Approvals { store, policy, config, pending: Mutex::new(HashMap::new()), events, closing: AtomicBool::new(false) })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Reloads the compiled allowlist from the database.
+    pub async fn reload_rules(&self) -> Result<(), StoreError> {
+        let rules = self.store.list_rules().await?;
+        self.policy.set_rules(&rules);
+        Ok(())
+    }
+
+    /// Decides a request or registers it for a human. Any store error means the request
+    /// is not approved; the caller reports it as unavailable.
+    pub async fn submit(self: &Arc<Self>, sub: Submission) -> Result<Submitted, ApprovalError> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(ApprovalError::ShuttingDown);
+        }
+        let now = Utc::now();
+        let subject = Subject { agent: &sub.agent, command: sub.command.as_deref(), argv: sub.argv.as_deref() };
+        let verdict = self.policy.evaluate(subject, now);
+        let new = NewRequest {
+            id: uuid::Uuid::now_v7().to_string(),
+            agent: sub.agent.clone(),
+            session: sub.session.clone(),
+            command: sub.command.clone(),
+            argv: sub.argv.clone(),
+            cwd: sub.cwd.clone(),
+            reason: sub.reason.clone(),
+            risk: verdict.risk,
+            risk_reasons: verdict.risk_reasons.clone(),
+            created_at: now,
+            peer_uid: sub.peer_uid,
+            peer_pid: sub.peer_pid,
+            run: sub.run,
+        };
+
+        let decided = |status, via| Resolution { status, decision: None, via, decided_by: None, resolved_at: now };
+        match &verdict.outcome {
+            Outcome::Approve { by_allowlist } => {
+                let via = if *by_allowlist { Via::Allowlist } else { Via::Policy };
+                let rules: &[i64] = if *by_allowlist { &verdict.rules_matched } else { &[] };
+                self.store.insert_decided(&new, &decided(Status::Approved, via), None, rules).await?;
+                tracing::info!(agent = %sub.agent, %via, "request approved by policy");
+            }
+            Outcome::Deny { reason } => {
+                let error = format!("command was not approved (denied): {reason}");
+                self.store.insert_decided(&new, &decided(Status::Denied, Via::Policy), Some(&error), &[]).await?;
+                tracing::info!(agent = %sub.agent, %reason, "request denied by policy");
+            }
+            Outcome::Ask => return self.register(new, &verdict, subject).await,
+        }
+        let record = self.store.get(&new.id).await?.ok_or_else(|| missing_row(&new.id))?;
+        Ok(Submitted::Done(record))
+    }
+
+    async fn register(
+        self: &Arc<Self>,
+        new: NewRequest,
+        verdict: &crate::policy::Verdict,
+        subject: Subject<'_>,
+    ) -> Result<Submitted, ApprovalError> {
+        let expires_at = new.created_at + TimeDelta::seconds(self.config.approval.timeout_secs as i64);
+        let (done, rx) = watch::channel(None);
+        self.lock().insert(
+            new.id.clone(),
+            Pending {
+                done,
+                timer: None,
+                agent: new.agent.clone(),
+                normalized: verdict.normalized.clone(),
+                always_refusal: self.policy.always_refusal(verdict, subject),
+                fallback_approves: verdict.fallback_approves,
+            },
+        );
+        if let Err(e) = self.store.insert_pending(&new, expires_at).await {
+            self.lock().remove(&new.id);
+            return Err(e.into());
+        }
+        let timer = self.spawn_timer(new.id.clone(), expires_at);
+        let record = match self.store.get(&new.id).await {
+            Ok(Some(r)) => r,
+            // The row was written but cannot be read back: end it rather than leave it.
+            other => {
+                let _ = self.finish(&new.id, Status::Cancelled, None, Via::Policy, None).await;
+                return Err(match other {
+                    Err(e) => e.into(),
+                    _ => missing_row(&new.id).into(),
+                });
+            }
+        };
+        match self.lock().get_mut(&new.id) {
+            Some(p) => p.timer = Some(timer),
+            // Already resolved between the insert and now (the timer is then moot).
+            None => timer.abort(),
+        }
+        // Shutdown may have swept the pending set while the row was being written.
+        if self.closing.load(Ordering::SeqCst) {
+            let _ = self.finish(&new.id, Status::Cancelled, None, Via::Shutdown, None).await;
+        }
+        tracing::info!(agent = %record.agent, short_id = %record.short_id, "request waits for a human");
+        let _ = self.events.send(Event::Pending(record.clone()));
+        Ok(Submitted::Pending { record, done: rx })
+    }
+
+    fn spawn_timer(self: &Arc<Self>, id: String, at: DateTime<Utc>) -> AbortHandle {
+        let this = Arc::clone(self);
+        let wait = (at - Utc::now()).to_std().unwrap_or_default();
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            this.expire(&id).await;
+        })
+        .abort_handle()
+    }
+
+    /// Applies `approval.ask_fallback` to a request nobody answered in time.
+    async fn expire(&self, id: &str) {
+        let approves = match self.lock().get(id) {
+            Some(p) => p.fallback_approves,
+            None => return,
+        };
+        let status = if approves { Status::Approved } else { Status::Expired };
+        if let Err(e) = self.finish(id, status, None, Via::Timeout, None).await {
+            // The row stays pending; the startup sweep will end it. Nothing was approved.
+            tracing::error!(%id, error = %e, "could not record a timeout");
+        }
+    }
+
+    /// Resolves `target` (full id or short id) with a human's decision. Exactly one call
+    /// per request ever succeeds; the rest get `AlreadyResolved` or `NotFound`.
+    pub async fn resolve(&self, target: &str, decision: Decision, via: Via, by: &str) -> Result<Record, ResolveError> {
+        let record = self.store.find(target).await?.ok_or_else(|| ResolveError::NotFound(target.to_string()))?;
+        if record.status.is_terminal() {
+            return Err(ResolveError::AlreadyResolved(Box::new(record)));
+        }
+        if decision == Decision::AllowAlways {
+            let refusal = match self.lock().get(&record.id) {
+                Some(p) => p.always_refusal.clone(),
+                // Not live here (should not happen): without the verdict, refuse.
+                None => Some("the request is not live in this daemon".into()),
+            };
+            if let Some(why) = refusal {
+                tracing::info!(short_id = %record.short_id, %why, "\"always\" refused");
+                return Err(ResolveError::AlwaysRefused(why));
+            }
+        }
+        let status = if decision == Decision::Deny { Status::Denied } else { Status::Approved };
+        match self.finish(&record.id, status, Some(decision), via, Some(by.to_string())).await? {
+            Some(r) => Ok(r),
+            None => {
+                let now = self.store.get(&record.id).await?.ok_or_else(|| ResolveError::NotFound(target.into()))?;
+                Err(ResolveError::AlreadyResolved(Box::new(now)))
+            }
+        }
+    }
+
+    /// Cancels a request whose waiting agent went away, if it is still pending.
+    pub async fn cancel_abandoned(&self, id: &str) {
+        match self.finish(id, Status::Cancelled, None, Via::Disconnect, None).await {
+            Ok(Some(_)) => tracing::info!(%id, "waiting agent went away: request cancelled"),
+            Ok(None) => {}
+            Err(e) => tracing::error!(%id, error = %e, "could not cancel an abandoned request"),
+        }
+    }
+
+    /// The one transition out of `pending`. Ok(None): someone else got there first.
+    async fn finish(
+        &self,
+        id: &str,
+        status: Status,
+        decision: Option<Decision>,
+        via: Via,
+        decided_by: Option<String>,
+    ) -> Result<Option<Record>, StoreError> {
+        let now = Utc::now();
+        let resolution = Resolution { status, decision, via, decided_by: decided_by.clone(), resolved_at: now };
+        let always_rule = match (decision, self.lock().get(id)) {
+            (Some(Decision::AllowAlways), Some(p)) => Some(NewRule {
+                agent: Some(p.agent.clone()),
+                pattern: p.normalized.clone(),
+                kind: RuleKind::Exact,
+                created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
+                expires_at: None,
+            }),
+            _ => None,
+        };
+        let error = not_approved_error(status);
+        if !self.store.resolve(id, &resolution, error.as_deref(), always_rule.as_ref()).await? {
+            return Ok(None);
+        }
+        let entry = self.lock().remove(id);
+        if always_rule.is_some() {
+            if let Err(e) = self.reload_rules().await {
+                // The rule is stored; until a reload succeeds it simply is not used.
+                tracing::error!(error = %e, "could not reload the allowlist after saving a rule");
+            }
+        }
+        let record = self.store.get(id).await?.ok_or_else(|| missing_row(id))?;
+        if let Some(p) = entry {
+            if let Some(t) = p.timer {
+                t.abort();
+            }
+            p.done.send_replace(Some(record.clone()));
+        }
+        tracing::info!(short_id = %record.short_id, %status, %via, by = ?decided_by, "request resolved");
+        let _ = self.events.send(Event::Resolved(record.clone()));
+        Ok(Some(record))
+    }
+
+    /// A receiver for the terminal record of a request pending in this daemon.
+    pub fn watch(&self, id: &str) -> Option<watch::Receiver<Option<Record>>> {
+        self.lock().get(id).map(|p| p.done.subscribe())
+    }
+
+    /// Requests waiting for a human, oldest first.
+    pub async fn pending(&self) -> Result<Vec<Record>, StoreError> {
+        let mut list = self
+            .store
+            .list(&crate::store::RequestFilter { status: Some(Status::Pending), agent: None, limit: u32::MAX })
+            .await?;
+        list.reverse();
+        Ok(list)
+    }
+
+    /// Stops accepting requests and cancels every pending one (via `shutdown`).
+    pub async fn shutdown(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        let ids: Vec<String> = self.lock().keys().cloned().collect();
+        for id in ids {
+            if let Err(e) = self.finish(&id, Status::Cancelled, None, Via::Shutdown, None).await {
+                tracing::error!(%id, error = %e, "could not cancel a pending request at shutdown");
+            }
+        }
+    }
+}
+
+fn missing_row(id: &str) -> StoreError {
+    StoreError::Corrupt { id: id.to_string(), what: "row vanished after it was written".into() }
+}

@@ -1,0 +1,470 @@
+//! Layered configuration: built-in defaults < config file < `EXECGATE_…` environment <
+//! command-line flags (DESIGN.md §9). `Debug` never shows a secret.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer};
+
+use crate::model::{Ask, AskFallback, Security};
+
+/// Environment variables with our prefix that are not configuration keys: they belong to
+/// the CLI (or to logging) and must not be rejected as unknown keys.
+const NON_CONFIG_ENV: &[&str] = &["EXECGATE_CONFIG", "EXECGATE_LOG", "EXECGATE_AGENT"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {0} does not exist")]
+    MissingFile(PathBuf),
+    #[error("invalid configuration: {0}")]
+    Load(#[from] config::ConfigError),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// Values given on the command line; they override every other layer.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub config_file: Option<PathBuf>,
+    pub socket: Option<PathBuf>,
+    pub admin_socket: Option<PathBuf>,
+    pub database: Option<PathBuf>,
+}
+
+/// The resolved configuration the daemon and the CLI run with.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Agent socket. Default: `$XDG_RUNTIME_DIR/execgate/agent.sock`, else
+    /// `/tmp/execgate-$UID/agent.sock`.
+    pub socket: PathBuf,
+    /// Admin socket (mode 0600). Default: `admin.sock` beside `socket`.
+    pub admin_socket: PathBuf,
+    /// SQLite file. Default: `$XDG_STATE_HOME/execgate/execgate.db`, else
+    /// `~/.local/state/execgate/execgate.db`.
+    pub database: PathBuf,
+    /// How long a write waits for SQLite's lock before the request fails with 503.
+    /// Default: 5000.
+    pub database_busy_timeout_ms: u64,
+    /// Peer uids allowed on the admin socket. Default: the daemon's own uid.
+    pub admin_uids: Vec<u32>,
+    pub approval: ApprovalConfig,
+    pub policy: PolicyConfig,
+    /// Per-agent overrides, keyed by agent name.
+    pub agents: BTreeMap<String, AgentConfig>,
+    pub exec: ExecConfig,
+    pub telegram: TelegramConfig,
+    /// The file the configuration was read from, if any.
+    pub source_file: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalConfig {
+    /// Seconds a request waits for a human. Default: 120.
+    pub timeout_secs: u64,
+    /// When to ask a human. Default: `on-miss`.
+    pub ask: Ask,
+    /// What an unanswered request becomes. Default: `deny`.
+    pub ask_fallback: AskFallback,
+}
+
+impl Default for ApprovalConfig {
+    fn default() -> Self {
+        Self { timeout_secs: 120, ask: Ask::OnMiss, ask_fallback: AskFallback::Deny }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Security mode for agents without their own. Default: `allowlist`.
+    pub security: Security,
+    /// Case-insensitive globs; a match on the command or any segment denies. Default: [].
+    #[serde(deserialize_with = "string_list")]
+    pub deny: Vec<String>,
+    /// Programs that may run at all (names or absolute paths; `*` for any).
+    /// Default: [] (no restriction).
+    #[serde(deserialize_with = "string_list")]
+    pub allowed_binaries: Vec<String>,
+    /// Approve plain commands made only of known read-only programs. Default: true.
+    pub safe_bins: bool,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        Self { security: Security::Allowlist, deny: vec![], allowed_binaries: vec![], safe_bins: true }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Overrides `policy.security` for this agent.
+    pub security: Option<Security>,
+    /// When set, only peers with one of these uids may speak as this agent.
+    #[serde(deserialize_with = "opt_uid_list")]
+    pub uids: Option<Vec<u32>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExecConfig {
+    /// Default: 30000.
+    pub default_timeout_ms: u64,
+    /// Default: 300000.
+    pub max_timeout_ms: u64,
+    /// Per stream. Default: 1048576.
+    pub max_output_bytes: u64,
+    /// Default: [] (any existing directory).
+    #[serde(deserialize_with = "path_list")]
+    pub allowed_cwd_roots: Vec<PathBuf>,
+    /// Default: [].
+    #[serde(deserialize_with = "string_list")]
+    pub env_passthrough: Vec<String>,
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        Self {
+            default_timeout_ms: 30_000,
+            max_timeout_ms: 300_000,
+            max_output_bytes: 1_048_576,
+            allowed_cwd_roots: vec![],
+            env_passthrough: vec![],
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelegramConfig {
+    /// The bot token. Unset: no Telegram transport.
+    pub bot_token: Option<Secret>,
+    /// Telegram user ids allowed to resolve requests.
+    #[serde(deserialize_with = "i64_list")]
+    pub owner_ids: Vec<i64>,
+    /// Chat to post to. Default: the first owner (a private chat).
+    pub chat_id: Option<i64>,
+    /// Bot API base URL. Default: Telegram's.
+    pub api_url: Option<String>,
+}
+
+/// A string that never appears in `Debug` or logs.
+#[derive(Clone, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// The file layer as written: every key optional, unknown keys rejected.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Raw {
+    socket: Option<PathBuf>,
+    admin_socket: Option<PathBuf>,
+    database: Option<PathBuf>,
+    database_busy_timeout_ms: Option<u64>,
+    #[serde(deserialize_with = "opt_uid_list")]
+    admin_uids: Option<Vec<u32>>,
+    approval: ApprovalConfig,
+    policy: PolicyConfig,
+    agents: BTreeMap<String, AgentConfig>,
+    exec: ExecConfig,
+    telegram: TelegramConfig,
+}
+
+impl Config {
+    /// Loads every layer from the process environment and the filesystem.
+    pub fn load(overrides: &Overrides) -> Result<Config, ConfigError> {
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        Self::load_from(overrides, &env)
+    }
+
+    /// Loads with an explicit environment, so tests need not touch the process's.
+    pub fn load_from(overrides: &Overrides, env: &[(String, String)]) -> Result<Config, ConfigError> {
+        let var = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty());
+
+        let file = match &overrides.config_file {
+            Some(path) if !path.exists() => return Err(ConfigError::MissingFile(path.clone())),
+            Some(path) => Some(path.clone()),
+            None => default_config_file(&var).filter(|p| p.exists()),
+        };
+
+        let mut builder = config::Config::builder();
+        if let Some(path) = &file {
+            builder = builder.add_source(config::File::from(path.as_path()).format(config::FileFormat::Toml));
+        }
+        let env_map: config::Map<String, String> = env
+            .iter()
+            .filter(|(k, _)| k.starts_with("EXECGATE_") && !NON_CONFIG_ENV.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        builder = builder.add_source(
+            config::Environment::with_prefix("EXECGATE")
+                .prefix_separator("_")
+                .separator("__")
+                .try_parsing(true)
+                .source(Some(env_map)),
+        );
+        for (key, value) in [
+            ("socket", &overrides.socket),
+            ("admin_socket", &overrides.admin_socket),
+            ("database", &overrides.database),
+        ] {
+            if let Some(v) = value {
+                builder = builder.set_override(key, v.to_string_lossy().into_owned())?;
+            }
+        }
+        let raw: Raw = builder.build()?.try_deserialize()?;
+        Self::resolve(raw, file, &var)
+    }
+
+    fn resolve(raw: Raw, source_file: Option<PathBuf>, var: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let uid = crate::sys::current_uid();
+        let home = var("HOME").map(PathBuf::from);
+
+        let socket = match raw.socket {
+            Some(p) => p,
+            None => match var("XDG_RUNTIME_DIR") {
+                Some(dir) => Path::new(&dir).join("execgate/agent.sock"),
+                None => PathBuf::from(format!("/tmp/execgate-{uid}/agent.sock")),
+            },
+        };
+        let admin_socket = raw
+            .admin_socket
+            .unwrap_or_else(|| socket.parent().unwrap_or(Path::new("/")).join("admin.sock"));
+        let database = match raw.database {
+            Some(p) => p,
+            None => match (var("XDG_STATE_HOME"), home) {
+                (Some(dir), _) => Path::new(&dir).join("execgate/execgate.db"),
+                (None, Some(home)) => home.join(".local/state/execgate/execgate.db"),
+                (None, None) => {
+                    return Err(ConfigError::Invalid(
+                        "`database` is not set and neither XDG_STATE_HOME nor HOME is".into(),
+                    ));
+                }
+            },
+        };
+
+        let config = Config {
+            socket,
+            admin_socket,
+            database,
+            database_busy_timeout_ms: raw.database_busy_timeout_ms.unwrap_or(5000),
+            admin_uids: raw.admin_uids.unwrap_or_else(|| vec![uid]),
+            approval: raw.approval,
+            policy: raw.policy,
+            agents: raw.agents,
+            exec: raw.exec,
+            telegram: raw.telegram,
+            source_file,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Rejects values that would make the daemon behave in a way nobody intended.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |msg: String| Err(ConfigError::Invalid(msg));
+        if self.socket == self.admin_socket {
+            return bad("`socket` and `admin_socket` must be different paths".into());
+        }
+        if self.approval.timeout_secs == 0 {
+            return bad("`approval.timeout_secs` must be at least 1".into());
+        }
+        if self.admin_uids.is_empty() {
+            return bad("`admin_uids` is empty: nobody could resolve a request".into());
+        }
+        if self.exec.default_timeout_ms == 0 || self.exec.default_timeout_ms > self.exec.max_timeout_ms {
+            return bad(format!(
+                "`exec.default_timeout_ms` ({}) must be between 1 and `exec.max_timeout_ms` ({})",
+                self.exec.default_timeout_ms, self.exec.max_timeout_ms
+            ));
+        }
+        for name in self.agents.keys() {
+            if !crate::policy::is_valid_agent_name(name) {
+                return bad(format!("agent name {name:?} in [agents] must match [A-Za-z0-9._-]{{1,64}}"));
+            }
+        }
+        for pattern in &self.policy.deny {
+            crate::policy::rules::compile_deny_glob(pattern)
+                .map_err(|e| ConfigError::Invalid(format!("`policy.deny` pattern {pattern:?}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// The security mode in force for `agent`.
+    pub fn security_for(&self, agent: &str) -> Security {
+        self.agents.get(agent).and_then(|a| a.security).unwrap_or(self.policy.security)
+    }
+}
+
+fn default_config_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let xdg = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| Path::new(&h).join(".config")))
+        .map(|dir| dir.join("execgate/execgate.toml"));
+    match xdg {
+        Some(p) if p.exists() => Some(p),
+        _ => Some(PathBuf::from("/etc/execgate/execgate.toml")),
+    }
+}
+
+/// A list given either as a TOML array or as one comma-separated string (the form the
+/// environment layer produces). A lone number arrives as a number after `try_parsing`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ListOrScalar {
+    List(Vec<Scalar>),
+    One(Scalar),
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Int(i64),
+    Bool(bool),
+    Float(f64),
+    Str(String),
+}
+
+impl Scalar {
+    fn into_string(self) -> String {
+        match self {
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Float(f) => f.to_string(),
+            Scalar::Str(s) => s,
+        }
+    }
+}
+
+fn items<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    Ok(match ListOrScalar::deserialize(d)? {
+        ListOrScalar::List(v) => v.into_iter().map(Scalar::into_string).collect(),
+        ListOrScalar::One(s) => s
+            .into_string()
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
+    })
+}
+
+fn string_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    items(d)
+}
+
+fn path_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> {
+    Ok(items(d)?.into_iter().map(PathBuf::from).collect())
+}
+
+fn numbers<'de, D: Deserializer<'de>, T: std::str::FromStr>(d: D, what: &str) -> Result<Vec<T>, D::Error> {
+    items(d)?
+        .into_iter()
+        .map(|s| s.parse::<T>().map_err(|_| serde::de::Error::custom(format!("{s:?} is not a valid {what}"))))
+        .collect()
+}
+
+fn opt_uid_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, D::Error> {
+    numbers(d, "uid").map(Some)
+}
+
+fn i64_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<i64>, D::Error> {
+    numbers(d, "Telegram user id")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(env: &[(&str, &str)], file: Option<&str>) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        env.push(("HOME".into(), dir.path().display().to_string()));
+        let mut overrides = Overrides::default();
+        if let Some(text) = file {
+            let path = dir.path().join("execgate.toml");
+            std::fs::write(&path, text).unwrap();
+            overrides.config_file = Some(path);
+        }
+        Config::load_from(&overrides, &env)
+    }
+
+    #[test]
+    fn defaults_follow_the_contract() {
+        let c = load(&[("XDG_RUNTIME_DIR", "/run/user/7"), ("XDG_STATE_HOME", "/state")], None).unwrap();
+        assert_eq!(c.socket, PathBuf::from("/run/user/7/execgate/agent.sock"));
+        assert_eq!(c.admin_socket, PathBuf::from("/run/user/7/execgate/admin.sock"));
+        assert_eq!(c.database, PathBuf::from("/state/execgate/execgate.db"));
+        assert_eq!(c.approval.timeout_secs, 120);
+        assert_eq!(c.approval.ask, Ask::OnMiss);
+        assert_eq!(c.approval.ask_fallback, AskFallback::Deny);
+        assert_eq!(c.policy.security, Security::Allowlist);
+        assert!(c.policy.safe_bins);
+        assert_eq!(c.exec.max_output_bytes, 1_048_576);
+        assert_eq!(c.admin_uids, vec![crate::sys::current_uid()]);
+    }
+
+    #[test]
+    fn fallbacks_without_xdg() {
+        let c = load(&[], None).unwrap();
+        let uid = crate::sys::current_uid();
+        assert_eq!(c.socket, PathBuf::from(format!("/tmp/execgate-{uid}/agent.sock")));
+        assert!(c.database.ends_with(".local/state/execgate/execgate.db"));
+    }
+
+    #[test]
+    fn env_beats_file_and_lists_split_on_commas() {
+        let file = "[approval]\ntimeout_secs = 60\n[telegram]\nowner_ids = [1]\n";
+        let c = load(
+            &[
+                ("EXECGATE_APPROVAL__TIMEOUT_SECS", "30"),
+                ("EXECGATE_TELEGRAM__OWNER_IDS", "123,456"),
+                ("EXECGATE_TELEGRAM__BOT_TOKEN", "123:abc"),
+                ("EXECGATE_POLICY__DENY", "rm -rf *, shutdown*"),
+                ("EXECGATE_AGENTS__BUILDER__UIDS", "1000"),
+                ("EXECGATE_SOCKET", "/x/agent.sock"),
+                ("EXECGATE_CONFIG", "ignored-by-config"),
+            ],
+            Some(file),
+        )
+        .unwrap();
+        assert_eq!(c.approval.timeout_secs, 30);
+        assert_eq!(c.telegram.owner_ids, vec![123, 456]);
+        assert_eq!(c.telegram.bot_token.as_ref().unwrap().expose(), "123:abc");
+        assert_eq!(c.policy.deny, vec!["rm -rf *", "shutdown*"]);
+        assert_eq!(c.agents["builder"].uids, Some(vec![1000]));
+        assert_eq!(c.admin_socket, PathBuf::from("/x/admin.sock"));
+    }
+
+    #[test]
+    fn secrets_stay_out_of_debug() {
+        let c = load(&[("EXECGATE_TELEGRAM__BOT_TOKEN", "123:very-secret")], None).unwrap();
+        assert!(!format!("{c:?}").contains("very-secret"));
+    }
+
+    #[test]
+    fn bad_config_is_named() {
+        let err = |env: &[(&str, &str)], file: Option<&str>| load(env, file).unwrap_err().to_string();
+        assert!(err(&[], Some("[approval]\ntimeot_secs = 5\n")).contains("timeot_secs"));
+        assert!(err(&[("EXECGATE_APPROVAL__ASK", "sometimes")], None).contains("sometimes"));
+        assert!(err(&[("EXECGATE_TELEGRAM__OWNER_IDS", "12,abc")], None).contains("abc"));
+        assert!(err(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "0")], None).contains("timeout_secs"));
+        assert!(err(&[("EXECGATE_EXEC__DEFAULT_TIMEOUT_MS", "999999")], None).contains("max_timeout_ms"));
+        let missing = Overrides { config_file: Some("/nonexistent/x.toml".into()), ..Default::default() };
+        assert!(Config::load_from(&missing, &[]).unwrap_err().to_string().contains("does not exist"));
+    }
+}

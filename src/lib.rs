@@ -1,0 +1,33 @@
+//! execgate: a daemon that puts a human between AI agents and the shell.
+//!
+//! An agent asks, over `agent.sock`, to run a command. Policy decides at once where it
+//! can; otherwise a human is asked through a transport, and the answer comes back exactly
+//! once. Every request and decision is a row in SQLite. Anything that fails, fails closed.
+//!
+//! A tour, in the order a request travels:
+//!
+//! - [`api`]: the agent and admin HTTP APIs over Unix sockets (peer uid from the kernel).
+//! - [`policy`]: the decision pipeline: security mode, deny list, allowed binaries, shell
+//!   analysis, allowlist, safe binaries, when to ask.
+//! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution.
+//! - [`store`]: every SQL statement, behind one struct; schema in `migrations/`.
+//! - [`transport`]: putting requests in front of a human (the console today) and the chat
+//!   grammar every transport shares.
+//! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, sockets) and shutdown.
+//! - [`config`]: layered configuration (defaults < file < environment < flags).
+//! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets.
+//! - [`model`]: the contract's words (statuses, decisions, channels) and the record.
+//! - [`error`]: API errors; [`sys`]: the few raw system calls.
+
+pub mod api;
+pub mod approvals;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod daemon;
+pub mod error;
+pub mod model;
+pub mod policy;
+pub mod store;
+pub mod sys;
+pub mod transport;

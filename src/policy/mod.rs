@@ -1,0 +1,200 @@
+//! Policy: decides, from configuration and the allowlist alone, whether a request is
+//! approved, denied, or must be put to a human (DESIGN.md §4 steps 3–10).
+//!
+//! `shell` reads command lines, `rules` holds the compiled deny list, allowed binaries
+//! and allowlist, `risk` judges how much harm a command could do.
+
+pub mod risk;
+pub mod rules;
+pub mod shell;
+
+use std::sync::{Arc, RwLock};
+
+use chrono::{DateTime, Utc};
+
+use crate::config::Config;
+use crate::model::{Ask, AskFallback, Risk, Rule, Security};
+pub use shell::shell_join;
+
+/// True for `[A-Za-z0-9._-]{1,64}`.
+pub fn is_valid_agent_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// The command as it is matched, stored in rules and shown: the shell line, or argv joined
+/// with shell quoting.
+pub fn display_command(command: Option<&str>, argv: Option<&[String]>) -> String {
+    match (command, argv) {
+        (Some(c), _) => c.to_string(),
+        (None, Some(a)) => shell_join(a),
+        (None, None) => String::new(),
+    }
+}
+
+/// What is being asked for, as policy sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Subject<'a> {
+    pub agent: &'a str,
+    pub command: Option<&'a str>,
+    pub argv: Option<&'a [String]>,
+}
+
+/// What policy concluded before any human is involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Approved by the allowlist (`rules` non-empty) or by policy (security `full`, safe bins).
+    Approve { by_allowlist: bool },
+    Deny { reason: String },
+    Ask,
+}
+
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    pub risk: Risk,
+    pub risk_reasons: Vec<String>,
+    /// Plain commands may be auto-approved and saved as "always" rules; others never.
+    pub plain: bool,
+    /// The normalized command: what exact rules store and compare.
+    pub normalized: String,
+    /// Allowlist rules that matched (step 7), even when a human is asked anyway.
+    pub rules_matched: Vec<i64>,
+    /// What a timeout turns this request into, per `approval.ask_fallback`.
+    pub fallback_approves: bool,
+}
+
+/// Everything policy needs, compiled once. The allowlist is swapped whole on change.
+#[derive(Debug)]
+pub struct Policy {
+    config: Arc<Config>,
+    deny: rules::DenyList,
+    binaries: rules::AllowedBinaries,
+    own_files: risk::OwnFiles,
+    allowlist: RwLock<Arc<rules::Allowlist>>,
+}
+
+impl Policy {
+    pub fn new(config: Arc<Config>) -> Result<Policy, globset::Error> {
+        let mut own = vec![config.socket.clone(), config.admin_socket.clone(), config.database.clone()];
+        own.extend(config.source_file.clone());
+        Ok(Policy {
+            deny: rules::DenyList::new(&config.policy.deny)?,
+            binaries: rules::AllowedBinaries::new(&config.policy.allowed_binaries),
+            own_files: risk::OwnFiles { paths: own },
+            allowlist: RwLock::new(Arc::new(rules::Allowlist::default())),
+            config,
+        })
+    }
+
+    /// Replaces the compiled allowlist (after any rule is added, removed or saved).
+    pub fn set_rules(&self, rules: &[Rule]) {
+        let compiled = Arc::new(rules::Allowlist::compile(rules));
+        *self.allowlist.write().unwrap_or_else(|e| e.into_inner()) = compiled;
+    }
+
+    fn allowlist(&self) -> Arc<rules::Allowlist> {
+        self.allowlist.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Runs steps 3–10 of the decision pipeline. Never fails: anything it cannot
+    /// judge is at worst asked, never approved.
+    pub fn evaluate(&self, subject: Subject<'_>, now: DateTime<Utc>) -> Verdict {
+        let (line, plain_reasons, segments) = match (subject.command, subject.argv) {
+            // argv runs no shell: its words are literal, so it is plain by construction.
+            (None, Some(argv)) => {
+                let joined = shell_join(argv);
+                (joined.clone(), Vec::new(), vec![joined])
+            }
+            (command, _) => {
+                let c = command.unwrap_or_default();
+                (shell::normalize(c), shell::not_plain_reasons(c), shell::segments(c))
+            }
+        };
+        let plain = plain_reasons.is_empty();
+        let (risk, mut risk_reasons) = risk::assess(&line, &segments, plain, &self.own_files);
+        if !plain {
+            risk_reasons.extend(plain_reasons.iter().map(|r| format!("not plain: {r}")));
+        }
+        let mut verdict = Verdict {
+            outcome: Outcome::Ask,
+            risk,
+            risk_reasons,
+            plain,
+            normalized: line.clone(),
+            rules_matched: Vec::new(),
+            fallback_approves: false,
+        };
+        let deny = |v: &mut Verdict, reason: String| {
+            v.outcome = Outcome::Deny { reason };
+        };
+
+        // Step 3 (deny), then the hard limits that bind every mode: steps 4 and 5.
+        let security = self.config.security_for(subject.agent);
+        if security == Security::Deny {
+            deny(&mut verdict, format!("agent {:?} has security mode `deny`", subject.agent));
+            return verdict;
+        }
+        if let Some(pattern) = self.deny.matches(&line, &segments) {
+            deny(&mut verdict, format!("matches the deny list pattern {pattern:?}"));
+            return verdict;
+        }
+        if let Some(program) = self.binaries.first_refused(&segments) {
+            let what = if program.is_empty() { "a segment with no program".to_string() } else { format!("{program:?}") };
+            deny(&mut verdict, format!("{what} is not in policy.allowed_binaries"));
+            return verdict;
+        }
+        if security == Security::Full {
+            verdict.outcome = Outcome::Approve { by_allowlist: false };
+            return verdict;
+        }
+
+        // Step 7: only plain commands are ever approved by a rule.
+        if plain {
+            verdict.rules_matched =
+                self.allowlist().approve(subject.agent, &line, &segments, risk == Risk::Dangerous, now);
+        }
+        let allowlisted = !verdict.rules_matched.is_empty();
+        // Step 8.
+        let safe = plain && risk == Risk::Safe && self.config.policy.safe_bins;
+
+        verdict.fallback_approves = match self.config.approval.ask_fallback {
+            AskFallback::Deny => false,
+            AskFallback::Allowlist => allowlisted,
+            AskFallback::Full => true,
+        };
+        // Step 9.
+        verdict.outcome = match self.config.approval.ask {
+            Ask::Always => Outcome::Ask,
+            _ if allowlisted => Outcome::Approve { by_allowlist: true },
+            _ if safe => Outcome::Approve { by_allowlist: false },
+            Ask::OnMiss => Outcome::Ask,
+            Ask::Off => Outcome::Deny { reason: "no allowlist rule matched and approval.ask is `off`".into() },
+        };
+        verdict
+    }
+
+    /// Why "allow always" must not be granted for this request, if it must not. The rule
+    /// it would store is exact, but an exact rule for a wrapper, a shell or inline code
+    /// would still approve whatever that code says next time the agent sends it.
+    pub fn always_refusal(&self, verdict: &Verdict, subject: Subject<'_>) -> Option<String> {
+        if verdict.risk == Risk::Dangerous {
+            return Some("the command is dangerous: approve it once, or deny it".into());
+        }
+        if !verdict.plain {
+            return Some("the command is not plain (it uses shell syntax): approve it once, or deny it".into());
+        }
+        let segments: Vec<Vec<String>> = match subject.argv {
+            Some(argv) => vec![argv.to_vec()],
+            None => shell::segments(&verdict.normalized).iter().map(|s| shell::words(s)).collect(),
+        };
+        for words in &segments {
+            if risk::runs_other_code(words)
+                || words.first().is_some_and(|p| risk::is_wrapper_or_interpreter(p))
+            {
+                let program = words.first().cloned().unwrap_or_default();
+                return Some(format!("`{program}` runs other programs or code: approve it once, or deny it"));
+            }
+        }
+        None
+    }
+}

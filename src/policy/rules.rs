@@ -1,0 +1,190 @@
+//! Compiled rule sets: the allowlist (exact and glob rules, per agent or global), the deny
+//! list, and the allowed binaries. Each is compiled once and swapped whole when it
+//! changes, so a request never compiles a glob.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+
+use super::shell;
+use crate::model::{Rule, RuleKind};
+
+/// Deny globs are case-insensitive (`RM -RF` is `rm -rf`).
+pub fn compile_deny_glob(pattern: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern).case_insensitive(true).literal_separator(false).build()
+}
+
+/// Allowlist globs are case-sensitive: `Git` is not `git`.
+pub fn compile_allow_glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
+    Ok(GlobBuilder::new(pattern).literal_separator(false).backslash_escape(true).build()?.compile_matcher())
+}
+
+/// The deny list. A match on the whole command or any segment denies.
+#[derive(Debug)]
+pub struct DenyList {
+    set: GlobSet,
+    patterns: Vec<String>,
+}
+
+impl DenyList {
+    pub fn new(patterns: &[String]) -> Result<DenyList, globset::Error> {
+        let mut b = GlobSetBuilder::new();
+        for p in patterns {
+            b.add(compile_deny_glob(p)?);
+        }
+        Ok(DenyList { set: b.build()?, patterns: patterns.to_vec() })
+    }
+
+    /// The first deny pattern that matches, checking the whole command, each segment,
+    /// and each segment with its program's directory stripped (`/bin/rm` is `rm`).
+    pub fn matches(&self, normalized: &str, segments: &[String]) -> Option<&str> {
+        if self.patterns.is_empty() {
+            return None;
+        }
+        let mut candidates = vec![normalized.to_string()];
+        for seg in segments {
+            candidates.push(seg.clone());
+            let words = shell::words(seg);
+            if let Some(first) = words.first() {
+                let base = first.rsplit('/').next().unwrap_or(first);
+                let mut rest = vec![base.to_string()];
+                rest.extend(words[1..].iter().cloned());
+                candidates.push(rest.join(" "));
+                // The words without the shell quoting: `'rm' -rf` is `rm -rf`.
+                candidates.push(words.join(" "));
+            }
+        }
+        candidates.iter().find_map(|c| self.set.matches(c).first().map(|&i| self.patterns[i].as_str()))
+    }
+}
+
+/// `policy.allowed_binaries`: empty or containing `*` means no restriction.
+#[derive(Debug)]
+pub struct AllowedBinaries {
+    names: Option<HashSet<String>>,
+}
+
+impl AllowedBinaries {
+    pub fn new(list: &[String]) -> AllowedBinaries {
+        let any = list.is_empty() || list.iter().any(|b| b == "*");
+        AllowedBinaries { names: (!any).then(|| list.iter().cloned().collect()) }
+    }
+
+    /// The first segment whose program is not listed (`Some("")` when a segment has no
+    /// recognisable program at all).
+    pub fn first_refused(&self, segments: &[String]) -> Option<String> {
+        let names = self.names.as_ref()?;
+        if segments.is_empty() {
+            return Some(String::new());
+        }
+        segments.iter().find_map(|s| match shell::program(s) {
+            Some(p) if names.contains(&p) => None,
+            Some(p) => Some(p),
+            None => Some(String::new()),
+        })
+    }
+}
+
+struct CompiledRule {
+    id: i64,
+    agent: Option<String>,
+    glob: Option<GlobMatcher>,
+    expires_at: Option<DateTime<Utc>>,
+}
+
+/// The allowlist, compiled.
+#[derive(Default)]
+pub struct Allowlist {
+    /// Exact rules by pattern; several rules (agents) may share one pattern.
+    exact: HashMap<String, Vec<usize>>,
+    rules: Vec<CompiledRule>,
+    globs: Vec<usize>,
+}
+
+impl std::fmt::Debug for Allowlist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Allowlist({} rules)", self.rules.len())
+    }
+}
+
+impl Allowlist {
+    /// Compiles stored rules. A glob that no longer compiles is skipped with a warning:
+    /// skipping only ever asks more, never less.
+    pub fn compile(rules: &[Rule]) -> Allowlist {
+        let mut list = Allowlist::default();
+        for rule in rules {
+            let glob = match rule.kind {
+                RuleKind::Exact => None,
+                RuleKind::Glob => match compile_allow_glob(&rule.pattern) {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        tracing::warn!(rule = rule.id, error = %e, "skipping allowlist glob that does not compile");
+                        continue;
+                    }
+                },
+            };
+            let index = list.rules.len();
+            match &glob {
+                None => list.exact.entry(rule.pattern.clone()).or_default().push(index),
+                Some(_) => list.globs.push(index),
+            }
+            list.rules.push(CompiledRule { id: rule.id, agent: rule.agent.clone(), glob, expires_at: rule.expires_at });
+        }
+        list
+    }
+
+    fn live(&self, i: usize, agent: &str, now: DateTime<Utc>) -> bool {
+        let r = &self.rules[i];
+        r.agent.as_deref().is_none_or(|a| a == agent) && r.expires_at.is_none_or(|t| t > now)
+    }
+
+    fn exact_rule(&self, text: &str, agent: &str, now: DateTime<Utc>) -> Option<i64> {
+        self.exact.get(text)?.iter().find(|&&i| self.live(i, agent, now)).map(|&i| self.rules[i].id)
+    }
+
+    /// The rules that approve a plain command: an exact rule for the whole normalized
+    /// command, or one rule per segment. Globs are matched per segment, never across
+    /// separators, and never approve a dangerous command. Empty: no approval.
+    pub fn approve(&self, agent: &str, normalized: &str, segments: &[String], dangerous: bool, now: DateTime<Utc>) -> Vec<i64> {
+        if let Some(id) = self.exact_rule(normalized, agent, now) {
+            return vec![id];
+        }
+        let mut used = Vec::new();
+        for seg in segments {
+            let hit = self.exact_rule(seg, agent, now).or_else(|| {
+                if dangerous {
+                    return None;
+                }
+                self.globs
+                    .iter()
+                    .find(|&&i| self.live(i, agent, now) && self.rules[i].glob.as_ref().is_some_and(|g| g.is_match(seg)))
+                    .map(|&i| self.rules[i].id)
+            });
+            match hit {
+                Some(id) => used.push(id),
+                None => return Vec::new(),
+            }
+        }
+        used.dedup();
+        used
+    }
+}
+
+/// Why an owner-written glob would approve nearly everything, if it would.
+pub fn too_broad(pattern: &str) -> Option<String> {
+    let words = shell::words(pattern);
+    let wild = |w: &str| w.chars().all(|c| c == '*' || c == '?');
+    match words.as_slice() {
+        [] => Some("the pattern is empty".into()),
+        ws if ws.iter().all(|w| wild(w)) => Some(format!("`{pattern}` matches every command")),
+        [first, rest @ ..] if wild(first) || first.starts_with('*') => {
+            let _ = rest;
+            Some(format!("`{pattern}` matches any program"))
+        }
+        [first, rest @ ..] if super::risk::is_wrapper_or_interpreter(first) && rest.iter().any(|w| w.contains('*')) => {
+            Some(format!("`{first}` runs other programs, so `{pattern}` would approve anything"))
+        }
+        _ => None,
+    }
+}

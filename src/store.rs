@@ -1,0 +1,522 @@
+//! Every SQL statement execgate runs, behind one struct.
+//!
+//! Writes that read before they write run in `BEGIN IMMEDIATE` transactions so SQLite
+//! takes the write lock up front (a deferred transaction would fail at once with
+//! "database is locked" when it tries to upgrade). The one transition out of `pending`
+//! is an `UPDATE … WHERE status = 'pending'` whose affected-row count says who won.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use rand::Rng;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{FromRow, Row};
+use tracing::instrument;
+
+use crate::model::{Decision, Record, Risk, Rule, RuleKind, Status, Via};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("cannot prepare the database directory {path}: {source}")]
+    Dir { path: String, source: std::io::Error },
+    #[error("no free short id: too many requests were put to a human in the last 24 hours")]
+    ShortIdsExhausted,
+    #[error("corrupt row {id}: {what}")]
+    Corrupt { id: String, what: String },
+}
+
+/// Formats a timestamp the one way the database stores it.
+pub fn ts(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn parse_ts(id: &str, s: &str) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| StoreError::Corrupt { id: id.into(), what: format!("timestamp {s:?}: {e}") })
+}
+
+fn parse_opt_ts(id: &str, s: Option<String>) -> Result<Option<DateTime<Utc>>, StoreError> {
+    s.map(|s| parse_ts(id, &s)).transpose()
+}
+
+fn parse_word<T: FromStr<Err = String>>(id: &str, s: &str) -> Result<T, StoreError> {
+    s.parse().map_err(|what| StoreError::Corrupt { id: id.into(), what })
+}
+
+/// A request row about to be inserted.
+#[derive(Clone, Debug)]
+pub struct NewRequest {
+    pub id: String,
+    pub agent: String,
+    pub session: Option<String>,
+    pub command: Option<String>,
+    pub argv: Option<Vec<String>>,
+    pub cwd: Option<String>,
+    pub reason: Option<String>,
+    pub risk: Risk,
+    pub risk_reasons: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub peer_uid: Option<u32>,
+    pub peer_pid: Option<i32>,
+    pub run: bool,
+}
+
+/// The terminal state a request moves to.
+#[derive(Clone, Debug)]
+pub struct Resolution {
+    pub status: Status,
+    pub decision: Option<Decision>,
+    pub via: Via,
+    pub decided_by: Option<String>,
+    pub resolved_at: DateTime<Utc>,
+}
+
+/// Filters for listing requests.
+#[derive(Clone, Debug, Default)]
+pub struct RequestFilter {
+    pub status: Option<Status>,
+    pub agent: Option<String>,
+    pub limit: u32,
+}
+
+/// A rule about to be inserted.
+#[derive(Clone, Debug)]
+pub struct NewRule {
+    pub agent: Option<String>,
+    pub pattern: String,
+    pub kind: RuleKind,
+    pub created_by: String,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+#[derive(FromRow)]
+struct RequestRow {
+    id: String,
+    short_id: String,
+    agent_id: String,
+    session_id: Option<String>,
+    command: Option<String>,
+    argv: Option<String>,
+    cwd: Option<String>,
+    reason: Option<String>,
+    risk: String,
+    risk_reasons: String,
+    status: String,
+    decision: Option<String>,
+    via: Option<String>,
+    decided_by: Option<String>,
+    error: Option<String>,
+    created_at: String,
+    expires_at: Option<String>,
+    resolved_at: Option<String>,
+    run: bool,
+    peer_uid: Option<i64>,
+    peer_pid: Option<i64>,
+}
+
+impl RequestRow {
+    fn into_record(self) -> Result<Record, StoreError> {
+        let id = self.id.clone();
+        let corrupt = |what: String| StoreError::Corrupt { id: id.clone(), what };
+        Ok(Record {
+            argv: self
+                .argv
+                .map(|a| serde_json::from_str(&a).map_err(|e| corrupt(format!("argv: {e}"))))
+                .transpose()?,
+            risk_reasons: serde_json::from_str(&self.risk_reasons).map_err(|e| corrupt(format!("risk_reasons: {e}")))?,
+            risk: parse_word(&id, &self.risk)?,
+            status: parse_word(&id, &self.status)?,
+            decision: self.decision.map(|d| parse_word(&id, &d)).transpose()?,
+            via: self.via.map(|v| parse_word(&id, &v)).transpose()?,
+            created_at: parse_ts(&id, &self.created_at)?,
+            expires_at: parse_opt_ts(&id, self.expires_at)?,
+            resolved_at: parse_opt_ts(&id, self.resolved_at)?,
+            id: self.id,
+            short_id: self.short_id,
+            agent: self.agent_id,
+            session: self.session_id,
+            command: self.command,
+            cwd: self.cwd,
+            reason: self.reason,
+            decided_by: self.decided_by,
+            run: self.run,
+            result: None,
+            error: self.error,
+            peer_uid: self.peer_uid.and_then(|u| u32::try_from(u).ok()),
+            peer_pid: self.peer_pid.and_then(|p| i32::try_from(p).ok()),
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct RuleRow {
+    id: i64,
+    agent_id: Option<String>,
+    pattern: String,
+    kind: String,
+    created_at: String,
+    created_by: String,
+    expires_at: Option<String>,
+    last_used_at: Option<String>,
+    last_command: Option<String>,
+    use_count: i64,
+}
+
+impl RuleRow {
+    fn into_rule(self) -> Result<Rule, StoreError> {
+        let id = format!("rule {}", self.id);
+        Ok(Rule {
+            kind: parse_word(&id, &self.kind)?,
+            created_at: parse_ts(&id, &self.created_at)?,
+            expires_at: parse_opt_ts(&id, self.expires_at)?,
+            last_used_at: parse_opt_ts(&id, self.last_used_at)?,
+            id: self.id,
+            agent: self.agent_id,
+            pattern: self.pattern,
+            created_by: self.created_by,
+            last_command: self.last_command,
+            use_count: self.use_count,
+        })
+    }
+}
+
+const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
+     risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid";
+
+/// How long an asked short id stays out of circulation.
+const SHORT_ID_QUARANTINE: chrono::TimeDelta = chrono::TimeDelta::hours(24);
+
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating if missing) the database, with WAL, `synchronous=FULL`, foreign
+    /// keys and a busy timeout, and applies the embedded migrations.
+    pub async fn open(path: &Path, busy_timeout: Duration) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            create_private_dir(dir).map_err(|source| StoreError::Dir { path: dir.display().to_string(), source })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(busy_timeout);
+        // One writer at a time is all SQLite allows; a few connections let reads overlap.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(busy_timeout + Duration::from_secs(1))
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations").run(&pool).await?;
+        Ok(Store { pool })
+    }
+
+    /// Closes every connection (used at shutdown, after the last write).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// Records a request that policy decided without a human. When an allowlist rule
+    /// approved it, the rule's use is recorded in the same transaction.
+    #[instrument(skip_all)]
+    pub async fn insert_decided(
+        &self,
+        new: &NewRequest,
+        resolution: &Resolution,
+        error: Option<&str>,
+        rules_used: &[i64],
+    ) -> Result<String, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        // No human sees this id, so it need not be unique; lookups prefer pending rows.
+        let short_id = random_short_id();
+        insert_request(&mut tx, new, &short_id, Status::from(resolution), Some(resolution), error, None, false).await?;
+        for rule in rules_used {
+            sqlx::query(
+                "UPDATE exec_allowlist SET last_used_at = ?, last_command = ?, use_count = use_count + 1 WHERE id = ?",
+            )
+            .bind(ts(resolution.resolved_at))
+            .bind(crate::policy::display_command(new.command.as_deref(), new.argv.as_deref()))
+            .bind(rule)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(short_id)
+    }
+
+    /// Records a request that waits for a human, choosing a short id that no pending
+    /// request holds and no asked request used in the last 24 hours.
+    #[instrument(skip_all)]
+    pub async fn insert_pending(&self, new: &NewRequest, expires_at: DateTime<Utc>) -> Result<String, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let cutoff = ts(new.created_at - SHORT_ID_QUARANTINE);
+        let mut chosen = None;
+        for _ in 0..64 {
+            let candidate = random_short_id();
+            let taken: bool = sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM exec_approval WHERE short_id = ? \
+                 AND (status = 'pending' OR (asked = 1 AND created_at > ?)))",
+            )
+            .bind(&candidate)
+            .bind(&cutoff)
+            .fetch_one(&mut *tx)
+            .await?;
+            if !taken {
+                chosen = Some(candidate);
+                break;
+            }
+        }
+        let short_id = chosen.ok_or(StoreError::ShortIdsExhausted)?;
+        insert_request(&mut tx, new, &short_id, Status::Pending, None, None, Some(expires_at), true).await?;
+        tx.commit().await?;
+        Ok(short_id)
+    }
+
+    /// Moves a pending request to its terminal state. Returns false when it was not
+    /// pending (someone else resolved it first, or it never existed): exactly one caller
+    /// ever gets true. With `always_rule`, the rule is stored in the same transaction.
+    #[instrument(skip_all, fields(id = %id))]
+    pub async fn resolve(
+        &self,
+        id: &str,
+        resolution: &Resolution,
+        error: Option<&str>,
+        always_rule: Option<&NewRule>,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let done = sqlx::query(
+            "UPDATE exec_approval SET status = ?, decision = ?, via = ?, decided_by = ?, resolved_at = ?, error = ? \
+             WHERE id = ? AND status = 'pending'",
+        )
+        .bind(Status::from(resolution).as_str())
+        .bind(resolution.decision.map(Decision::as_str))
+        .bind(resolution.via.as_str())
+        .bind(&resolution.decided_by)
+        .bind(ts(resolution.resolved_at))
+        .bind(error)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if !done {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        if let Some(rule) = always_rule {
+            insert_rule(&mut tx, rule, resolution.resolved_at).await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Resolves every pending request at once (crash recovery at startup). Returns how many.
+    #[instrument(skip_all)]
+    pub async fn sweep_pending(&self, resolution: &Resolution, error: &str) -> Result<u64, StoreError> {
+        Ok(sqlx::query(
+            "UPDATE exec_approval SET status = ?, decision = NULL, via = ?, decided_by = NULL, resolved_at = ?, error = ? \
+             WHERE status = 'pending'",
+        )
+        .bind(Status::from(resolution).as_str())
+        .bind(resolution.via.as_str())
+        .bind(ts(resolution.resolved_at))
+        .bind(error)
+        .execute(&self.pool)
+        .await?
+        .rows_affected())
+    }
+
+    #[instrument(skip_all)]
+    pub async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
+        let sql = const_format_request("WHERE id = ?");
+        let row: Option<RequestRow> = sqlx::query_as(sql).bind(id).fetch_optional(&self.pool).await?;
+        row.map(RequestRow::into_record).transpose()
+    }
+
+    /// Finds a request by full id or by short id (case-insensitive). A short id names the
+    /// pending request holding it, else the newest request that had it.
+    #[instrument(skip_all)]
+    pub async fn find(&self, id_or_short: &str) -> Result<Option<Record>, StoreError> {
+        if id_or_short.len() != 4 {
+            return self.get(id_or_short).await;
+        }
+        let sql = const_format_request(
+            "WHERE short_id = lower(?) ORDER BY (status = 'pending') DESC, created_at DESC, id DESC LIMIT 1",
+        );
+        let row: Option<RequestRow> = sqlx::query_as(sql).bind(id_or_short).fetch_optional(&self.pool).await?;
+        row.map(RequestRow::into_record).transpose()
+    }
+
+    /// Newest first.
+    #[instrument(skip_all)]
+    pub async fn list(&self, filter: &RequestFilter) -> Result<Vec<Record>, StoreError> {
+        let sql = const_format_request(
+            "WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR agent_id = ?2) \
+             ORDER BY created_at DESC, id DESC LIMIT ?3",
+        );
+        let rows: Vec<RequestRow> = sqlx::query_as(sql)
+            .bind(filter.status.map(Status::as_str))
+            .bind(&filter.agent)
+            .bind(i64::from(filter.limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter().map(RequestRow::into_record).collect()
+    }
+
+    #[instrument(skip_all)]
+    pub async fn set_message_external_id(&self, id: &str, external: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE exec_approval SET message_external_id = ? WHERE id = ?")
+            .bind(external)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    #[instrument(skip_all)]
+    pub async fn find_by_message_external_id(&self, external: &str) -> Result<Option<Record>, StoreError> {
+        let sql = const_format_request("WHERE message_external_id = ? ORDER BY created_at DESC LIMIT 1");
+        let row: Option<RequestRow> = sqlx::query_as(sql).bind(external).fetch_optional(&self.pool).await?;
+        row.map(RequestRow::into_record).transpose()
+    }
+
+    #[instrument(skip_all)]
+    pub async fn list_rules(&self) -> Result<Vec<Rule>, StoreError> {
+        let rows: Vec<RuleRow> = sqlx::query_as(
+            "SELECT id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, last_command, \
+             use_count FROM exec_allowlist ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(RuleRow::into_rule).collect()
+    }
+
+    /// Adds a rule; an identical rule (same agent, kind and pattern) is returned instead
+    /// of duplicated.
+    #[instrument(skip_all)]
+    pub async fn add_rule(&self, rule: &NewRule, now: DateTime<Utc>) -> Result<Rule, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let id = insert_rule(&mut tx, rule, now).await?;
+        let row: RuleRow = sqlx::query_as(
+            "SELECT id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, last_command, \
+             use_count FROM exec_allowlist WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        row.into_rule()
+    }
+
+    /// Returns false when no rule had that id.
+    #[instrument(skip_all)]
+    pub async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
+        Ok(sqlx::query("DELETE FROM exec_allowlist WHERE id = ?").bind(id).execute(&self.pool).await?.rows_affected()
+            == 1)
+    }
+}
+
+impl From<&Resolution> for Status {
+    fn from(r: &Resolution) -> Status {
+        r.status
+    }
+}
+
+/// `SELECT <all request columns> FROM exec_approval <tail>`, built once per call site.
+fn const_format_request(tail: &'static str) -> sqlx::AssertSqlSafe<String> {
+    sqlx::AssertSqlSafe(format!("SELECT {REQUEST_COLUMNS} FROM exec_approval {tail}"))
+}
+
+fn random_short_id() -> String {
+    format!("{:04x}", rand::rng().random::<u16>())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_request(
+    tx: &mut sqlx::SqliteConnection,
+    new: &NewRequest,
+    short_id: &str,
+    status: Status,
+    resolution: Option<&Resolution>,
+    error: Option<&str>,
+    expires_at: Option<DateTime<Utc>>,
+    asked: bool,
+) -> Result<(), StoreError> {
+    let argv = new.argv.as_ref().map(|a| serde_json::to_string(a).expect("strings serialise"));
+    let reasons = serde_json::to_string(&new.risk_reasons).expect("strings serialise");
+    sqlx::query(
+        "INSERT INTO exec_approval (id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
+         risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, asked, \
+         peer_uid, peer_pid, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&new.id)
+    .bind(short_id)
+    .bind(&new.agent)
+    .bind(&new.session)
+    .bind(&new.command)
+    .bind(argv)
+    .bind(&new.cwd)
+    .bind(&new.reason)
+    .bind(new.risk.as_str())
+    .bind(reasons)
+    .bind(status.as_str())
+    .bind(resolution.and_then(|r| r.decision).map(Decision::as_str))
+    .bind(resolution.map(|r| r.via.as_str()))
+    .bind(resolution.and_then(|r| r.decided_by.clone()))
+    .bind(error)
+    .bind(ts(new.created_at))
+    .bind(expires_at.map(ts))
+    .bind(resolution.map(|r| ts(r.resolved_at)))
+    .bind(asked)
+    .bind(new.peer_uid)
+    .bind(new.peer_pid)
+    .bind(new.run)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Inserts a rule unless an identical one exists; returns the rule's id either way.
+async fn insert_rule(
+    tx: &mut sqlx::SqliteConnection,
+    rule: &NewRule,
+    now: DateTime<Utc>,
+) -> Result<i64, StoreError> {
+    sqlx::query(
+        "INSERT INTO exec_allowlist (agent_id, pattern, kind, created_at, created_by, expires_at) \
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    )
+    .bind(&rule.agent)
+    .bind(&rule.pattern)
+    .bind(rule.kind.as_str())
+    .bind(ts(now))
+    .bind(&rule.created_by)
+    .bind(rule.expires_at.map(ts))
+    .execute(&mut *tx)
+    .await?;
+    let id = sqlx::query("SELECT id FROM exec_allowlist WHERE ifnull(agent_id, '') = ifnull(?, '') AND kind = ? AND pattern = ?")
+        .bind(&rule.agent)
+        .bind(rule.kind.as_str())
+        .bind(&rule.pattern)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get::<i64, _>(0)?;
+    Ok(id)
+}
+
+/// Creates `dir` (and parents) with mode 0700 when missing.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}

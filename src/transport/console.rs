@@ -1,0 +1,117 @@
+//! The console transport: the daemon's own terminal as the approver, used when no chat
+//! is configured. It prints each pending request and how each one ended, and reads the
+//! chat grammar line by line. When its input ends it stops quietly; the daemon goes on.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use chrono::Utc;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{broadcast, watch};
+
+use super::grammar::{self, ChatCommand, ReactionMap};
+use super::{answer, render};
+use crate::approvals::{Approvals, Event};
+use crate::model::Via;
+
+/// Where the console reads answers and writes prompts.
+pub struct ConsoleIo {
+    pub input: Pin<Box<dyn AsyncBufRead + Send>>,
+    pub output: Pin<Box<dyn AsyncWrite + Send>>,
+}
+
+impl ConsoleIo {
+    /// The process's stdin and stdout.
+    pub fn stdio() -> ConsoleIo {
+        ConsoleIo { input: Box::pin(tokio::io::BufReader::new(tokio::io::stdin())), output: Box::pin(tokio::io::stdout()) }
+    }
+}
+
+/// Who the console speaks for in `decided_by`.
+const CONSOLE_USER: &str = "console";
+
+pub async fn run(approvals: Arc<Approvals>, io: ConsoleIo, mut stopped: watch::Receiver<bool>) {
+    let ConsoleIo { mut input, mut output } = io;
+    let mut events = approvals.subscribe();
+    let mut reading = true;
+    let mut line = String::new();
+    let _ = write(&mut output, "execgate console approver: type /help for commands").await;
+    loop {
+        line.clear();
+        let text = tokio::select! {
+            _ = until_stopped(&mut stopped) => break,
+            event = events.recv() => {
+                match event {
+                    Ok(Event::Pending(r)) => render::prompt(&r, Utc::now()),
+                    Ok(Event::Resolved(r)) => format!("✔ {}", render::outcome(&r)),
+                    Err(broadcast::error::RecvError::Lagged(n)) => format!("({n} events were missed; /pending lists what waits)"),
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+            read = input.read_line(&mut line), if reading => {
+                match read {
+                    Ok(0) | Err(_) => {
+                        // stdin closed (or unreadable): stop listening, keep printing.
+                        reading = false;
+                        continue;
+                    }
+                    Ok(_) => match handle(&approvals, line.trim()).await {
+                        Some(reply) => reply,
+                        None => continue,
+                    },
+                }
+            }
+        };
+        if write(&mut output, &text).await.is_err() {
+            // Nobody can see the console any more; the daemon does not depend on it.
+            break;
+        }
+    }
+}
+
+/// Resolves once the daemon is stopping (the guard `wait_for` returns is not `Send`).
+async fn until_stopped(stopped: &mut watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|s| *s).await;
+}
+
+async fn write(out: &mut Pin<Box<dyn AsyncWrite + Send>>, text: &str) -> std::io::Result<()> {
+    out.write_all(format!("{text}\n").as_bytes()).await?;
+    out.flush().await
+}
+
+/// Answers one line of input; None for a blank line.
+async fn handle(approvals: &Approvals, text: &str) -> Option<String> {
+    if text.is_empty() {
+        return None;
+    }
+    let command = match grammar::parse(text) {
+        None => return Some("Not a command. Type /help.".into()),
+        Some(Err(e)) => return Some(e.to_string()),
+        Some(Ok(c)) => c,
+    };
+    Some(match command {
+        ChatCommand::Help => grammar::help_text(&ReactionMap::default()),
+        ChatCommand::Pending => match approvals.pending().await {
+            Ok(list) => render::pending_list(&list, Utc::now()),
+            Err(e) => format!("could not read pending requests: {e}"),
+        },
+        ChatCommand::Allowlist => match approvals.store().list_rules().await {
+            Ok(rules) => render::rule_list(&rules),
+            Err(e) => format!("could not read the allowlist: {e}"),
+        },
+        ChatCommand::Resolve { short_id, decision } => {
+            // The console has no reply-to: without an id, the answer is for the only
+            // pending request, and is refused when there are several.
+            let short_id = match short_id {
+                Some(id) => id,
+                None => match approvals.pending().await {
+                    Ok(list) if list.len() == 1 => list[0].short_id.clone(),
+                    Ok(list) if list.is_empty() => return Some("No requests are pending.".into()),
+                    Ok(_) => return Some("Several requests are pending: give the id, e.g. /approve a1b2.".into()),
+                    Err(e) => return Some(format!("could not read pending requests: {e}")),
+                },
+            };
+            answer(approvals, &short_id, decision, Via::Console, CONSOLE_USER).await
+        }
+    })
+}

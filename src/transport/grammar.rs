@@ -1,0 +1,465 @@
+//! The chat grammar the owner answers approval requests in, shared by every transport.
+//!
+//! One parser here means console, Telegram and Matrix can never drift apart on what
+//! `/approve a1b2 always` or a 👍 reaction means.
+
+use crate::model::Decision;
+
+/// One parsed chat command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChatCommand {
+    /// Resolve a request. `short_id` is None for the reply form (the transport finds the
+    /// request from the message being replied to).
+    Resolve {
+        short_id: Option<String>,
+        decision: Decision,
+    },
+    Pending,
+    Allowlist,
+    Help,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct GrammarError(pub String);
+
+const APPROVE_USAGE: &str = "usage: /approve ID [once|always|deny], or reply to the request with /approve [once|always|deny]";
+const DENY_USAGE: &str = "usage: /deny ID, or reply to the request with /deny";
+
+/// Parses one chat message. None: not addressed to us (ignore silently).
+pub fn parse(text: &str) -> Option<Result<ChatCommand, GrammarError>> {
+    let text = text.trim();
+    let rest = text.strip_prefix('/')?;
+    // The command word must touch the slash; "/ approve" is prose, not a command.
+    if rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let mut words = rest.split_whitespace();
+    let head = words.next()?;
+    // Telegram appends `@botname` in groups so several bots can share one chat.
+    let name = head.split_once('@').map_or(head, |(name, _)| name);
+    let args: Vec<&str> = words.collect();
+    let command = match name.to_ascii_lowercase().as_str() {
+        "approve" => approve(&args),
+        "deny" => deny(&args),
+        "pending" => no_args("pending", &args, ChatCommand::Pending),
+        "allowlist" => no_args("allowlist", &args, ChatCommand::Allowlist),
+        "help" => no_args("help", &args, ChatCommand::Help),
+        // Telegram sends `/start` (possibly with a deep-link payload we do not use) when a
+        // chat with the bot opens; answering with help is the friendliest first reply.
+        "start" => Ok(ChatCommand::Help),
+        // Other bots' commands share the chat; they are not errors, just not ours.
+        _ => return None,
+    };
+    Some(command)
+}
+
+/// True when `s` is a well-formed short id (4 hex chars, any case).
+pub fn is_short_id(s: &str) -> bool {
+    s.len() == 4 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn mode(word: &str) -> Option<Decision> {
+    match word.to_ascii_lowercase().as_str() {
+        "once" => Some(Decision::AllowOnce),
+        "always" => Some(Decision::AllowAlways),
+        "deny" => Some(Decision::Deny),
+        _ => None,
+    }
+}
+
+fn resolve(short_id: Option<&str>, decision: Decision) -> ChatCommand {
+    ChatCommand::Resolve {
+        short_id: short_id.map(str::to_ascii_lowercase),
+        decision,
+    }
+}
+
+fn bad_id(word: &str, usage: &str) -> GrammarError {
+    GrammarError(format!(
+        "{word:?} is not a request id (an id is 4 hex characters, like a1b2); {usage}"
+    ))
+}
+
+fn approve(args: &[&str]) -> Result<ChatCommand, GrammarError> {
+    match *args {
+        [] => Ok(resolve(None, Decision::AllowOnce)),
+        // No id collides with a mode word (none of them is 4 hex chars), so one word is
+        // unambiguous: a mode means the reply form, anything else must be an id.
+        [word] => match mode(word) {
+            Some(decision) => Ok(resolve(None, decision)),
+            None if is_short_id(word) => Ok(resolve(Some(word), Decision::AllowOnce)),
+            None => Err(bad_id(word, APPROVE_USAGE)),
+        },
+        [id, word] => {
+            if !is_short_id(id) {
+                if mode(id).is_some() && is_short_id(word) {
+                    return Err(GrammarError(format!(
+                        "the id comes before the mode: /approve {word} {id}; {APPROVE_USAGE}"
+                    )));
+                }
+                return Err(bad_id(id, APPROVE_USAGE));
+            }
+            match mode(word) {
+                Some(decision) => Ok(resolve(Some(id), decision)),
+                None => Err(GrammarError(format!(
+                    "{word:?} is not a mode (expected once, always or deny); {APPROVE_USAGE}"
+                ))),
+            }
+        }
+        _ => Err(GrammarError(format!(
+            "/approve takes at most an id and a mode, got {} words; {APPROVE_USAGE}",
+            args.len()
+        ))),
+    }
+}
+
+fn deny(args: &[&str]) -> Result<ChatCommand, GrammarError> {
+    match *args {
+        [] => Ok(resolve(None, Decision::Deny)),
+        [id] if is_short_id(id) => Ok(resolve(Some(id), Decision::Deny)),
+        [word] => Err(bad_id(word, DENY_USAGE)),
+        _ => Err(GrammarError(format!(
+            "/deny takes at most an id, got {} words; {DENY_USAGE}",
+            args.len()
+        ))),
+    }
+}
+
+fn no_args(name: &str, args: &[&str], command: ChatCommand) -> Result<ChatCommand, GrammarError> {
+    if args.is_empty() {
+        Ok(command)
+    } else {
+        Err(GrammarError(format!(
+            "/{name} takes no arguments, got {:?}; usage: /{name}",
+            args.join(" ")
+        )))
+    }
+}
+
+/// The reaction map: which emoji means which decision. Default:
+/// 👍 allow-once, ✅ allow-always, 👌 allow-always, ❌ deny, 👎 deny.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReactionMap {
+    /// In configured order, so help lists reactions the way the owner wrote them.
+    entries: Vec<(String, Decision)>,
+}
+
+impl Default for ReactionMap {
+    fn default() -> Self {
+        let entries = [
+            ("👍", Decision::AllowOnce),
+            ("✅", Decision::AllowAlways),
+            ("👌", Decision::AllowAlways),
+            ("❌", Decision::Deny),
+            ("👎", Decision::Deny),
+        ];
+        ReactionMap {
+            entries: entries.iter().map(|&(e, d)| (e.to_owned(), d)).collect(),
+        }
+    }
+}
+
+/// Clients disagree on whether to send the emoji-presentation selector, so it must not
+/// decide whether a reaction counts.
+fn bare(emoji: &str) -> &str {
+    emoji.trim_end_matches('\u{FE0F}')
+}
+
+impl ReactionMap {
+    /// Builds a map from (emoji, decision-word) pairs as they come from config, e.g. ("🔥","allow-once"). Errors on an unknown decision word or empty emoji, with a clear message.
+    pub fn from_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, GrammarError> {
+        let mut entries: Vec<(String, Decision)> = Vec::new();
+        for (emoji, word) in pairs {
+            let emoji = emoji.trim();
+            if bare(emoji).is_empty() {
+                return Err(GrammarError(format!(
+                    "reaction for {word:?} has an empty emoji"
+                )));
+            }
+            let decision: Decision = word
+                .trim()
+                .parse()
+                .map_err(|e| GrammarError(format!("reaction {emoji:?}: {e}")))?;
+            // One emoji meaning two things would make the outcome depend on map order.
+            match entries.iter().find(|(e, _)| bare(e) == bare(emoji)) {
+                Some((_, d)) if *d != decision => {
+                    return Err(GrammarError(format!(
+                        "reaction {emoji:?} is mapped to both {d} and {decision}"
+                    )));
+                }
+                Some(_) => {}
+                None => entries.push((emoji.to_owned(), decision)),
+            }
+        }
+        Ok(ReactionMap { entries })
+    }
+
+    /// The decision for one emoji, or None. Compare ignoring a trailing variation selector U+FE0F on either side (so "👍️" equals "👍", "✔️" vs "✔").
+    pub fn decision(&self, emoji: &str) -> Option<Decision> {
+        let emoji = bare(emoji.trim());
+        self.entries
+            .iter()
+            .find(|(e, _)| bare(e) == emoji)
+            .map(|&(_, d)| d)
+    }
+}
+
+/// The /help text: every command of the grammar, the reactions of `map`, one per line. Plain text (no HTML/markdown markup), so each transport can escape it as it needs.
+pub fn help_text(map: &ReactionMap) -> String {
+    let mut lines = vec![
+        "Commands (ID is the 4-character id shown on the request):".to_owned(),
+        "/approve ID - allow once".to_owned(),
+        "/approve ID once - allow once".to_owned(),
+        "/approve ID always - allow and add to the allowlist".to_owned(),
+        "/approve ID deny - deny".to_owned(),
+        "/deny ID - deny".to_owned(),
+        "Replying to a request, the ID can be left out:".to_owned(),
+        "/approve - allow once".to_owned(),
+        "/approve once - allow once".to_owned(),
+        "/approve always - allow and add to the allowlist".to_owned(),
+        "/approve deny - deny".to_owned(),
+        "/deny - deny".to_owned(),
+        "/pending - list requests waiting for an answer".to_owned(),
+        "/allowlist - show the allowlist".to_owned(),
+        "/help - show this help".to_owned(),
+    ];
+    if !map.entries.is_empty() {
+        lines.push("Reactions on a request:".to_owned());
+        lines.extend(map.entries.iter().map(|(e, d)| format!("{e} {d}")));
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Decision::{AllowAlways, AllowOnce, Deny};
+
+    fn id(short_id: &str, decision: Decision) -> ChatCommand {
+        ChatCommand::Resolve {
+            short_id: Some(short_id.to_owned()),
+            decision,
+        }
+    }
+
+    fn reply(decision: Decision) -> ChatCommand {
+        ChatCommand::Resolve {
+            short_id: None,
+            decision,
+        }
+    }
+
+    macro_rules! ok {
+        ($name:ident, $text:expr, $want:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(parse($text), Some(Ok($want)));
+            }
+        };
+    }
+
+    macro_rules! ignored {
+        ($name:ident, $text:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(parse($text), None);
+            }
+        };
+    }
+
+    macro_rules! err {
+        ($name:ident, $text:expr, $($needle:expr),+) => {
+            #[test]
+            fn $name() {
+                let err = match parse($text) {
+                    Some(Err(err)) => err.0,
+                    other => panic!("{:?}: expected an error, got {other:?}", $text),
+                };
+                $(assert!(err.contains($needle), "{err:?} lacks {:?}", $needle);)+
+                assert!(err.contains("usage: /"), "{err:?} shows no usage");
+            }
+        };
+    }
+
+    ok!(approve_id, "/approve a1b2", id("a1b2", AllowOnce));
+    ok!(approve_id_once, "/approve a1b2 once", id("a1b2", AllowOnce));
+    ok!(
+        approve_id_always,
+        "/approve a1b2 always",
+        id("a1b2", AllowAlways)
+    );
+    ok!(approve_id_deny, "/approve a1b2 deny", id("a1b2", Deny));
+    ok!(deny_id, "/deny a1b2", id("a1b2", Deny));
+    ok!(approve_reply, "/approve", reply(AllowOnce));
+    ok!(approve_reply_once, "/approve once", reply(AllowOnce));
+    ok!(approve_reply_always, "/approve always", reply(AllowAlways));
+    ok!(approve_reply_deny, "/approve deny", reply(Deny));
+    ok!(deny_reply, "/deny", reply(Deny));
+    ok!(pending, "/pending", ChatCommand::Pending);
+    ok!(allowlist, "/allowlist", ChatCommand::Allowlist);
+    ok!(help, "/help", ChatCommand::Help);
+    ok!(start_is_help, "/start", ChatCommand::Help);
+    ok!(start_payload_is_help, "/start xyz", ChatCommand::Help);
+    ok!(hex_word_dead_is_id, "/approve dead", id("dead", AllowOnce));
+    ok!(hex_word_beef_is_id, "/deny beef", id("beef", Deny));
+    ok!(id_lowercased, "/approve A1B2", id("a1b2", AllowOnce));
+    ok!(
+        command_case,
+        "/APPROVE A1B2 ALWAYS",
+        id("a1b2", AllowAlways)
+    );
+    ok!(mode_case, "/Approve Deny", reply(Deny));
+    ok!(list_case, "/PENDING", ChatCommand::Pending);
+    ok!(bot_approve, "/approve@my_bot a1b2", id("a1b2", AllowOnce));
+    ok!(bot_deny_reply, "/deny@my_bot", reply(Deny));
+    ok!(bot_help, "/HELP@My_Bot", ChatCommand::Help);
+    ok!(bot_start, "/start@my_bot", ChatCommand::Help);
+    ok!(
+        whitespace,
+        "  \t/approve \t  a1b2   always \n",
+        id("a1b2", AllowAlways)
+    );
+    ok!(whitespace_list, " /allowlist ", ChatCommand::Allowlist);
+
+    ignored!(chatter, "approve a1b2");
+    ignored!(empty, "");
+    ignored!(blank, "   ");
+    ignored!(bare_slash, "/");
+    ignored!(slash_space, "/ approve a1b2");
+    ignored!(foreign_command, "/foo a1b2");
+    ignored!(foreign_bot_command, "/stats@other_bot");
+    ignored!(prefix_not_command, "/approved a1b2");
+
+    err!(bad_id_letters, "/approve zzzz", "\"zzzz\"", "4 hex");
+    err!(bad_id_long, "/approve a1b2c", "\"a1b2c\"", "4 hex");
+    err!(bad_id_short, "/approve a1b", "\"a1b\"", "4 hex");
+    err!(
+        bad_id_with_mode,
+        "/approve zzzz always",
+        "\"zzzz\"",
+        "4 hex"
+    );
+    err!(bad_id_deny, "/deny zzzz", "\"zzzz\"", "4 hex");
+    err!(
+        mode_before_id,
+        "/approve always a1b2",
+        "/approve a1b2 always"
+    );
+    err!(
+        bad_mode,
+        "/approve a1b2 sometimes",
+        "\"sometimes\"",
+        "once, always or deny"
+    );
+    err!(
+        too_many_approve,
+        "/approve a1b2 once extra",
+        "at most",
+        "3 words"
+    );
+    err!(too_many_deny, "/deny a1b2 x", "at most", "2 words");
+    err!(
+        args_pending,
+        "/pending now",
+        "/pending takes no arguments",
+        "\"now\""
+    );
+    err!(
+        args_allowlist,
+        "/allowlist a b",
+        "/allowlist takes no arguments"
+    );
+    err!(args_help, "/help@my_bot me", "/help takes no arguments");
+
+    #[test]
+    fn short_ids() {
+        for good in ["a1b2", "A1B2", "dead", "0000", "fFfF"] {
+            assert!(is_short_id(good), "{good}");
+        }
+        for bad in ["", "a1b", "a1b2c", "zzzz", "once", "deny", " a1b", "a1é"] {
+            assert!(!is_short_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn default_reactions() {
+        let map = ReactionMap::default();
+        assert_eq!(map.decision("👍"), Some(AllowOnce));
+        assert_eq!(map.decision("✅"), Some(AllowAlways));
+        assert_eq!(map.decision("👌"), Some(AllowAlways));
+        assert_eq!(map.decision("❌"), Some(Deny));
+        assert_eq!(map.decision("👎"), Some(Deny));
+        assert_eq!(map.decision("🔥"), None);
+        assert_eq!(map.decision(""), None);
+    }
+
+    #[test]
+    fn variation_selector_ignored_both_sides() {
+        assert_eq!(
+            ReactionMap::default().decision("👍\u{FE0F}"),
+            Some(AllowOnce)
+        );
+        let map = ReactionMap::from_pairs([("✔\u{FE0F}", "allow-always"), ("🔥", "deny")]).unwrap();
+        assert_eq!(map.decision("✔"), Some(AllowAlways));
+        assert_eq!(map.decision("✔\u{FE0F}"), Some(AllowAlways));
+        assert_eq!(map.decision("🔥\u{FE0F}"), Some(Deny));
+        assert_eq!(map.decision("👍"), None);
+    }
+
+    #[test]
+    fn from_pairs_errors() {
+        let msg = |pairs: &[(&str, &str)]| {
+            ReactionMap::from_pairs(pairs.iter().copied())
+                .unwrap_err()
+                .0
+        };
+        let e = msg(&[("🔥", "maybe")]);
+        assert!(
+            e.contains("🔥") && e.contains("\"maybe\"") && e.contains("allow-once"),
+            "{e}"
+        );
+        let e = msg(&[("", "deny")]);
+        assert!(e.contains("empty emoji") && e.contains("deny"), "{e}");
+        assert!(msg(&[(" \u{FE0F}", "deny")]).contains("empty emoji"));
+        let e = msg(&[("🔥", "deny"), ("🔥\u{FE0F}", "allow-once")]);
+        assert!(e.contains("both deny and allow-once"), "{e}");
+        assert!(ReactionMap::from_pairs([("🔥", "deny"), ("🔥", "deny")]).is_ok());
+        assert_eq!(ReactionMap::from_pairs([]).unwrap().decision("👍"), None);
+    }
+
+    #[test]
+    fn help_lists_every_command_and_reaction() {
+        let text = help_text(&ReactionMap::default());
+        for needle in [
+            "/approve ID -",
+            "/approve ID once",
+            "/approve ID always",
+            "/approve ID deny",
+            "/deny ID",
+            "/approve -",
+            "/approve once",
+            "/approve always",
+            "/approve deny",
+            "/deny -",
+            "/pending",
+            "/allowlist",
+            "/help",
+            "👍 allow-once",
+            "✅ allow-always",
+            "👌 allow-always",
+            "❌ deny",
+            "👎 deny",
+        ] {
+            assert!(
+                text.lines().any(|l| l.starts_with(needle)),
+                "help lacks {needle:?}:\n{text}"
+            );
+        }
+        assert!(!text.contains('<') && !text.contains('*') && !text.contains('`'));
+        let custom = help_text(&ReactionMap::from_pairs([("🔥", "allow-once")]).unwrap());
+        assert!(custom.lines().any(|l| l == "🔥 allow-once") && !custom.contains("👍"));
+    }
+}

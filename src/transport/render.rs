@@ -1,0 +1,143 @@
+//! Text a human reads about a request: made safe to display first, because the command
+//! comes from the agent and may carry escape sequences or invisible characters meant to
+//! make the approver see something other than what would run.
+
+use chrono::{DateTime, Utc};
+
+use crate::model::{Record, Rule};
+
+/// Replaces control, bidirectional and invisible characters with visible `\u{…}` escapes
+/// (newlines and tabs too: one request, one honest block of text).
+pub fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let hidden = c.is_control()
+            || matches!(c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x2069 | 0xFEFF | 0x00AD);
+        if hidden {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Cuts `s` to at most `max` characters, on a character boundary, marking the cut.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+fn seconds_left(expires: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+    match expires {
+        Some(t) => format!("{}s", (t - now).num_seconds().max(0)),
+        None => "-".into(),
+    }
+}
+
+/// The approval prompt, plain text, one field a line.
+pub fn prompt(r: &Record, now: DateTime<Utc>) -> String {
+    let mut lines = vec![
+        "🔒 Exec approval required".to_string(),
+        format!("ID: {}", r.short_id),
+        format!("Agent: {}", visible(&r.agent)),
+        format!("Command: {}", visible(&r.display_command())),
+    ];
+    if let Some(cwd) = &r.cwd {
+        lines.push(format!("Cwd: {}", visible(cwd)));
+    }
+    if let Some(reason) = &r.reason {
+        lines.push(format!("Reason: {}", visible(reason)));
+    }
+    lines.push(format!("Risk: {}", r.risk));
+    for why in &r.risk_reasons {
+        lines.push(format!("  - {}", visible(why)));
+    }
+    lines.push(format!("Expires in: {}", seconds_left(r.expires_at, now)));
+    lines.push(format!("Reply: /approve {0} · /approve {0} always · /deny {0}", r.short_id));
+    lines.join("\n")
+}
+
+/// One line saying how a request ended: what, how, by whom, when.
+pub fn outcome(r: &Record) -> String {
+    let mut s = format!("{} {}", r.short_id, r.status);
+    if let Some(d) = r.decision {
+        s.push_str(&format!(" ({d})"));
+    }
+    if let Some(via) = r.via {
+        s.push_str(&format!(" via {via}"));
+    }
+    if let Some(by) = &r.decided_by {
+        s.push_str(&format!(" by {}", visible(by)));
+    }
+    if let Some(at) = r.resolved_at {
+        s.push_str(&format!(" at {}", at.format("%H:%M:%SZ")));
+    }
+    s.push_str(&format!(": {}", clip(&visible(&r.display_command()), 80)));
+    s
+}
+
+/// One line per pending request.
+pub fn pending_list(records: &[Record], now: DateTime<Utc>) -> String {
+    if records.is_empty() {
+        return "No requests are pending.".into();
+    }
+    records
+        .iter()
+        .map(|r| {
+            format!(
+                "{}  {}  {}  expires in {}  {}",
+                r.short_id,
+                visible(&r.agent),
+                r.risk,
+                seconds_left(r.expires_at, now),
+                clip(&visible(&r.display_command()), 80)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One line per allowlist rule.
+pub fn rule_list(rules: &[Rule]) -> String {
+    if rules.is_empty() {
+        return "The allowlist is empty.".into();
+    }
+    rules
+        .iter()
+        .map(|r| {
+            format!(
+                "#{}  {}  {}  {}  used {}×",
+                r.id,
+                r.agent.as_deref().unwrap_or("(all agents)"),
+                r.kind,
+                visible(&r.pattern),
+                r.use_count
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_hide_nothing() {
+        assert_eq!(visible("ls\u{1b}[2J"), "ls\\u{1b}[2J");
+        assert_eq!(visible("a\nb"), "a\\u{a}b");
+        assert_eq!(visible("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(visible("git status"), "git status");
+    }
+
+    #[test]
+    fn clip_cuts_on_char_boundaries() {
+        assert_eq!(clip("ééééé", 3), "éé…");
+        assert_eq!(clip("abc", 3), "abc");
+    }
+}
