@@ -1,0 +1,196 @@
+//! A real daemon on temp sockets and a temp SQLite file, started in-process, plus helpers
+//! to talk to it the way users do: HTTP over its sockets, the CLI binary, the console.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use execgate::client::Client;
+use execgate::config::{Config, Overrides};
+use execgate::daemon::{Daemon, StartOptions};
+use execgate::model::{Record, Status};
+use execgate::transport::console::ConsoleIo;
+use hyper::{Method, StatusCode};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+
+pub struct TestDaemon {
+    pub dir: TempDir,
+    pub daemon: Option<Daemon>,
+    /// Environment the daemon's configuration was built from (and the CLI gets).
+    pub env: Vec<(String, String)>,
+    console_in: Option<DuplexStream>,
+    console_out: Option<Lines<BufReader<DuplexStream>>>,
+}
+
+/// The environment that puts every path of a daemon inside `dir`.
+pub fn env_for(dir: &Path, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("HOME".to_string(), dir.display().to_string()),
+        ("EXECGATE_SOCKET".to_string(), dir.join("run/agent.sock").display().to_string()),
+        ("EXECGATE_DATABASE".to_string(), dir.join("state/execgate.db").display().to_string()),
+    ];
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    env
+}
+
+pub fn config_for(env: &[(String, String)]) -> Config {
+    Config::load_from(&Overrides::default(), env).expect("test configuration is valid")
+}
+
+impl TestDaemon {
+    pub async fn start(extra: &[(&str, &str)]) -> TestDaemon {
+        Self::start_in(tempfile::tempdir().unwrap(), extra).await
+    }
+
+    pub async fn start_in(dir: TempDir, extra: &[(&str, &str)]) -> TestDaemon {
+        let env = env_for(dir.path(), extra);
+        let (console_in, daemon_in) = tokio::io::duplex(64 * 1024);
+        let (daemon_out, console_out) = tokio::io::duplex(1024 * 1024);
+        let io = ConsoleIo { input: Box::pin(BufReader::new(daemon_in)), output: Box::pin(daemon_out) };
+        let daemon = Daemon::start(config_for(&env), StartOptions { console: Some(io) }).await.expect("daemon starts");
+        TestDaemon {
+            dir,
+            daemon: Some(daemon),
+            env,
+            console_in: Some(console_in),
+            console_out: Some(BufReader::new(console_out).lines()),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.daemon.as_ref().unwrap().config
+    }
+
+    pub fn agent(&self) -> Client {
+        Client::new(&self.config().socket)
+    }
+
+    pub fn admin(&self) -> Client {
+        Client::new(&self.config().admin_socket)
+    }
+
+    pub async fn stop(&mut self) {
+        if let Some(d) = self.daemon.take() {
+            d.shutdown().await;
+        }
+    }
+
+    /// POST /v1/requests on the agent socket.
+    pub async fn submit(&self, body: Value) -> (StatusCode, Value) {
+        self.agent().call(Method::POST, "/v1/requests", Some(&body)).await.expect("agent socket answers")
+    }
+
+    /// Submits and expects a record back.
+    pub async fn ask(&self, agent: &str, command: &str) -> Record {
+        let (status, body) = self.submit(json!({"agent": agent, "command": command})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        serde_json::from_value(body).unwrap()
+    }
+
+    /// Submits with `wait: false`; expects 202 and a pending record.
+    pub async fn ask_no_wait(&self, agent: &str, command: &str) -> Record {
+        let (status, body) = self.submit(json!({"agent": agent, "command": command, "wait": false})).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        let r: Record = serde_json::from_value(body).unwrap();
+        assert_eq!(r.status, Status::Pending);
+        r
+    }
+
+    /// Submits and waits in the background (as an agent would), returning the handle.
+    pub fn ask_waiting(&self, agent: &str, command: &str) -> tokio::task::JoinHandle<Record> {
+        let client = self.agent();
+        let body = json!({"agent": agent, "command": command});
+        tokio::spawn(async move {
+            let (status, body) = client.call(Method::POST, "/v1/requests", Some(&body)).await.unwrap();
+            assert_eq!(status, StatusCode::OK, "{body}");
+            serde_json::from_value(body).unwrap()
+        })
+    }
+
+    /// The admin view of a request.
+    pub async fn record(&self, id: &str) -> Record {
+        let (status, body) = self.admin().call(Method::GET, &format!("/v1/requests/{id}"), None).await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{body}");
+        serde_json::from_value(body).unwrap()
+    }
+
+    /// Waits (bounded) until some pending request's command is `command`.
+    pub async fn pending_for(&self, command: &str) -> Record {
+        for _ in 0..500 {
+            let (_, body) = self.admin().call(Method::GET, "/v1/requests?status=pending", None).await.unwrap();
+            let list: Vec<Record> = serde_json::from_value(body).unwrap();
+            if let Some(r) = list.into_iter().find(|r| r.display_command() == command) {
+                return r;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("no pending request for {command:?}");
+    }
+
+    /// Waits (bounded) until request `id` is terminal.
+    pub async fn terminal(&self, id: &str) -> Record {
+        for _ in 0..500 {
+            let r = self.record(id).await;
+            if r.status != Status::Pending {
+                return r;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("request {id} never left pending");
+    }
+
+    /// Types a line into the console approver.
+    pub async fn console_say(&mut self, line: &str) {
+        let input = self.console_in.as_mut().unwrap();
+        input.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+    }
+
+    /// Reads console output until a line contains `needle` (bounded), returning that line.
+    pub async fn console_expect(&mut self, needle: &str) -> String {
+        let out = self.console_out.as_mut().unwrap();
+        let found = tokio::time::timeout(Duration::from_secs(10), async {
+            while let Some(line) = out.next_line().await.unwrap() {
+                if line.contains(needle) {
+                    return line;
+                }
+            }
+            panic!("console closed before {needle:?}");
+        })
+        .await;
+        found.unwrap_or_else(|_| panic!("console never printed {needle:?}"))
+    }
+
+    /// Runs the real `execgate` binary against this daemon.
+    pub async fn cli(&self, args: &[&str]) -> Output {
+        run_cli(&self.env, args).await
+    }
+}
+
+pub async fn run_cli(env: &[(String, String)], args: &[&str]) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
+    cmd.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(30), cmd.output()).await.expect("cli finishes").unwrap();
+    out
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn uid() -> u32 {
+    execgate::sys::current_uid()
+}
+
+pub fn db_path(dir: &Path) -> PathBuf {
+    dir.join("state/execgate.db")
+}
