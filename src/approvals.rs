@@ -37,7 +37,10 @@ pub enum Submitted {
     /// Policy decided at once.
     Done(Record),
     /// A human must decide; the receiver yields the terminal record.
-    Pending { record: Record, done: watch::Receiver<Option<Record>> },
+    Pending {
+        record: Record,
+        done: watch::Receiver<Option<Record>>,
+    },
 }
 
 /// What transports hear about.
@@ -98,7 +101,14 @@ pub struct Approvals {
 impl Approvals {
     pub fn new(store: Store, policy: Arc<Policy>, config: Arc<Config>) -> Arc<Approvals> {
         let (events, _) = broadcast::channel(1024);
-        Arc::new(Approvals { store, policy, config, pending: Mutex::new(HashMap::new()), events, closing: AtomicBool::new(false) })
+        Arc::new(Approvals {
+            store,
+            policy,
+            config,
+            pending: Mutex::new(HashMap::new()),
+            events,
+            closing: AtomicBool::new(false),
+        })
     }
 
     pub fn store(&self) -> &Store {
@@ -131,7 +141,11 @@ impl Approvals {
             return Err(ApprovalError::ShuttingDown);
         }
         let now = Utc::now();
-        let subject = Subject { agent: &sub.agent, command: sub.command.as_deref(), argv: sub.argv.as_deref() };
+        let subject = Subject {
+            agent: &sub.agent,
+            command: sub.command.as_deref(),
+            argv: sub.argv.as_deref(),
+        };
         let verdict = self.policy.evaluate(subject, now);
         let new = NewRequest {
             id: uuid::Uuid::now_v7().to_string(),
@@ -149,22 +163,49 @@ impl Approvals {
             run: sub.run,
         };
 
-        let decided = |status, via| Resolution { status, decision: None, via, decided_by: None, resolved_at: now };
+        let decided = |status, via| Resolution {
+            status,
+            decision: None,
+            via,
+            decided_by: None,
+            resolved_at: now,
+        };
         match &verdict.outcome {
             Outcome::Approve { by_allowlist } => {
-                let via = if *by_allowlist { Via::Allowlist } else { Via::Policy };
-                let rules: &[i64] = if *by_allowlist { &verdict.rules_matched } else { &[] };
-                self.store.insert_decided(&new, &decided(Status::Approved, via), None, rules).await?;
+                let via = if *by_allowlist {
+                    Via::Allowlist
+                } else {
+                    Via::Policy
+                };
+                let rules: &[i64] = if *by_allowlist {
+                    &verdict.rules_matched
+                } else {
+                    &[]
+                };
+                self.store
+                    .insert_decided(&new, &decided(Status::Approved, via), None, rules)
+                    .await?;
                 tracing::info!(agent = %sub.agent, %via, "request approved by policy");
             }
             Outcome::Deny { reason } => {
                 let error = format!("command was not approved (denied): {reason}");
-                self.store.insert_decided(&new, &decided(Status::Denied, Via::Policy), Some(&error), &[]).await?;
+                self.store
+                    .insert_decided(
+                        &new,
+                        &decided(Status::Denied, Via::Policy),
+                        Some(&error),
+                        &[],
+                    )
+                    .await?;
                 tracing::info!(agent = %sub.agent, %reason, "request denied by policy");
             }
             Outcome::Ask => return self.register(new, &verdict, subject).await,
         }
-        let record = self.store.get(&new.id).await?.ok_or_else(|| missing_row(&new.id))?;
+        let record = self
+            .store
+            .get(&new.id)
+            .await?
+            .ok_or_else(|| missing_row(&new.id))?;
         Ok(Submitted::Done(record))
     }
 
@@ -174,7 +215,8 @@ impl Approvals {
         verdict: &crate::policy::Verdict,
         subject: Subject<'_>,
     ) -> Result<Submitted, ApprovalError> {
-        let expires_at = new.created_at + TimeDelta::seconds(self.config.approval.timeout_secs as i64);
+        let expires_at =
+            new.created_at + TimeDelta::seconds(self.config.approval.timeout_secs as i64);
         let (done, rx) = watch::channel(None);
         self.lock().insert(
             new.id.clone(),
@@ -196,7 +238,9 @@ impl Approvals {
             Ok(Some(r)) => r,
             // The row was written but cannot be read back: end it rather than leave it.
             other => {
-                let _ = self.finish(&new.id, Status::Cancelled, None, Via::Policy, None).await;
+                let _ = self
+                    .finish(&new.id, Status::Cancelled, None, Via::Policy, None)
+                    .await;
                 return Err(match other {
                     Err(e) => e.into(),
                     _ => missing_row(&new.id).into(),
@@ -210,7 +254,9 @@ impl Approvals {
         }
         // Shutdown may have swept the pending set while the row was being written.
         if self.closing.load(Ordering::SeqCst) {
-            let _ = self.finish(&new.id, Status::Cancelled, None, Via::Shutdown, None).await;
+            let _ = self
+                .finish(&new.id, Status::Cancelled, None, Via::Shutdown, None)
+                .await;
         }
         tracing::info!(agent = %record.agent, short_id = %record.short_id, "request waits for a human");
         let _ = self.events.send(Event::Pending(record.clone()));
@@ -233,7 +279,11 @@ impl Approvals {
             Some(p) => p.fallback_approves,
             None => return,
         };
-        let status = if approves { Status::Approved } else { Status::Expired };
+        let status = if approves {
+            Status::Approved
+        } else {
+            Status::Expired
+        };
         if let Err(e) = self.finish(id, status, None, Via::Timeout, None).await {
             // The row stays pending; the startup sweep will end it. Nothing was approved.
             tracing::error!(%id, error = %e, "could not record a timeout");
@@ -242,8 +292,18 @@ impl Approvals {
 
     /// Resolves `target` (full id or short id) with a human's decision. Exactly one call
     /// per request ever succeeds; the rest get `AlreadyResolved` or `NotFound`.
-    pub async fn resolve(&self, target: &str, decision: Decision, via: Via, by: &str) -> Result<Record, ResolveError> {
-        let record = self.store.find(target).await?.ok_or_else(|| ResolveError::NotFound(target.to_string()))?;
+    pub async fn resolve(
+        &self,
+        target: &str,
+        decision: Decision,
+        via: Via,
+        by: &str,
+    ) -> Result<Record, ResolveError> {
+        let record = self
+            .store
+            .find(target)
+            .await?
+            .ok_or_else(|| ResolveError::NotFound(target.to_string()))?;
         if record.status.is_terminal() {
             return Err(ResolveError::AlreadyResolved(Box::new(record)));
         }
@@ -258,11 +318,28 @@ impl Approvals {
                 return Err(ResolveError::AlwaysRefused(why));
             }
         }
-        let status = if decision == Decision::Deny { Status::Denied } else { Status::Approved };
-        match self.finish(&record.id, status, Some(decision), via, Some(by.to_string())).await? {
+        let status = if decision == Decision::Deny {
+            Status::Denied
+        } else {
+            Status::Approved
+        };
+        match self
+            .finish(
+                &record.id,
+                status,
+                Some(decision),
+                via,
+                Some(by.to_string()),
+            )
+            .await?
+        {
             Some(r) => Ok(r),
             None => {
-                let now = self.store.get(&record.id).await?.ok_or_else(|| ResolveError::NotFound(target.into()))?;
+                let now = self
+                    .store
+                    .get(&record.id)
+                    .await?
+                    .ok_or_else(|| ResolveError::NotFound(target.into()))?;
                 Err(ResolveError::AlreadyResolved(Box::new(now)))
             }
         }
@@ -270,7 +347,10 @@ impl Approvals {
 
     /// Cancels a request whose waiting agent went away, if it is still pending.
     pub async fn cancel_abandoned(&self, id: &str) {
-        match self.finish(id, Status::Cancelled, None, Via::Disconnect, None).await {
+        match self
+            .finish(id, Status::Cancelled, None, Via::Disconnect, None)
+            .await
+        {
             Ok(Some(_)) => tracing::info!(%id, "waiting agent went away: request cancelled"),
             Ok(None) => {}
             Err(e) => tracing::error!(%id, error = %e, "could not cancel an abandoned request"),
@@ -287,7 +367,13 @@ impl Approvals {
         decided_by: Option<String>,
     ) -> Result<Option<Record>, StoreError> {
         let now = Utc::now();
-        let resolution = Resolution { status, decision, via, decided_by: decided_by.clone(), resolved_at: now };
+        let resolution = Resolution {
+            status,
+            decision,
+            via,
+            decided_by: decided_by.clone(),
+            resolved_at: now,
+        };
         let always_rule = match (decision, self.lock().get(id)) {
             (Some(Decision::AllowAlways), Some(p)) => Some(NewRule {
                 agent: Some(p.agent.clone()),
@@ -299,7 +385,11 @@ impl Approvals {
             _ => None,
         };
         let error = not_approved_error(status);
-        if !self.store.resolve(id, &resolution, error.as_deref(), always_rule.as_ref()).await? {
+        if !self
+            .store
+            .resolve(id, &resolution, error.as_deref(), always_rule.as_ref())
+            .await?
+        {
             return Ok(None);
         }
         let entry = self.lock().remove(id);
@@ -330,7 +420,11 @@ impl Approvals {
     pub async fn pending(&self) -> Result<Vec<Record>, StoreError> {
         let mut list = self
             .store
-            .list(&crate::store::RequestFilter { status: Some(Status::Pending), agent: None, limit: u32::MAX })
+            .list(&crate::store::RequestFilter {
+                status: Some(Status::Pending),
+                agent: None,
+                limit: u32::MAX,
+            })
             .await?;
         list.reverse();
         Ok(list)
@@ -341,7 +435,10 @@ impl Approvals {
         self.closing.store(true, Ordering::SeqCst);
         let ids: Vec<String> = self.lock().keys().cloned().collect();
         for id in ids {
-            if let Err(e) = self.finish(&id, Status::Cancelled, None, Via::Shutdown, None).await {
+            if let Err(e) = self
+                .finish(&id, Status::Cancelled, None, Via::Shutdown, None)
+                .await
+            {
                 tracing::error!(%id, error = %e, "could not cancel a pending request at shutdown");
             }
         }
@@ -349,5 +446,8 @@ impl Approvals {
 }
 
 fn missing_row(id: &str) -> StoreError {
-    StoreError::Corrupt { id: id.to_string(), what: "row vanished after it was written".into() }
+    StoreError::Corrupt {
+        id: id.to_string(),
+        what: "row vanished after it was written".into(),
+    }
 }

@@ -14,7 +14,11 @@ use crate::model::{Record, Rule, Status};
 use crate::transport::render::{clip, visible};
 
 #[derive(Debug, Parser)]
-#[command(name = "execgate", version, about = "Puts a human between AI agents and the shell")]
+#[command(
+    name = "execgate",
+    version,
+    about = "Puts a human between AI agents and the shell"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -148,9 +152,7 @@ pub enum AllowVerb {
     /// List rules.
     List(JsonFlag),
     /// Remove a rule by id.
-    Rm {
-        id: i64,
-    },
+    Rm { id: i64 },
 }
 
 /// Runs a client verb; returns the process exit code.
@@ -177,7 +179,13 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
         Verb::Serve => unreachable!("serve is handled by main"),
         Verb::Request(args) => request(&agent, args).await,
         Verb::Pending(flag) => {
-            let list: Vec<Record> = expect(&admin, Method::GET, "/v1/requests?status=pending&limit=10000", None).await?;
+            let list: Vec<Record> = expect(
+                &admin,
+                Method::GET,
+                "/v1/requests?status=pending&limit=10000",
+                None,
+            )
+            .await?;
             print_records(&list, flag.json);
             Ok(0)
         }
@@ -194,11 +202,22 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
             Ok(0)
         }
         Verb::Approve { id, mode, json } => {
-            let decision = if mode == "always" { "allow-always" } else { "allow-once" };
+            let decision = if mode == "always" {
+                "allow-always"
+            } else {
+                "allow-once"
+            };
             decide(&admin, &id, decision, json.json).await
         }
         Verb::Deny { id, json } => decide(&admin, &id, "deny", json.json).await,
-        Verb::Allow(AllowVerb::Add { agent, glob, force, expires_at, json, pattern }) => {
+        Verb::Allow(AllowVerb::Add {
+            agent,
+            glob,
+            force,
+            expires_at,
+            json,
+            pattern,
+        }) => {
             let body = json!({
                 "agent": agent,
                 "pattern": pattern.join(" "),
@@ -210,7 +229,13 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
             if json.json {
                 print_json(&rule);
             } else {
-                println!("added rule #{}: {} {} for {}", rule.id, rule.kind, visible(&rule.pattern), rule.agent.as_deref().unwrap_or("all agents"));
+                println!(
+                    "added rule #{}: {} {} for {}",
+                    rule.id,
+                    rule.kind,
+                    visible(&rule.pattern),
+                    rule.agent.as_deref().unwrap_or("all agents")
+                );
             }
             Ok(0)
         }
@@ -224,7 +249,10 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
             Ok(0)
         }
         Verb::Allow(AllowVerb::Rm { id }) => {
-            let (status, body) = admin.call(Method::DELETE, &format!("/v1/allowlist/{id}"), None).await.map_err(|e| e.to_string())?;
+            let (status, body) = admin
+                .call(Method::DELETE, &format!("/v1/allowlist/{id}"), None)
+                .await
+                .map_err(|e| e.to_string())?;
             if status != StatusCode::NO_CONTENT {
                 return Err(error_message(status, &body));
             }
@@ -247,22 +275,36 @@ async fn request(client: &Client, args: RequestArgs) -> Result<i32, String> {
     } else {
         body["argv"] = json!(args.cmd);
     }
-    let (status, value) = client.call(Method::POST, "/v1/requests", Some(&body)).await.map_err(|e| e.to_string())?;
+    let (status, value) = client
+        .call(Method::POST, "/v1/requests", Some(&body))
+        .await
+        .map_err(|e| e.to_string())?;
     if !(status == StatusCode::OK || status == StatusCode::ACCEPTED) {
         return Err(error_message(status, &value));
     }
-    let record: Record = serde_json::from_value(value).map_err(|e| format!("unexpected answer from execgate: {e}"))?;
+    let record: Record = serde_json::from_value(value)
+        .map_err(|e| format!("unexpected answer from execgate: {e}"))?;
     if args.json.json {
         print_json(&record);
     } else {
         print_record(&record);
     }
-    Ok(if record.status == Status::Approved { 0 } else { 1 })
+    Ok(if record.status == Status::Approved {
+        0
+    } else {
+        1
+    })
 }
 
 async fn decide(admin: &Client, id: &str, decision: &str, as_json: bool) -> Result<i32, String> {
     let path = format!("/v1/requests/{}/decision", encode(id));
-    let record: Record = expect(admin, Method::POST, &path, Some(&json!({ "decision": decision }))).await?;
+    let record: Record = expect(
+        admin,
+        Method::POST,
+        &path,
+        Some(&json!({ "decision": decision })),
+    )
+    .await?;
     if as_json {
         print_json(&record);
     } else {
@@ -272,8 +314,16 @@ async fn decide(admin: &Client, id: &str, decision: &str, as_json: bool) -> Resu
 }
 
 /// Calls and decodes a success body, or turns the error envelope into its message.
-async fn expect<T: serde::de::DeserializeOwned>(client: &Client, method: Method, path: &str, body: Option<&Value>) -> Result<T, String> {
-    let (status, value) = client.call(method, path, body).await.map_err(|e| e.to_string())?;
+async fn expect<T: serde::de::DeserializeOwned>(
+    client: &Client,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<T, String> {
+    let (status, value) = client
+        .call(method, path, body)
+        .await
+        .map_err(|e| e.to_string())?;
     if !status.is_success() {
         return Err(error_message(status, &value));
     }
@@ -289,7 +339,13 @@ fn error_message(status: StatusCode, body: &Value) -> String {
 
 fn encode(s: &str) -> String {
     s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
         .collect()
 }
 
@@ -316,7 +372,15 @@ fn print_record(r: &Record) {
     if let Some(by) = &r.decided_by {
         println!("by:       {}", visible(by));
     }
-    println!("risk:     {} ({})", r.risk, r.risk_reasons.iter().map(|s| visible(s)).collect::<Vec<_>>().join("; "));
+    println!(
+        "risk:     {} ({})",
+        r.risk,
+        r.risk_reasons
+            .iter()
+            .map(|s| visible(s))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
     if let Some(e) = &r.error {
         println!("error:    {}", visible(e));
     }
@@ -343,7 +407,10 @@ fn print_records(list: &[Record], as_json: bool) {
             ]
         })
         .collect();
-    print_table(["ID", "CREATED (UTC)", "AGENT", "STATUS", "VIA", "COMMAND"], &rows);
+    print_table(
+        ["ID", "CREATED (UTC)", "AGENT", "STATUS", "VIA", "COMMAND"],
+        &rows,
+    );
 }
 
 fn print_rules(rules: &[Rule]) {
@@ -359,7 +426,9 @@ fn print_rules(rules: &[Rule]) {
                 r.agent.clone().unwrap_or_else(|| "*".into()),
                 r.kind.to_string(),
                 r.use_count.to_string(),
-                r.expires_at.map(|t| t.format("%Y-%m-%d %H:%M").to_string()).unwrap_or_else(|| "-".into()),
+                r.expires_at
+                    .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+                    .unwrap_or_else(|| "-".into()),
                 clip(&visible(&r.pattern), 60),
             ]
         })

@@ -71,7 +71,11 @@ pub struct ApprovalConfig {
 
 impl Default for ApprovalConfig {
     fn default() -> Self {
-        Self { timeout_secs: 120, ask: Ask::OnMiss, ask_fallback: AskFallback::Deny }
+        Self {
+            timeout_secs: 120,
+            ask: Ask::OnMiss,
+            ask_fallback: AskFallback::Deny,
+        }
     }
 }
 
@@ -93,7 +97,12 @@ pub struct PolicyConfig {
 
 impl Default for PolicyConfig {
     fn default() -> Self {
-        Self { security: Security::Allowlist, deny: vec![], allowed_binaries: vec![], safe_bins: true }
+        Self {
+            security: Security::Allowlist,
+            deny: vec![],
+            allowed_binaries: vec![],
+            safe_bins: true,
+        }
     }
 }
 
@@ -192,8 +201,16 @@ impl Config {
     }
 
     /// Loads with an explicit environment, so tests need not touch the process's.
-    pub fn load_from(overrides: &Overrides, env: &[(String, String)]) -> Result<Config, ConfigError> {
-        let var = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty());
+    pub fn load_from(
+        overrides: &Overrides,
+        env: &[(String, String)],
+    ) -> Result<Config, ConfigError> {
+        let var = |name: &str| {
+            env.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .filter(|v| !v.is_empty())
+        };
 
         let file = match &overrides.config_file {
             Some(path) if !path.exists() => return Err(ConfigError::MissingFile(path.clone())),
@@ -203,7 +220,8 @@ impl Config {
 
         let mut builder = config::Config::builder();
         if let Some(path) = &file {
-            builder = builder.add_source(config::File::from(path.as_path()).format(config::FileFormat::Toml));
+            builder = builder
+                .add_source(config::File::from(path.as_path()).format(config::FileFormat::Toml));
         }
         let env_map: config::Map<String, String> = env
             .iter()
@@ -230,7 +248,11 @@ impl Config {
         Self::resolve(raw, file, &var)
     }
 
-    fn resolve(raw: Raw, source_file: Option<PathBuf>, var: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+    fn resolve(
+        raw: Raw,
+        source_file: Option<PathBuf>,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
         let uid = crate::sys::current_uid();
         let home = var("HOME").map(PathBuf::from);
 
@@ -286,7 +308,9 @@ impl Config {
         if self.admin_uids.is_empty() {
             return bad("`admin_uids` is empty: nobody could resolve a request".into());
         }
-        if self.exec.default_timeout_ms == 0 || self.exec.default_timeout_ms > self.exec.max_timeout_ms {
+        if self.exec.default_timeout_ms == 0
+            || self.exec.default_timeout_ms > self.exec.max_timeout_ms
+        {
             return bad(format!(
                 "`exec.default_timeout_ms` ({}) must be between 1 and `exec.max_timeout_ms` ({})",
                 self.exec.default_timeout_ms, self.exec.max_timeout_ms
@@ -294,19 +318,25 @@ impl Config {
         }
         for name in self.agents.keys() {
             if !crate::policy::is_valid_agent_name(name) {
-                return bad(format!("agent name {name:?} in [agents] must match [A-Za-z0-9._-]{{1,64}}"));
+                return bad(format!(
+                    "agent name {name:?} in [agents] must match [A-Za-z0-9._-]{{1,64}}"
+                ));
             }
         }
         for pattern in &self.policy.deny {
-            crate::policy::rules::compile_deny_glob(pattern)
-                .map_err(|e| ConfigError::Invalid(format!("`policy.deny` pattern {pattern:?}: {e}")))?;
+            crate::policy::rules::compile_deny_glob(pattern).map_err(|e| {
+                ConfigError::Invalid(format!("`policy.deny` pattern {pattern:?}: {e}"))
+            })?;
         }
         Ok(())
     }
 
     /// The security mode in force for `agent`.
     pub fn security_for(&self, agent: &str) -> Security {
-        self.agents.get(agent).and_then(|a| a.security).unwrap_or(self.policy.security)
+        self.agents
+            .get(agent)
+            .and_then(|a| a.security)
+            .unwrap_or(self.policy.security)
     }
 }
 
@@ -371,10 +401,16 @@ fn path_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> 
     Ok(items(d)?.into_iter().map(PathBuf::from).collect())
 }
 
-fn numbers<'de, D: Deserializer<'de>, T: std::str::FromStr>(d: D, what: &str) -> Result<Vec<T>, D::Error> {
+fn numbers<'de, D: Deserializer<'de>, T: std::str::FromStr>(
+    d: D,
+    what: &str,
+) -> Result<Vec<T>, D::Error> {
     items(d)?
         .into_iter()
-        .map(|s| s.parse::<T>().map_err(|_| serde::de::Error::custom(format!("{s:?} is not a valid {what}"))))
+        .map(|s| {
+            s.parse::<T>()
+                .map_err(|_| serde::de::Error::custom(format!("{s:?} is not a valid {what}")))
+        })
         .collect()
 }
 
@@ -392,7 +428,10 @@ mod tests {
 
     fn load(env: &[(&str, &str)], file: Option<&str>) -> Result<Config, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
-        let mut env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         env.push(("HOME".into(), dir.path().display().to_string()));
         let mut overrides = Overrides::default();
         if let Some(text) = file {
@@ -405,9 +444,19 @@ mod tests {
 
     #[test]
     fn defaults_follow_the_contract() {
-        let c = load(&[("XDG_RUNTIME_DIR", "/run/user/7"), ("XDG_STATE_HOME", "/state")], None).unwrap();
+        let c = load(
+            &[
+                ("XDG_RUNTIME_DIR", "/run/user/7"),
+                ("XDG_STATE_HOME", "/state"),
+            ],
+            None,
+        )
+        .unwrap();
         assert_eq!(c.socket, PathBuf::from("/run/user/7/execgate/agent.sock"));
-        assert_eq!(c.admin_socket, PathBuf::from("/run/user/7/execgate/admin.sock"));
+        assert_eq!(
+            c.admin_socket,
+            PathBuf::from("/run/user/7/execgate/admin.sock")
+        );
         assert_eq!(c.database, PathBuf::from("/state/execgate/execgate.db"));
         assert_eq!(c.approval.timeout_secs, 120);
         assert_eq!(c.approval.ask, Ask::OnMiss);
@@ -422,7 +471,10 @@ mod tests {
     fn fallbacks_without_xdg() {
         let c = load(&[], None).unwrap();
         let uid = crate::sys::current_uid();
-        assert_eq!(c.socket, PathBuf::from(format!("/tmp/execgate-{uid}/agent.sock")));
+        assert_eq!(
+            c.socket,
+            PathBuf::from(format!("/tmp/execgate-{uid}/agent.sock"))
+        );
         assert!(c.database.ends_with(".local/state/execgate/execgate.db"));
     }
 
@@ -458,13 +510,25 @@ mod tests {
 
     #[test]
     fn bad_config_is_named() {
-        let err = |env: &[(&str, &str)], file: Option<&str>| load(env, file).unwrap_err().to_string();
+        let err =
+            |env: &[(&str, &str)], file: Option<&str>| load(env, file).unwrap_err().to_string();
         assert!(err(&[], Some("[approval]\ntimeot_secs = 5\n")).contains("timeot_secs"));
         assert!(err(&[("EXECGATE_APPROVAL__ASK", "sometimes")], None).contains("sometimes"));
         assert!(err(&[("EXECGATE_TELEGRAM__OWNER_IDS", "12,abc")], None).contains("abc"));
         assert!(err(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "0")], None).contains("timeout_secs"));
-        assert!(err(&[("EXECGATE_EXEC__DEFAULT_TIMEOUT_MS", "999999")], None).contains("max_timeout_ms"));
-        let missing = Overrides { config_file: Some("/nonexistent/x.toml".into()), ..Default::default() };
-        assert!(Config::load_from(&missing, &[]).unwrap_err().to_string().contains("does not exist"));
+        assert!(
+            err(&[("EXECGATE_EXEC__DEFAULT_TIMEOUT_MS", "999999")], None)
+                .contains("max_timeout_ms")
+        );
+        let missing = Overrides {
+            config_file: Some("/nonexistent/x.toml".into()),
+            ..Default::default()
+        };
+        assert!(
+            Config::load_from(&missing, &[])
+                .unwrap_err()
+                .to_string()
+                .contains("does not exist")
+        );
     }
 }

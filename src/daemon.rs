@@ -32,7 +32,11 @@ pub enum StartError {
     #[error("socket directory {path}: {why}")]
     UnsafeDir { path: PathBuf, why: String },
     #[error("{what} {path}: {source}")]
-    Io { what: &'static str, path: PathBuf, source: io::Error },
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error("invalid policy: {0}")]
@@ -71,16 +75,31 @@ impl Daemon {
             prepare_socket_path(socket).await?;
         }
 
-        if let Some(dir) = config.database.parent().filter(|d| !d.as_os_str().is_empty()) {
-            crate::store::create_private_dir(dir)
-                .map_err(|source| StartError::Io { what: "cannot create database directory", path: dir.into(), source })?;
+        if let Some(dir) = config
+            .database
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            crate::store::create_private_dir(dir).map_err(|source| StartError::Io {
+                what: "cannot create database directory",
+                path: dir.into(),
+                source,
+            })?;
         }
         let lock_path = PathBuf::from(format!("{}.lock", config.database.display()));
         let lock = LockFile::try_acquire(&lock_path)
-            .map_err(|source| StartError::Io { what: "cannot lock", path: lock_path.clone(), source })?
+            .map_err(|source| StartError::Io {
+                what: "cannot lock",
+                path: lock_path.clone(),
+                source,
+            })?
             .ok_or_else(|| StartError::DatabaseInUse(config.database.clone()))?;
 
-        let store = Store::open(&config.database, Duration::from_millis(config.database_busy_timeout_ms)).await?;
+        let store = Store::open(
+            &config.database,
+            Duration::from_millis(config.database_busy_timeout_ms),
+        )
+        .await?;
         let swept = store
             .sweep_pending(
                 &Resolution {
@@ -94,23 +113,37 @@ impl Daemon {
             )
             .await?;
         if swept > 0 {
-            tracing::warn!(count = swept, "cancelled requests left pending by a previous run");
+            tracing::warn!(
+                count = swept,
+                "cancelled requests left pending by a previous run"
+            );
         }
 
         let policy = Arc::new(Policy::new(Arc::clone(&config))?);
         let approvals = Approvals::new(store, policy, Arc::clone(&config));
         approvals.reload_rules().await?;
-        let state = AppState { approvals: Arc::clone(&approvals), config: Arc::clone(&config) };
+        let state = AppState {
+            approvals: Arc::clone(&approvals),
+            config: Arc::clone(&config),
+        };
 
         let agent = bind(&config.socket, 0o660)?;
         let admin = bind(&config.admin_socket, 0o600)?;
         let (stop, stopped) = watch::channel(false);
         let mut tasks = vec![
-            serve(agent, crate::api::agent::router(state.clone()), stopped.clone()),
+            serve(
+                agent,
+                crate::api::agent::router(state.clone()),
+                stopped.clone(),
+            ),
             serve(admin, crate::api::admin::router(state), stopped.clone()),
         ];
         if let Some(io) = options.console {
-            tasks.push(tokio::spawn(console::run(Arc::clone(&approvals), io, stopped)));
+            tasks.push(tokio::spawn(console::run(
+                Arc::clone(&approvals),
+                io,
+                stopped,
+            )));
         }
         tracing::info!(
             socket = %config.socket.display(),
@@ -118,7 +151,13 @@ impl Daemon {
             database = %config.database.display(),
             "execgate ready"
         );
-        Ok(Daemon { approvals, config, stop, tasks, _lock: lock })
+        Ok(Daemon {
+            approvals,
+            config,
+            stop,
+            tasks,
+            _lock: lock,
+        })
     }
 
     /// Stops accepting requests, cancels every pending one (via `shutdown`), lets
@@ -130,7 +169,10 @@ impl Daemon {
         tokio::time::sleep(Duration::from_millis(50)).await;
         let _ = self.stop.send(true);
         for task in self.tasks {
-            if tokio::time::timeout(Duration::from_secs(5), task).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(5), task)
+                .await
+                .is_err()
+            {
                 tracing::warn!("a connection did not finish within 5 s of shutdown");
             }
         }
@@ -142,7 +184,11 @@ impl Daemon {
     }
 }
 
-fn serve(listener: UnixListener, router: axum::Router, mut stopped: watch::Receiver<bool>) -> JoinHandle<()> {
+fn serve(
+    listener: UnixListener,
+    router: axum::Router,
+    mut stopped: watch::Receiver<bool>,
+) -> JoinHandle<()> {
     tokio::spawn(async move {
         let app = router.into_make_service_with_connect_info::<Peer>();
         let result = axum::serve(listener, app)
@@ -159,39 +205,76 @@ fn serve(listener: UnixListener, router: axum::Router, mut stopped: watch::Recei
 /// Makes sure the socket's directory is ours and private (creating it 0700), and that the
 /// socket path is free: a live daemon there is an error, a stale socket file is removed.
 async fn prepare_socket_path(socket: &Path) -> Result<(), StartError> {
-    let dir = socket.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = socket
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if !dir.exists() {
-        crate::store::create_private_dir(dir)
-            .map_err(|source| StartError::Io { what: "cannot create socket directory", path: dir.into(), source })?;
+        crate::store::create_private_dir(dir).map_err(|source| StartError::Io {
+            what: "cannot create socket directory",
+            path: dir.into(),
+            source,
+        })?;
     }
-    let meta = std::fs::metadata(dir)
-        .map_err(|source| StartError::Io { what: "cannot inspect socket directory", path: dir.into(), source })?;
-    let unsafe_dir = |why: String| Err(StartError::UnsafeDir { path: dir.into(), why });
+    let meta = std::fs::metadata(dir).map_err(|source| StartError::Io {
+        what: "cannot inspect socket directory",
+        path: dir.into(),
+        source,
+    })?;
+    let unsafe_dir = |why: String| {
+        Err(StartError::UnsafeDir {
+            path: dir.into(),
+            why,
+        })
+    };
     if meta.uid() != crate::sys::current_uid() {
-        return unsafe_dir(format!("owned by uid {}, not by this daemon's uid", meta.uid()));
+        return unsafe_dir(format!(
+            "owned by uid {}, not by this daemon's uid",
+            meta.uid()
+        ));
     }
     if meta.mode() & 0o022 != 0 {
-        return unsafe_dir(format!("mode {:o} lets others replace the socket; use 0700 or 0750", meta.mode() & 0o777));
+        return unsafe_dir(format!(
+            "mode {:o} lets others replace the socket; use 0700 or 0750",
+            meta.mode() & 0o777
+        ));
     }
     match std::fs::symlink_metadata(socket) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(StartError::Io { what: "cannot inspect", path: socket.into(), source }),
-        Ok(m) if !m.file_type().is_socket() => Err(StartError::NotASocket { path: socket.into() }),
+        Err(source) => Err(StartError::Io {
+            what: "cannot inspect",
+            path: socket.into(),
+            source,
+        }),
+        Ok(m) if !m.file_type().is_socket() => Err(StartError::NotASocket {
+            path: socket.into(),
+        }),
         Ok(_) => match tokio::net::UnixStream::connect(socket).await {
             Ok(_) => Err(StartError::AlreadyRunning(socket.into())),
             Err(_) => {
                 tracing::info!(socket = %socket.display(), "removing a stale socket file");
-                std::fs::remove_file(socket)
-                    .map_err(|source| StartError::Io { what: "cannot remove stale socket", path: socket.into(), source })
+                std::fs::remove_file(socket).map_err(|source| StartError::Io {
+                    what: "cannot remove stale socket",
+                    path: socket.into(),
+                    source,
+                })
             }
         },
     }
 }
 
 fn bind(path: &Path, mode: u32) -> Result<UnixListener, StartError> {
-    let listener =
-        UnixListener::bind(path).map_err(|source| StartError::Io { what: "cannot bind", path: path.into(), source })?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-        .map_err(|source| StartError::Io { what: "cannot set the mode of", path: path.into(), source })?;
+    let listener = UnixListener::bind(path).map_err(|source| StartError::Io {
+        what: "cannot bind",
+        path: path.into(),
+        source,
+    })?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(|source| {
+        StartError::Io {
+            what: "cannot set the mode of",
+            path: path.into(),
+            source,
+        }
+    })?;
     Ok(listener)
 }

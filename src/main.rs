@@ -25,6 +25,7 @@ fn main() {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let code = runtime.block_on(async {
@@ -47,9 +48,13 @@ async fn serve(global: &execgate::cli::Global) -> anyhow::Result<()> {
     // The console approver needs a person at a terminal; under systemd there is none.
     let console = std::io::stdin().is_terminal().then(ConsoleIo::stdio);
     if console.is_none() {
-        tracing::info!("stdin is not a terminal: console approver off (approve with `execgate approve`)");
+        tracing::info!(
+            "stdin is not a terminal: console approver off (approve with `execgate approve`)"
+        );
     }
-    let daemon = Daemon::start(config, StartOptions { console }).await.context("starting execgate")?;
+    let daemon = Daemon::start(config, StartOptions { console })
+        .await
+        .context("starting execgate")?;
     wait_for_signal().await?;
     daemon.shutdown().await;
     Ok(())

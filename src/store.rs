@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use rand::Rng;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 use sqlx::{FromRow, Row};
 use tracing::instrument;
 
@@ -24,7 +26,10 @@ pub enum StoreError {
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("cannot prepare the database directory {path}: {source}")]
-    Dir { path: String, source: std::io::Error },
+    Dir {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("no free short id: too many requests were put to a human in the last 24 hours")]
     ShortIdsExhausted,
     #[error("corrupt row {id}: {what}")]
@@ -39,7 +44,10 @@ pub fn ts(t: DateTime<Utc>) -> String {
 fn parse_ts(id: &str, s: &str) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| StoreError::Corrupt { id: id.into(), what: format!("timestamp {s:?}: {e}") })
+        .map_err(|e| StoreError::Corrupt {
+            id: id.into(),
+            what: format!("timestamp {s:?}: {e}"),
+        })
 }
 
 fn parse_opt_ts(id: &str, s: Option<String>) -> Result<Option<DateTime<Utc>>, StoreError> {
@@ -47,7 +55,10 @@ fn parse_opt_ts(id: &str, s: Option<String>) -> Result<Option<DateTime<Utc>>, St
 }
 
 fn parse_word<T: FromStr<Err = String>>(id: &str, s: &str) -> Result<T, StoreError> {
-    s.parse().map_err(|what| StoreError::Corrupt { id: id.into(), what })
+    s.parse().map_err(|what| StoreError::Corrupt {
+        id: id.into(),
+        what,
+    })
 }
 
 /// A request row about to be inserted.
@@ -124,13 +135,17 @@ struct RequestRow {
 impl RequestRow {
     fn into_record(self) -> Result<Record, StoreError> {
         let id = self.id.clone();
-        let corrupt = |what: String| StoreError::Corrupt { id: id.clone(), what };
+        let corrupt = |what: String| StoreError::Corrupt {
+            id: id.clone(),
+            what,
+        };
         Ok(Record {
             argv: self
                 .argv
                 .map(|a| serde_json::from_str(&a).map_err(|e| corrupt(format!("argv: {e}"))))
                 .transpose()?,
-            risk_reasons: serde_json::from_str(&self.risk_reasons).map_err(|e| corrupt(format!("risk_reasons: {e}")))?,
+            risk_reasons: serde_json::from_str(&self.risk_reasons)
+                .map_err(|e| corrupt(format!("risk_reasons: {e}")))?,
             risk: parse_word(&id, &self.risk)?,
             status: parse_word(&id, &self.status)?,
             decision: self.decision.map(|d| parse_word(&id, &d)).transpose()?,
@@ -203,7 +218,10 @@ impl Store {
     /// keys and a busy timeout, and applies the embedded migrations.
     pub async fn open(path: &Path, busy_timeout: Duration) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            create_private_dir(dir).map_err(|source| StoreError::Dir { path: dir.display().to_string(), source })?;
+            create_private_dir(dir).map_err(|source| StoreError::Dir {
+                path: dir.display().to_string(),
+                source,
+            })?;
         }
         let options = SqliteConnectOptions::new()
             .filename(path)
@@ -240,7 +258,17 @@ impl Store {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         // No human sees this id, so it need not be unique; lookups prefer pending rows.
         let short_id = random_short_id();
-        insert_request(&mut tx, new, &short_id, Status::from(resolution), Some(resolution), error, None, false).await?;
+        insert_request(
+            &mut tx,
+            new,
+            &short_id,
+            Status::from(resolution),
+            Some(resolution),
+            error,
+            None,
+            false,
+        )
+        .await?;
         for rule in rules_used {
             sqlx::query(
                 "UPDATE exec_allowlist SET last_used_at = ?, last_command = ?, use_count = use_count + 1 WHERE id = ?",
@@ -258,7 +286,11 @@ impl Store {
     /// Records a request that waits for a human, choosing a short id that no pending
     /// request holds and no asked request used in the last 24 hours.
     #[instrument(skip_all)]
-    pub async fn insert_pending(&self, new: &NewRequest, expires_at: DateTime<Utc>) -> Result<String, StoreError> {
+    pub async fn insert_pending(
+        &self,
+        new: &NewRequest,
+        expires_at: DateTime<Utc>,
+    ) -> Result<String, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let cutoff = ts(new.created_at - SHORT_ID_QUARANTINE);
         let mut chosen = None;
@@ -278,7 +310,17 @@ impl Store {
             }
         }
         let short_id = chosen.ok_or(StoreError::ShortIdsExhausted)?;
-        insert_request(&mut tx, new, &short_id, Status::Pending, None, None, Some(expires_at), true).await?;
+        insert_request(
+            &mut tx,
+            new,
+            &short_id,
+            Status::Pending,
+            None,
+            None,
+            Some(expires_at),
+            true,
+        )
+        .await?;
         tx.commit().await?;
         Ok(short_id)
     }
@@ -323,7 +365,11 @@ impl Store {
 
     /// Resolves every pending request at once (crash recovery at startup). Returns how many.
     #[instrument(skip_all)]
-    pub async fn sweep_pending(&self, resolution: &Resolution, error: &str) -> Result<u64, StoreError> {
+    pub async fn sweep_pending(
+        &self,
+        resolution: &Resolution,
+        error: &str,
+    ) -> Result<u64, StoreError> {
         Ok(sqlx::query(
             "UPDATE exec_approval SET status = ?, decision = NULL, via = ?, decided_by = NULL, resolved_at = ?, error = ? \
              WHERE status = 'pending'",
@@ -340,7 +386,10 @@ impl Store {
     #[instrument(skip_all)]
     pub async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
         let sql = const_format_request("WHERE id = ?");
-        let row: Option<RequestRow> = sqlx::query_as(sql).bind(id).fetch_optional(&self.pool).await?;
+        let row: Option<RequestRow> = sqlx::query_as(sql)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
         row.map(RequestRow::into_record).transpose()
     }
 
@@ -354,7 +403,10 @@ impl Store {
         let sql = const_format_request(
             "WHERE short_id = lower(?) ORDER BY (status = 'pending') DESC, created_at DESC, id DESC LIMIT 1",
         );
-        let row: Option<RequestRow> = sqlx::query_as(sql).bind(id_or_short).fetch_optional(&self.pool).await?;
+        let row: Option<RequestRow> = sqlx::query_as(sql)
+            .bind(id_or_short)
+            .fetch_optional(&self.pool)
+            .await?;
         row.map(RequestRow::into_record).transpose()
     }
 
@@ -375,7 +427,11 @@ impl Store {
     }
 
     #[instrument(skip_all)]
-    pub async fn set_message_external_id(&self, id: &str, external: &str) -> Result<(), StoreError> {
+    pub async fn set_message_external_id(
+        &self,
+        id: &str,
+        external: &str,
+    ) -> Result<(), StoreError> {
         sqlx::query("UPDATE exec_approval SET message_external_id = ? WHERE id = ?")
             .bind(external)
             .bind(id)
@@ -385,9 +441,16 @@ impl Store {
     }
 
     #[instrument(skip_all)]
-    pub async fn find_by_message_external_id(&self, external: &str) -> Result<Option<Record>, StoreError> {
-        let sql = const_format_request("WHERE message_external_id = ? ORDER BY created_at DESC LIMIT 1");
-        let row: Option<RequestRow> = sqlx::query_as(sql).bind(external).fetch_optional(&self.pool).await?;
+    pub async fn find_by_message_external_id(
+        &self,
+        external: &str,
+    ) -> Result<Option<Record>, StoreError> {
+        let sql =
+            const_format_request("WHERE message_external_id = ? ORDER BY created_at DESC LIMIT 1");
+        let row: Option<RequestRow> = sqlx::query_as(sql)
+            .bind(external)
+            .fetch_optional(&self.pool)
+            .await?;
         row.map(RequestRow::into_record).transpose()
     }
 
@@ -422,7 +485,11 @@ impl Store {
     /// Returns false when no rule had that id.
     #[instrument(skip_all)]
     pub async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
-        Ok(sqlx::query("DELETE FROM exec_allowlist WHERE id = ?").bind(id).execute(&self.pool).await?.rows_affected()
+        Ok(sqlx::query("DELETE FROM exec_allowlist WHERE id = ?")
+            .bind(id)
+            .execute(&self.pool)
+            .await?
+            .rows_affected()
             == 1)
     }
 }
@@ -435,7 +502,9 @@ impl From<&Resolution> for Status {
 
 /// `SELECT <all request columns> FROM exec_approval <tail>`, built once per call site.
 fn const_format_request(tail: &'static str) -> sqlx::AssertSqlSafe<String> {
-    sqlx::AssertSqlSafe(format!("SELECT {REQUEST_COLUMNS} FROM exec_approval {tail}"))
+    sqlx::AssertSqlSafe(format!(
+        "SELECT {REQUEST_COLUMNS} FROM exec_approval {tail}"
+    ))
 }
 
 fn random_short_id() -> String {
@@ -453,7 +522,10 @@ async fn insert_request(
     expires_at: Option<DateTime<Utc>>,
     asked: bool,
 ) -> Result<(), StoreError> {
-    let argv = new.argv.as_ref().map(|a| serde_json::to_string(a).expect("strings serialise"));
+    let argv = new
+        .argv
+        .as_ref()
+        .map(|a| serde_json::to_string(a).expect("strings serialise"));
     let reasons = serde_json::to_string(&new.risk_reasons).expect("strings serialise");
     sqlx::query(
         "INSERT INTO exec_approval (id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
@@ -518,5 +590,8 @@ async fn insert_rule(
 /// Creates `dir` (and parents) with mode 0700 when missing.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }

@@ -22,13 +22,21 @@ pub struct LockFile {
 impl LockFile {
     /// Takes the lock without waiting. `Ok(None)`: another process holds it.
     pub fn try_acquire(path: &Path) -> io::Result<Option<LockFile>> {
-        let file = OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
         // SAFETY: the descriptor is valid for the life of `file`.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc == 0 {
             return Ok(Some(LockFile { _file: file }));
         }
         let err = io::Error::last_os_error();
-        if err.raw_os_error() == Some(libc::EWOULDBLOCK) { Ok(None) } else { Err(err) }
+        if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            Ok(None)
+        } else {
+            Err(err)
+        }
     }
 }

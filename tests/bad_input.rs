@@ -24,8 +24,16 @@ async fn raw(socket: &std::path::Path, body: &[u8]) -> (u16, Value) {
     let mut reply = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut reply)).await;
     let text = String::from_utf8_lossy(&reply).into_owned();
-    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let json = text.split("\r\n\r\n").nth(1).and_then(|b| serde_json::from_str(b).ok()).unwrap_or(Value::Null);
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let json = text
+        .split("\r\n\r\n")
+        .nth(1)
+        .and_then(|b| serde_json::from_str(b).ok())
+        .unwrap_or(Value::Null);
     (status, json)
 }
 
@@ -33,7 +41,10 @@ async fn assert_rejected(d: &TestDaemon, body: Value, status: StatusCode, needle
     let (got, reply) = d.submit(body.clone()).await;
     assert_eq!(got, status, "{body} -> {reply}");
     let message = reply["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains(needle), "{body}: message {message:?} should mention {needle:?}");
+    assert!(
+        message.contains(needle),
+        "{body}: message {message:?} should mention {needle:?}"
+    );
     assert!(reply["error"]["code"].is_string());
 }
 
@@ -43,44 +54,128 @@ async fn invalid_requests_name_the_problem() {
     let bad = StatusCode::BAD_REQUEST;
     assert_rejected(&d, json!({"command": "ls"}), bad, "agent").await;
     assert_rejected(&d, json!({"agent": "a"}), bad, "`command`").await;
-    assert_rejected(&d, json!({"agent": "a", "command": "ls", "argv": ["ls"]}), bad, "not both").await;
-    assert_rejected(&d, json!({"agent": "bad name!", "command": "ls"}), bad, "`agent`").await;
-    assert_rejected(&d, json!({"agent": "a".repeat(65), "command": "ls"}), bad, "`agent`").await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a", "command": "ls", "argv": ["ls"]}),
+        bad,
+        "not both",
+    )
+    .await;
+    assert_rejected(
+        &d,
+        json!({"agent": "bad name!", "command": "ls"}),
+        bad,
+        "`agent`",
+    )
+    .await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a".repeat(65), "command": "ls"}),
+        bad,
+        "`agent`",
+    )
+    .await;
     assert_rejected(&d, json!({"agent": "", "command": "ls"}), bad, "`agent`").await;
-    assert_rejected(&d, json!({"agent": "a", "command": "ls\u{0}rm"}), bad, "`command` contains a NUL").await;
-    assert_rejected(&d, json!({"agent": "a", "argv": ["ls", "a\u{0}b"]}), bad, "`argv[1]` contains a NUL").await;
-    assert_rejected(&d, json!({"agent": "a", "command": "ls", "reason": "\u{0}"}), bad, "`reason`").await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a", "command": "ls\u{0}rm"}),
+        bad,
+        "`command` contains a NUL",
+    )
+    .await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a", "argv": ["ls", "a\u{0}b"]}),
+        bad,
+        "`argv[1]` contains a NUL",
+    )
+    .await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a", "command": "ls", "reason": "\u{0}"}),
+        bad,
+        "`reason`",
+    )
+    .await;
     assert_rejected(&d, json!({"agent": "a", "argv": []}), bad, "`argv`").await;
-    assert_rejected(&d, json!({"agent": "a", "command": "   "}), bad, "`command` is empty").await;
-    assert_rejected(&d, json!({"agent": "a", "command": "ls", "comand": "x"}), bad, "unknown field `comand`").await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a", "command": "   "}),
+        bad,
+        "`command` is empty",
+    )
+    .await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a", "command": "ls", "comand": "x"}),
+        bad,
+        "unknown field `comand`",
+    )
+    .await;
     assert_rejected(&d, json!({"agent": "a", "command": 5}), bad, "invalid type").await;
-    assert_rejected(&d, json!({"agent": "a", "command": "ls", "cwd": "/no/such/dir"}), bad, "`cwd`").await;
-    assert_rejected(&d, json!({"agent": "a", "command": "ls", "timeout_ms": 10_000_000}), bad, "timeout_ms").await;
-    assert_rejected(&d, json!({"agent": "a", "command": "ls", "run": true}), bad, "run").await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a", "command": "ls", "cwd": "/no/such/dir"}),
+        bad,
+        "`cwd`",
+    )
+    .await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a", "command": "ls", "timeout_ms": 10_000_000}),
+        bad,
+        "timeout_ms",
+    )
+    .await;
+    assert_rejected(
+        &d,
+        json!({"agent": "a", "command": "ls", "run": true}),
+        bad,
+        "run",
+    )
+    .await;
 
     let (status, reply) = raw(&d.config().socket, b"{\"agent\": \"a\", \"command\": ").await;
     assert_eq!(status, 400);
-    assert!(reply["error"]["message"].as_str().unwrap().contains("invalid JSON"));
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid JSON")
+    );
     let (status, _) = raw(&d.config().socket, b"").await;
     assert_eq!(status, 400);
 
-    let (_, list) = d.admin().call(Method::GET, "/v1/requests", None).await.unwrap();
+    let (_, list) = d
+        .admin()
+        .call(Method::GET, "/v1/requests", None)
+        .await
+        .unwrap();
     assert_eq!(list, json!([]), "no invalid request left a row");
-    assert_eq!(d.ask("a", "ls").await.status, Status::Approved, "still serving");
+    assert_eq!(
+        d.ask("a", "ls").await.status,
+        Status::Approved,
+        "still serving"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversize_bodies_are_refused_whole() {
     let d = TestDaemon::start(&[]).await;
-    let big = json!({"agent": "a", "command": format!("echo {}", "x".repeat(70 * 1024))}).to_string();
+    let big =
+        json!({"agent": "a", "command": format!("echo {}", "x".repeat(70 * 1024))}).to_string();
     let (status, reply) = raw(&d.config().socket, big.as_bytes()).await;
     assert_eq!(status, 413, "{reply}");
     assert_eq!(reply["error"]["code"], "BODY_TOO_LARGE");
 
     // Without a Content-Length (chunked), the limit still holds while reading.
-    let mut stream = tokio::net::UnixStream::connect(&d.config().socket).await.unwrap();
+    let mut stream = tokio::net::UnixStream::connect(&d.config().socket)
+        .await
+        .unwrap();
     let chunk = "y".repeat(8192);
-    let mut req = String::from("POST /v1/requests HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    let mut req = String::from(
+        "POST /v1/requests HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+    );
     for _ in 0..10 {
         req.push_str(&format!("{:x}\r\n{chunk}\r\n", chunk.len()));
     }
@@ -91,50 +186,102 @@ async fn oversize_bodies_are_refused_whole() {
     assert!(String::from_utf8_lossy(&reply).starts_with("HTTP/1.1 413"));
 
     // Just under the limit is fine.
-    let fits = json!({"agent": "a", "command": format!("echo {}", "x".repeat(60 * 1024)), "wait": false});
+    let fits =
+        json!({"agent": "a", "command": format!("echo {}", "x".repeat(60 * 1024)), "wait": false});
     assert_eq!(d.submit(fits).await.0, StatusCode::ACCEPTED);
-    let (_, list) = d.admin().call(Method::GET, "/v1/requests", None).await.unwrap();
-    assert_eq!(list.as_array().unwrap().len(), 1, "only the request that fit was recorded");
+    let (_, list) = d
+        .admin()
+        .call(Method::GET, "/v1/requests", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        1,
+        "only the request that fit was recorded"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_ids_and_second_answers() {
     let d = TestDaemon::start(&[]).await;
     let admin = d.admin();
-    for path in ["/v1/requests/ffff", "/v1/requests/0193a7c2-0000-7000-8000-000000000000"] {
+    for path in [
+        "/v1/requests/ffff",
+        "/v1/requests/0193a7c2-0000-7000-8000-000000000000",
+    ] {
         let (status, body) = admin.call(Method::GET, path, None).await.unwrap();
         assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
         assert_eq!(body["error"]["code"], "NOT_FOUND");
     }
     let (status, body) = admin
-        .call(Method::POST, "/v1/requests/ffff/decision", Some(&json!({"decision": "allow-once"})))
+        .call(
+            Method::POST,
+            "/v1/requests/ffff/decision",
+            Some(&json!({"decision": "allow-once"})),
+        )
         .await
         .unwrap();
-    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("NOT_FOUND")));
-    let (status, _) = d.agent().call(Method::GET, "/v1/requests/ffff", None).await.unwrap();
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("NOT_FOUND"))
+    );
+    let (status, _) = d
+        .agent()
+        .call(Method::GET, "/v1/requests/ffff", None)
+        .await
+        .unwrap();
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     let r = d.ask_no_wait("a", "make deploy").await;
     let decide = |decision: &'static str| {
         let admin = d.admin();
         let path = format!("/v1/requests/{}/decision", r.short_id);
-        async move { admin.call(Method::POST, &path, Some(&json!({"decision": decision}))).await.unwrap() }
+        async move {
+            admin
+                .call(Method::POST, &path, Some(&json!({"decision": decision})))
+                .await
+                .unwrap()
+        }
     };
     let (status, body) = decide("sometimes").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(body["error"]["message"].as_str().unwrap().contains("sometimes"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sometimes")
+    );
     assert_eq!(decide("deny").await.0, StatusCode::OK);
     let (status, body) = decide("allow-once").await;
-    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("ALREADY_RESOLVED")));
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::CONFLICT, Some("ALREADY_RESOLVED"))
+    );
     assert_eq!(d.record(&r.id).await.status, Status::Denied);
 
-    let (status, _) = admin.call(Method::GET, "/v1/requests?status=maybe", None).await.unwrap();
+    let (status, _) = admin
+        .call(Method::GET, "/v1/requests?status=maybe", None)
+        .await
+        .unwrap();
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = admin.call(Method::GET, "/v1/requests?stauts=pending", None).await.unwrap();
+    let (status, _) = admin
+        .call(Method::GET, "/v1/requests?stauts=pending", None)
+        .await
+        .unwrap();
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = admin.call(Method::DELETE, "/v1/allowlist/999", None).await.unwrap();
+    let (status, _) = admin
+        .call(Method::DELETE, "/v1/allowlist/999", None)
+        .await
+        .unwrap();
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _) = admin.call(Method::POST, "/v1/allowlist", Some(&json!({"pattern": "git [", "kind": "glob"}))).await.unwrap();
+    let (status, _) = admin
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"pattern": "git [", "kind": "glob"})),
+        )
+        .await
+        .unwrap();
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
@@ -145,35 +292,85 @@ async fn an_unwritable_database_answers_503_and_approves_nothing() {
 
     // Another process holds SQLite's write lock: every write times out.
     let url = format!("sqlite://{}", db_path(d.dir.path()).display());
-    let mut blocker = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url).await.unwrap();
-    sqlx::query("BEGIN EXCLUSIVE").execute(&mut blocker).await.unwrap();
+    let mut blocker = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
+        .await
+        .unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
 
-    for body in [json!({"agent": "a", "command": "ls"}), json!({"agent": "a", "command": "make x"})] {
+    for body in [
+        json!({"agent": "a", "command": "ls"}),
+        json!({"agent": "a", "command": "make x"}),
+    ] {
         let (status, reply) = d.submit(body).await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{reply}");
         assert_eq!(reply["error"]["code"], "UNAVAILABLE");
-        assert!(reply["error"]["message"].as_str().unwrap().contains("not approved"));
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not approved")
+        );
     }
     let (status, _) = d
         .admin()
-        .call(Method::POST, &format!("/v1/requests/{}/decision", r.id), Some(&json!({"decision": "allow-once"})))
+        .call(
+            Method::POST,
+            &format!("/v1/requests/{}/decision", r.id),
+            Some(&json!({"decision": "allow-once"})),
+        )
         .await
         .unwrap();
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "a decision that cannot be stored is not made");
+    assert_eq!(
+        status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "a decision that cannot be stored is not made"
+    );
 
     sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
     drop(blocker);
-    assert_eq!(d.record(&r.id).await.status, Status::Pending, "nothing was approved meanwhile");
-    assert_eq!(d.ask("a", "ls").await.status, Status::Approved, "serving again once the database is back");
+    assert_eq!(
+        d.record(&r.id).await.status,
+        Status::Pending,
+        "nothing was approved meanwhile"
+    );
+    assert_eq!(
+        d.ask("a", "ls").await.status,
+        Status::Approved,
+        "serving again once the database is back"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_endpoints_and_methods_get_json_errors() {
     let d = TestDaemon::start(&[]).await;
-    let (status, body) = d.agent().call(Method::GET, "/v2/anything", None).await.unwrap();
-    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("NOT_FOUND")));
-    let (status, body) = d.agent().call(Method::DELETE, "/v1/requests", None).await.unwrap();
-    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::METHOD_NOT_ALLOWED, Some("METHOD_NOT_ALLOWED")));
-    let (status, body) = d.agent().call(Method::GET, "/v1/health", None).await.unwrap();
-    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("ok")));
+    let (status, body) = d
+        .agent()
+        .call(Method::GET, "/v2/anything", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("NOT_FOUND"))
+    );
+    let (status, body) = d
+        .agent()
+        .call(Method::DELETE, "/v1/requests", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("METHOD_NOT_ALLOWED"))
+    );
+    let (status, body) = d
+        .agent()
+        .call(Method::GET, "/v1/health", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (StatusCode::OK, Some("ok"))
+    );
 }

@@ -12,16 +12,30 @@ async fn allowlisted_command_is_approved_via_allowlist_and_counted() {
     let d = TestDaemon::start(&[]).await;
     let (status, rule) = d
         .admin()
-        .call(Method::POST, "/v1/allowlist", Some(&json!({"agent": null, "pattern": "make  test", "kind": "exact"})))
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"agent": null, "pattern": "make  test", "kind": "exact"})),
+        )
         .await
         .unwrap();
     assert_eq!(status, StatusCode::CREATED, "{rule}");
-    assert_eq!(rule["pattern"], "make test", "exact rules are stored normalized");
+    assert_eq!(
+        rule["pattern"], "make test",
+        "exact rules are stored normalized"
+    );
 
     let r = d.ask("builder", "  make   test ").await;
-    assert_eq!((r.status, r.via, r.decision), (Status::Approved, Some(Via::Allowlist), None));
+    assert_eq!(
+        (r.status, r.via, r.decision),
+        (Status::Approved, Some(Via::Allowlist), None)
+    );
 
-    let (_, rules) = d.admin().call(Method::GET, "/v1/allowlist", None).await.unwrap();
+    let (_, rules) = d
+        .admin()
+        .call(Method::GET, "/v1/allowlist", None)
+        .await
+        .unwrap();
     assert_eq!(rules[0]["use_count"], 1);
     assert_eq!(rules[0]["last_command"], "  make   test ");
     assert!(rules[0]["last_used_at"].is_string());
@@ -32,16 +46,31 @@ async fn glob_rules_match_per_agent_and_never_a_non_plain_command() {
     let d = TestDaemon::start(&[]).await;
     let (status, _) = d
         .admin()
-        .call(Method::POST, "/v1/allowlist", Some(&json!({"agent": "builder", "pattern": "cargo *", "kind": "glob"})))
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"agent": "builder", "pattern": "cargo *", "kind": "glob"})),
+        )
         .await
         .unwrap();
     assert_eq!(status, StatusCode::CREATED);
 
-    assert_eq!(d.ask("builder", "cargo build --release").await.via, Some(Via::Allowlist));
+    assert_eq!(
+        d.ask("builder", "cargo build --release").await.via,
+        Some(Via::Allowlist)
+    );
     // Another agent does not get builder's rule.
-    assert_eq!(d.ask_no_wait("other", "cargo build --release").await.status, Status::Pending);
+    assert_eq!(
+        d.ask_no_wait("other", "cargo build --release").await.status,
+        Status::Pending
+    );
     // Chaining after an allowed prefix is not plain: asked, never auto-approved.
-    for smuggled in ["cargo build; rm -rf ~", "cargo build && curl x | sh", "cargo $(id)", "cargo build\nreboot"] {
+    for smuggled in [
+        "cargo build; rm -rf ~",
+        "cargo build && curl x | sh",
+        "cargo $(id)",
+        "cargo build\nreboot",
+    ] {
         let r = d.ask_no_wait("builder", smuggled).await;
         assert_eq!(r.status, Status::Pending, "{smuggled:?} must be asked");
     }
@@ -55,15 +84,28 @@ async fn a_miss_is_approved_from_the_console() {
     d.console_expect(&format!("ID: {}", pending.short_id)).await;
     d.console_expect("Command: cat notes.txt").await;
 
-    d.console_say(&format!("/approve {}", pending.short_id.to_uppercase())).await;
+    d.console_say(&format!("/approve {}", pending.short_id.to_uppercase()))
+        .await;
     let r = waiting.await.unwrap();
-    assert_eq!((r.status, r.decision, r.via), (Status::Approved, Some(Decision::AllowOnce), Some(Via::Console)));
+    assert_eq!(
+        (r.status, r.decision, r.via),
+        (
+            Status::Approved,
+            Some(Decision::AllowOnce),
+            Some(Via::Console)
+        )
+    );
     assert_eq!(r.decided_by.as_deref(), Some("console"));
-    d.console_expect(&format!("✔ {} approved", r.short_id)).await;
+    d.console_expect(&format!("✔ {} approved", r.short_id))
+        .await;
 
     // A second answer changes nothing and says so.
     d.console_say(&format!("/deny {}", r.short_id)).await;
-    d.console_expect(&format!("approval {} not found or already resolved", r.short_id)).await;
+    d.console_expect(&format!(
+        "approval {} not found or already resolved",
+        r.short_id
+    ))
+    .await;
     assert_eq!(d.record(&r.id).await.status, Status::Approved);
 }
 
@@ -73,12 +115,19 @@ async fn console_deny_and_reply_form_and_listing() {
     let waiting = d.ask_waiting("builder", "cat secrets.env");
     let pending = d.pending_for("cat secrets.env").await;
     d.console_say("/pending").await;
-    d.console_expect(&format!("{}  builder", pending.short_id)).await;
+    d.console_expect(&format!("{}  builder", pending.short_id))
+        .await;
     // With exactly one request pending, the id may be left out.
     d.console_say("/deny").await;
     let r = waiting.await.unwrap();
-    assert_eq!((r.status, r.decision, r.via), (Status::Denied, Some(Decision::Deny), Some(Via::Console)));
-    assert_eq!(r.error.as_deref(), Some("command was not approved (denied)"));
+    assert_eq!(
+        (r.status, r.decision, r.via),
+        (Status::Denied, Some(Decision::Deny), Some(Via::Console))
+    );
+    assert_eq!(
+        r.error.as_deref(),
+        Some("command was not approved (denied)")
+    );
 
     d.console_say("/approve zz").await;
     d.console_expect("zz").await;
@@ -95,22 +144,46 @@ async fn always_stores_an_exact_rule_for_that_agent_only() {
     let pending = d.pending_for("cat   Cargo.toml").await;
     let (status, body) = d
         .admin()
-        .call(Method::POST, &format!("/v1/requests/{}/decision", pending.short_id), Some(&json!({"decision": "allow-always"})))
+        .call(
+            Method::POST,
+            &format!("/v1/requests/{}/decision", pending.short_id),
+            Some(&json!({"decision": "allow-always"})),
+        )
         .await
         .unwrap();
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(waiting.await.unwrap().decision, Some(Decision::AllowAlways));
 
-    let (_, rules) = d.admin().call(Method::GET, "/v1/allowlist", None).await.unwrap();
+    let (_, rules) = d
+        .admin()
+        .call(Method::GET, "/v1/allowlist", None)
+        .await
+        .unwrap();
     let rules: Vec<execgate::model::Rule> = serde_json::from_value(rules).unwrap();
     assert_eq!(rules.len(), 1);
-    assert_eq!((rules[0].agent.as_deref(), rules[0].kind, rules[0].pattern.as_str()), (Some("builder"), RuleKind::Exact, "cat Cargo.toml"));
+    assert_eq!(
+        (
+            rules[0].agent.as_deref(),
+            rules[0].kind,
+            rules[0].pattern.as_str()
+        ),
+        (Some("builder"), RuleKind::Exact, "cat Cargo.toml")
+    );
 
     // The identical request (blanks aside) is now approved without asking...
-    assert_eq!(d.ask("builder", "cat Cargo.toml").await.via, Some(Via::Allowlist));
+    assert_eq!(
+        d.ask("builder", "cat Cargo.toml").await.via,
+        Some(Via::Allowlist)
+    );
     // ...a different one is still asked, and so is the same one from another agent.
-    assert_eq!(d.ask_no_wait("builder", "cat Cargo.lock").await.status, Status::Pending);
-    assert_eq!(d.ask_no_wait("other", "cat Cargo.toml").await.status, Status::Pending);
+    assert_eq!(
+        d.ask_no_wait("builder", "cat Cargo.lock").await.status,
+        Status::Pending
+    );
+    assert_eq!(
+        d.ask_no_wait("other", "cat Cargo.toml").await.status,
+        Status::Pending
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,7 +193,11 @@ async fn always_never_widens_trust() {
         let admin = d.admin();
         async move {
             admin
-                .call(Method::POST, &format!("/v1/requests/{id}/decision"), Some(&json!({"decision": decision})))
+                .call(
+                    Method::POST,
+                    &format!("/v1/requests/{id}/decision"),
+                    Some(&json!({"decision": decision})),
+                )
                 .await
                 .unwrap()
         }
@@ -131,18 +208,37 @@ async fn always_never_widens_trust() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(body["error"]["code"], "ALWAYS_REFUSED");
     assert_eq!(d.record(&globbed.id).await.status, Status::Pending);
-    assert_eq!(decide(globbed.short_id.clone(), "allow-once").await.0, StatusCode::OK);
-    assert_eq!(d.ask_no_wait("builder", "ls secret").await.status, Status::Pending);
-    assert_eq!(d.ask_no_wait("builder", "ls *.txt").await.status, Status::Pending);
+    assert_eq!(
+        decide(globbed.short_id.clone(), "allow-once").await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        d.ask_no_wait("builder", "ls secret").await.status,
+        Status::Pending
+    );
+    assert_eq!(
+        d.ask_no_wait("builder", "ls *.txt").await.status,
+        Status::Pending
+    );
 
     // Dangerous commands, shells and inline interpreters are refused too.
-    for cmd in ["rm -rf build", "bash -c 'echo hi'", "python3 -c 'print(1)'", "env FOO=1 make", "sudo ls"] {
+    for cmd in [
+        "rm -rf build",
+        "bash -c 'echo hi'",
+        "python3 -c 'print(1)'",
+        "env FOO=1 make",
+        "sudo ls",
+    ] {
         let r = d.ask_no_wait("builder", cmd).await;
         let (status, body) = decide(r.short_id.clone(), "allow-always").await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{cmd}: {body}");
         assert_eq!(decide(r.short_id, "deny").await.0, StatusCode::OK);
     }
-    let (_, rules) = d.admin().call(Method::GET, "/v1/allowlist", None).await.unwrap();
+    let (_, rules) = d
+        .admin()
+        .call(Method::GET, "/v1/allowlist", None)
+        .await
+        .unwrap();
     assert_eq!(rules, json!([]), "no rule was stored");
 }
 
@@ -150,14 +246,28 @@ async fn always_never_widens_trust() {
 async fn unanswered_requests_expire() {
     let d = TestDaemon::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "1")]).await;
     let r = d.ask("builder", "cat Cargo.toml").await;
-    assert_eq!((r.status, r.via, r.decision), (Status::Expired, Some(Via::Timeout), None));
-    assert_eq!(r.error.as_deref(), Some("command was not approved (expired)"));
+    assert_eq!(
+        (r.status, r.via, r.decision),
+        (Status::Expired, Some(Via::Timeout), None)
+    );
+    assert_eq!(
+        r.error.as_deref(),
+        Some("command was not approved (expired)")
+    );
     let (status, _) = d
         .admin()
-        .call(Method::POST, &format!("/v1/requests/{}/decision", r.id), Some(&json!({"decision": "allow-once"})))
+        .call(
+            Method::POST,
+            &format!("/v1/requests/{}/decision", r.id),
+            Some(&json!({"decision": "allow-once"})),
+        )
         .await
         .unwrap();
-    assert_eq!(status, StatusCode::CONFLICT, "an expired request cannot be approved afterwards");
+    assert_eq!(
+        status,
+        StatusCode::CONFLICT,
+        "an expired request cannot be approved afterwards"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,18 +278,39 @@ async fn ask_fallback_allowlist_approves_only_what_a_rule_matched() {
         ("EXECGATE_APPROVAL__ASK_FALLBACK", "allowlist"),
     ])
     .await;
-    d.admin().call(Method::POST, "/v1/allowlist", Some(&json!({"pattern": "make test"}))).await.unwrap();
+    d.admin()
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"pattern": "make test"})),
+        )
+        .await
+        .unwrap();
     let matched = d.ask("builder", "make test").await;
-    assert_eq!((matched.status, matched.via), (Status::Approved, Some(Via::Timeout)), "ask=always asked, fallback approved");
+    assert_eq!(
+        (matched.status, matched.via),
+        (Status::Approved, Some(Via::Timeout)),
+        "ask=always asked, fallback approved"
+    );
     let missed = d.ask("builder", "make deploy").await;
-    assert_eq!((missed.status, missed.via), (Status::Expired, Some(Via::Timeout)));
+    assert_eq!(
+        (missed.status, missed.via),
+        (Status::Expired, Some(Via::Timeout))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_fallback_full_approves_on_timeout() {
-    let d = TestDaemon::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "1"), ("EXECGATE_APPROVAL__ASK_FALLBACK", "full")]).await;
+    let d = TestDaemon::start(&[
+        ("EXECGATE_APPROVAL__TIMEOUT_SECS", "1"),
+        ("EXECGATE_APPROVAL__ASK_FALLBACK", "full"),
+    ])
+    .await;
     let r = d.ask("builder", "make deploy").await;
-    assert_eq!((r.status, r.via, r.decision), (Status::Approved, Some(Via::Timeout), None));
+    assert_eq!(
+        (r.status, r.via, r.decision),
+        (Status::Approved, Some(Via::Timeout), None)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -187,8 +318,16 @@ async fn ask_off_denies_what_no_rule_approves() {
     let d = TestDaemon::start(&[("EXECGATE_APPROVAL__ASK", "off")]).await;
     let r = d.ask("builder", "make deploy").await;
     assert_eq!((r.status, r.via), (Status::Denied, Some(Via::Policy)));
-    assert!(r.error.unwrap().starts_with("command was not approved (denied)"));
-    assert_eq!(d.ask("builder", "ls -la").await.status, Status::Approved, "safe binaries still pass");
+    assert!(
+        r.error
+            .unwrap()
+            .starts_with("command was not approved (denied)")
+    );
+    assert_eq!(
+        d.ask("builder", "ls -la").await.status,
+        Status::Approved,
+        "safe binaries still pass"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -199,11 +338,21 @@ async fn security_modes_per_agent() {
     ])
     .await;
     let locked = d.ask("locked", "ls").await;
-    assert_eq!((locked.status, locked.via), (Status::Denied, Some(Via::Policy)), "deny mode denies even safe commands");
+    assert_eq!(
+        (locked.status, locked.via),
+        (Status::Denied, Some(Via::Policy)),
+        "deny mode denies even safe commands"
+    );
     let trusted = d.ask("trusted", "make deploy && rm -rf build").await;
-    assert_eq!((trusted.status, trusted.via), (Status::Approved, Some(Via::Policy)));
+    assert_eq!(
+        (trusted.status, trusted.via),
+        (Status::Approved, Some(Via::Policy))
+    );
     assert_eq!(trusted.risk, Risk::Dangerous, "risk is still reported");
-    assert_eq!(d.ask_no_wait("someone", "make deploy").await.status, Status::Pending);
+    assert_eq!(
+        d.ask_no_wait("someone", "make deploy").await.status,
+        Status::Pending
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -214,7 +363,11 @@ async fn deny_list_beats_allowlist_and_full() {
     ])
     .await;
     d.admin()
-        .call(Method::POST, "/v1/allowlist", Some(&json!({"pattern": "rm -rf build", "kind": "exact"})))
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"pattern": "rm -rf build", "kind": "exact"})),
+        )
         .await
         .unwrap();
     for (agent, cmd) in [
@@ -225,33 +378,62 @@ async fn deny_list_beats_allowlist_and_full() {
         ("trusted", "echo hi; sudo shutdown now"),
     ] {
         let r = d.ask(agent, cmd).await;
-        assert_eq!((r.status, r.via), (Status::Denied, Some(Via::Policy)), "{agent}: {cmd}");
+        assert_eq!(
+            (r.status, r.via),
+            (Status::Denied, Some(Via::Policy)),
+            "{agent}: {cmd}"
+        );
         assert!(r.error.unwrap().contains("deny list"));
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allowed_binaries_refuse_other_programs_in_every_segment() {
-    let d = TestDaemon::start(&[("EXECGATE_POLICY__ALLOWED_BINARIES", "ls,cat"), ("EXECGATE_AGENTS__TRUSTED__SECURITY", "full")]).await;
+    let d = TestDaemon::start(&[
+        ("EXECGATE_POLICY__ALLOWED_BINARIES", "ls,cat"),
+        ("EXECGATE_AGENTS__TRUSTED__SECURITY", "full"),
+    ])
+    .await;
     assert_eq!(d.ask("trusted", "ls").await.status, Status::Approved);
     for cmd in ["pwd", "ls; pwd", "cat x | sh", "ls $(reboot)"] {
         let r = d.ask("trusted", cmd).await;
         assert_eq!(r.status, Status::Denied, "{cmd}");
         assert!(r.error.unwrap().contains("allowed_binaries"), "{cmd}");
     }
-    let (_, body) = d.submit(json!({"agent": "trusted", "argv": ["python3", "-V"]})).await;
+    let (_, body) = d
+        .submit(json!({"agent": "trusted", "argv": ["python3", "-V"]}))
+        .await;
     assert_eq!(body["status"], "denied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn argv_requests_are_matched_on_their_quoted_join() {
     let d = TestDaemon::start(&[]).await;
-    d.admin().call(Method::POST, "/v1/allowlist", Some(&json!({"pattern": "grep -r 'fn main' src"}))).await.unwrap();
-    let (status, body) = d.submit(json!({"agent": "a", "argv": ["grep", "-r", "fn main", "src"]})).await;
+    d.admin()
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"pattern": "grep -r 'fn main' src"})),
+        )
+        .await
+        .unwrap();
+    let (status, body) = d
+        .submit(json!({"agent": "a", "argv": ["grep", "-r", "fn main", "src"]}))
+        .await;
     assert_eq!(status, StatusCode::OK);
     let r: Record = serde_json::from_value(body).unwrap();
     assert_eq!((r.status, r.via), (Status::Approved, Some(Via::Allowlist)));
-    assert_eq!(r.argv.as_deref(), Some(&["grep".to_string(), "-r".into(), "fn main".into(), "src".into()][..]));
+    assert_eq!(
+        r.argv.as_deref(),
+        Some(
+            &[
+                "grep".to_string(),
+                "-r".into(),
+                "fn main".into(),
+                "src".into()
+            ][..]
+        )
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -260,21 +442,47 @@ async fn the_agent_socket_reaches_no_admin_endpoint() {
     let r = d.ask_no_wait("builder", "make deploy").await;
     let agent = d.agent();
     let attempts = [
-        (Method::POST, format!("/v1/requests/{}/decision", r.id), Some(json!({"decision": "allow-once"}))),
-        (Method::POST, format!("/v1/requests/{}/decision", r.short_id), Some(json!({"decision": "allow-always"}))),
+        (
+            Method::POST,
+            format!("/v1/requests/{}/decision", r.id),
+            Some(json!({"decision": "allow-once"})),
+        ),
+        (
+            Method::POST,
+            format!("/v1/requests/{}/decision", r.short_id),
+            Some(json!({"decision": "allow-always"})),
+        ),
         (Method::GET, "/v1/allowlist".to_string(), None),
-        (Method::POST, "/v1/allowlist".to_string(), Some(json!({"pattern": "*", "kind": "glob", "force": true}))),
+        (
+            Method::POST,
+            "/v1/allowlist".to_string(),
+            Some(json!({"pattern": "*", "kind": "glob", "force": true})),
+        ),
         (Method::DELETE, "/v1/allowlist/1".to_string(), None),
         (Method::GET, "/v1/requests?status=pending".to_string(), None),
-        (Method::PUT, format!("/v1/requests/{}", r.id), Some(json!({"status": "approved"}))),
+        (
+            Method::PUT,
+            format!("/v1/requests/{}", r.id),
+            Some(json!({"status": "approved"})),
+        ),
     ];
     for (method, path, body) in attempts {
-        let (status, reply) = agent.call(method.clone(), &path, body.as_ref()).await.unwrap();
-        assert!(status.is_client_error(), "{method} {path} answered {status}");
+        let (status, reply) = agent
+            .call(method.clone(), &path, body.as_ref())
+            .await
+            .unwrap();
+        assert!(
+            status.is_client_error(),
+            "{method} {path} answered {status}"
+        );
         assert!(reply["error"]["code"].is_string(), "{reply}");
     }
     assert_eq!(d.record(&r.id).await.status, Status::Pending);
-    let (_, rules) = d.admin().call(Method::GET, "/v1/allowlist", None).await.unwrap();
+    let (_, rules) = d
+        .admin()
+        .call(Method::GET, "/v1/allowlist", None)
+        .await
+        .unwrap();
     assert_eq!(rules, json!([]));
 }
 
@@ -282,13 +490,28 @@ async fn the_agent_socket_reaches_no_admin_endpoint() {
 async fn agent_names_bound_to_uids() {
     let me = uid().to_string();
     let other = (uid() + 4242).to_string();
-    let d = TestDaemon::start(&[("EXECGATE_AGENTS__MINE__UIDS", me.as_str()), ("EXECGATE_AGENTS__THEIRS__UIDS", other.as_str())]).await;
-    assert_eq!(d.submit(json!({"agent": "mine", "command": "ls"})).await.0, StatusCode::OK);
+    let d = TestDaemon::start(&[
+        ("EXECGATE_AGENTS__MINE__UIDS", me.as_str()),
+        ("EXECGATE_AGENTS__THEIRS__UIDS", other.as_str()),
+    ])
+    .await;
+    assert_eq!(
+        d.submit(json!({"agent": "mine", "command": "ls"})).await.0,
+        StatusCode::OK
+    );
     let (status, body) = d.submit(json!({"agent": "theirs", "command": "ls"})).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(body["error"]["code"], "FORBIDDEN");
-    let (_, list) = d.admin().call(Method::GET, "/v1/requests?agent=theirs", None).await.unwrap();
-    assert_eq!(list, json!([]), "a refused identity leaves no approvable row");
+    let (_, list) = d
+        .admin()
+        .call(Method::GET, "/v1/requests?agent=theirs", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        list,
+        json!([]),
+        "a refused identity leaves no approvable row"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,7 +527,9 @@ async fn a_waiter_that_goes_away_cancels_its_request() {
     use tokio::io::AsyncWriteExt;
     let d = TestDaemon::start(&[]).await;
     let body = json!({"agent": "builder", "command": "make deploy"}).to_string();
-    let mut stream = tokio::net::UnixStream::connect(&d.config().socket).await.unwrap();
+    let mut stream = tokio::net::UnixStream::connect(&d.config().socket)
+        .await
+        .unwrap();
     let request = format!(
         "POST /v1/requests HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
@@ -313,8 +538,14 @@ async fn a_waiter_that_goes_away_cancels_its_request() {
     let pending = d.pending_for("make deploy").await;
     drop(stream);
     let r = d.terminal(&pending.id).await;
-    assert_eq!((r.status, r.via), (Status::Cancelled, Some(Via::Disconnect)));
-    assert_eq!(r.error.as_deref(), Some("command was not approved (cancelled)"));
+    assert_eq!(
+        (r.status, r.via),
+        (Status::Cancelled, Some(Via::Disconnect))
+    );
+    assert_eq!(
+        r.error.as_deref(),
+        Some("command was not approved (cancelled)")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -324,10 +555,21 @@ async fn fifty_concurrent_answers_exactly_one_wins() {
     let mut tasks = Vec::new();
     for i in 0..50 {
         let admin = d.admin();
-        let id = if i % 2 == 0 { r.short_id.clone() } else { r.id.clone() };
+        let id = if i % 2 == 0 {
+            r.short_id.clone()
+        } else {
+            r.id.clone()
+        };
         let decision = if i % 3 == 0 { "deny" } else { "allow-once" };
         tasks.push(tokio::spawn(async move {
-            admin.call(Method::POST, &format!("/v1/requests/{id}/decision"), Some(&json!({"decision": decision}))).await.unwrap()
+            admin
+                .call(
+                    Method::POST,
+                    &format!("/v1/requests/{id}/decision"),
+                    Some(&json!({"decision": decision})),
+                )
+                .await
+                .unwrap()
         }));
     }
     let mut ok = Vec::new();
@@ -342,7 +584,11 @@ async fn fifty_concurrent_answers_exactly_one_wins() {
     }
     assert_eq!((ok.len(), conflicts), (1, 49));
     let stored = d.record(&r.id).await;
-    assert_eq!(stored.status.as_str(), ok[0]["status"].as_str().unwrap(), "the winner's answer is what is stored");
+    assert_eq!(
+        stored.status.as_str(),
+        ok[0]["status"].as_str().unwrap(),
+        "the winner's answer is what is stored"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -354,7 +600,11 @@ async fn long_poll_returns_when_resolved_and_agents_see_only_their_own() {
     let poll = tokio::spawn(async move { agent.call(Method::GET, &path, None).await.unwrap() });
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     d.admin()
-        .call(Method::POST, &format!("/v1/requests/{}/decision", r.short_id), Some(&json!({"decision": "deny"})))
+        .call(
+            Method::POST,
+            &format!("/v1/requests/{}/decision", r.short_id),
+            Some(&json!({"decision": "deny"})),
+        )
         .await
         .unwrap();
     let (status, body) = poll.await.unwrap();
@@ -362,9 +612,19 @@ async fn long_poll_returns_when_resolved_and_agents_see_only_their_own() {
     assert_eq!(body["status"], "denied");
 
     // A row sent from another uid is invisible on the agent socket.
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db_path(d.dir.path()).display())).await.unwrap();
-    sqlx::query("UPDATE exec_approval SET peer_uid = peer_uid + 1 WHERE id = ?").bind(&r.id).execute(&pool).await.unwrap();
-    let (status, _) = d.agent().call(Method::GET, &format!("/v1/requests/{}", r.id), None).await.unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db_path(d.dir.path()).display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE exec_approval SET peer_uid = peer_uid + 1 WHERE id = ?")
+        .bind(&r.id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (status, _) = d
+        .agent()
+        .call(Method::GET, &format!("/v1/requests/{}", r.id), None)
+        .await
+        .unwrap();
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
@@ -375,8 +635,14 @@ async fn shutdown_cancels_pending_requests_and_answers_their_waiters() {
     let pending = d.pending_for("make deploy").await;
     d.stop().await;
     let r = waiting.await.unwrap();
-    assert_eq!((r.id.as_str(), r.status, r.via), (pending.id.as_str(), Status::Cancelled, Some(Via::Shutdown)));
-    assert!(!d.dir.path().join("run/agent.sock").exists(), "socket files are removed");
+    assert_eq!(
+        (r.id.as_str(), r.status, r.via),
+        (pending.id.as_str(), Status::Cancelled, Some(Via::Shutdown))
+    );
+    assert!(
+        !d.dir.path().join("run/agent.sock").exists(),
+        "socket files are removed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -396,11 +662,19 @@ async fn admin_socket_refuses_uids_not_listed() {
     let r = d.ask_no_wait("builder", "make deploy").await;
     let (status, body) = d
         .admin()
-        .call(Method::POST, &format!("/v1/requests/{}/decision", r.id), Some(&json!({"decision": "allow-once"})))
+        .call(
+            Method::POST,
+            &format!("/v1/requests/{}/decision", r.id),
+            Some(&json!({"decision": "allow-once"})),
+        )
         .await
         .unwrap();
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    let (status, _) = d.admin().call(Method::GET, "/v1/allowlist", None).await.unwrap();
+    let (status, _) = d
+        .admin()
+        .call(Method::GET, "/v1/allowlist", None)
+        .await
+        .unwrap();
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
 
@@ -408,35 +682,75 @@ async fn admin_socket_refuses_uids_not_listed() {
 async fn owner_globs_that_allow_everything_need_force() {
     let d = TestDaemon::start(&[]).await;
     for pattern in ["*", "* *", "bash *", "sh -c *", "python3 *", "env *"] {
-        let (status, body) =
-            d.admin().call(Method::POST, "/v1/allowlist", Some(&json!({"pattern": pattern, "kind": "glob"}))).await.unwrap();
+        let (status, body) = d
+            .admin()
+            .call(
+                Method::POST,
+                "/v1/allowlist",
+                Some(&json!({"pattern": pattern, "kind": "glob"})),
+            )
+            .await
+            .unwrap();
         assert_eq!(status, StatusCode::BAD_REQUEST, "{pattern}");
         assert_eq!(body["error"]["code"], "TOO_BROAD", "{pattern}");
     }
     let (status, _) = d
         .admin()
-        .call(Method::POST, "/v1/allowlist", Some(&json!({"pattern": "*", "kind": "glob", "force": true})))
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"pattern": "*", "kind": "glob", "force": true})),
+        )
         .await
         .unwrap();
     assert_eq!(status, StatusCode::CREATED);
     // Even a forced `*` never approves a command that is not plain or is dangerous.
     assert_eq!(d.ask("a", "make deploy").await.via, Some(Via::Allowlist));
-    assert_eq!(d.ask_no_wait("a", "make; reboot").await.status, Status::Pending);
-    assert_eq!(d.ask_no_wait("a", "rm -rf build").await.status, Status::Pending);
+    assert_eq!(
+        d.ask_no_wait("a", "make; reboot").await.status,
+        Status::Pending
+    );
+    assert_eq!(
+        d.ask_no_wait("a", "rm -rf build").await.status,
+        Status::Pending
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_and_removed_rules_stop_approving() {
     let d = TestDaemon::start(&[]).await;
     let soon = (chrono::Utc::now() + chrono::TimeDelta::milliseconds(300)).to_rfc3339();
-    d.admin().call(Method::POST, "/v1/allowlist", Some(&json!({"pattern": "make a", "expires_at": soon}))).await.unwrap();
-    let (_, rule) = d.admin().call(Method::POST, "/v1/allowlist", Some(&json!({"pattern": "make b"}))).await.unwrap();
+    d.admin()
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"pattern": "make a", "expires_at": soon})),
+        )
+        .await
+        .unwrap();
+    let (_, rule) = d
+        .admin()
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"pattern": "make b"})),
+        )
+        .await
+        .unwrap();
     assert_eq!(d.ask("x", "make a").await.via, Some(Via::Allowlist));
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     assert_eq!(d.ask_no_wait("x", "make a").await.status, Status::Pending);
 
     assert_eq!(d.ask("x", "make b").await.via, Some(Via::Allowlist));
-    let (status, _) = d.admin().call(Method::DELETE, &format!("/v1/allowlist/{}", rule["id"]), None).await.unwrap();
+    let (status, _) = d
+        .admin()
+        .call(
+            Method::DELETE,
+            &format!("/v1/allowlist/{}", rule["id"]),
+            None,
+        )
+        .await
+        .unwrap();
     assert_eq!(status, StatusCode::NO_CONTENT);
     assert_eq!(d.ask_no_wait("x", "make b").await.status, Status::Pending);
 }

@@ -50,11 +50,21 @@ async fn only_admins(
 
 /// Who decided, as stored in `decided_by`.
 fn by(peer: &Peer) -> String {
-    format!("cli:{}", peer.uid.map_or("unknown".into(), |u| u.to_string()))
+    format!(
+        "cli:{}",
+        peer.uid.map_or("unknown".into(), |u| u.to_string())
+    )
 }
 
-async fn list(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<Vec<Record>>, ApiError> {
-    let mut filter = RequestFilter { status: None, agent: None, limit: 50 };
+async fn list(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Vec<Record>>, ApiError> {
+    let mut filter = RequestFilter {
+        status: None,
+        agent: None,
+        limit: 50,
+    };
     for (k, v) in parse_query(query.as_deref(), &["status", "agent", "limit"])? {
         match k.as_str() {
             "status" => filter.status = Some(v.parse::<Status>().map_err(ApiError::bad_request)?),
@@ -65,7 +75,10 @@ async fn list(State(state): State<AppState>, RawQuery(query): RawQuery) -> Resul
     Ok(Json(state.approvals.store().list(&filter).await?))
 }
 
-async fn show(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Result<Json<Record>, ApiError> {
+async fn show(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Json<Record>, ApiError> {
     match state.approvals.store().find(&id).await? {
         Some(r) => Ok(Json(r)),
         None => Err(ApiError::not_found(format!("request {id} not found"))),
@@ -86,7 +99,12 @@ async fn decide(
     body: Body,
 ) -> Result<Json<Record>, ApiError> {
     let body: DecisionBody = read_json(&headers, body).await?;
-    Ok(Json(state.approvals.resolve(&id, body.decision, Via::Cli, &by(&peer)).await?))
+    Ok(Json(
+        state
+            .approvals
+            .resolve(&id, body.decision, Via::Cli, &by(&peer))
+            .await?,
+    ))
 }
 
 async fn list_rules(State(state): State<AppState>) -> Result<Json<Vec<Rule>>, ApiError> {
@@ -121,11 +139,15 @@ async fn add_rule(
     let body: NewRuleBody = read_json(&headers, body).await?;
     if let Some(agent) = &body.agent {
         if !is_valid_agent_name(agent) {
-            return Err(ApiError::bad_request("`agent` must match [A-Za-z0-9._-]{1,64}"));
+            return Err(ApiError::bad_request(
+                "`agent` must match [A-Za-z0-9._-]{1,64}",
+            ));
         }
     }
     if body.pattern.contains('\0') || body.pattern.contains('\n') || body.pattern.contains('\r') {
-        return Err(ApiError::bad_request("`pattern` contains a NUL byte or a newline"));
+        return Err(ApiError::bad_request(
+            "`pattern` contains a NUL byte or a newline",
+        ));
     }
     let pattern = shell::normalize(&body.pattern);
     if pattern.is_empty() {
@@ -146,17 +168,30 @@ async fn add_rule(
     if body.expires_at.is_some_and(|t| t <= now) {
         return Err(ApiError::bad_request("`expires_at` is in the past"));
     }
-    let rule = NewRule { agent: body.agent, pattern, kind: body.kind, created_by: by(&peer), expires_at: body.expires_at };
+    let rule = NewRule {
+        agent: body.agent,
+        pattern,
+        kind: body.kind,
+        created_by: by(&peer),
+        expires_at: body.expires_at,
+    };
     let stored = state.approvals.store().add_rule(&rule, now).await?;
     state.approvals.reload_rules().await?;
     tracing::info!(rule = stored.id, pattern = %stored.pattern, kind = %stored.kind, "allowlist rule added");
     Ok((StatusCode::CREATED, Json(stored)))
 }
 
-async fn remove_rule(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Result<StatusCode, ApiError> {
-    let id: i64 = id.parse().map_err(|_| ApiError::bad_request(format!("rule id {id:?} is not a number")))?;
+async fn remove_rule(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<StatusCode, ApiError> {
+    let id: i64 = id
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("rule id {id:?} is not a number")))?;
     if !state.approvals.store().remove_rule(id).await? {
-        return Err(ApiError::not_found(format!("allowlist rule {id} not found")));
+        return Err(ApiError::not_found(format!(
+            "allowlist rule {id} not found"
+        )));
     }
     state.approvals.reload_rules().await?;
     tracing::info!(rule = id, "allowlist rule removed");

@@ -60,7 +60,10 @@ impl ExecRequest {
     fn validate(&self, state: &AppState) -> Result<Option<String>, ApiError> {
         let bad = |m: String| Err(ApiError::bad_request(m));
         if !is_valid_agent_name(&self.agent) {
-            return bad(format!("`agent` must match [A-Za-z0-9._-]{{1,64}}, got {:?}", truncate(&self.agent)));
+            return bad(format!(
+                "`agent` must match [A-Za-z0-9._-]{{1,64}}, got {:?}",
+                truncate(&self.agent)
+            ));
         }
         let strings = [
             ("session", self.session.as_deref()),
@@ -80,8 +83,13 @@ impl ExecRequest {
             }
         }
         match (&self.command, &self.argv) {
-            (Some(_), Some(_)) => return bad("give exactly one of `command` and `argv`, not both".into()),
-            (None, None) => return bad("one of `command` (a shell line) or `argv` (a program and arguments) is required".into()),
+            (Some(_), Some(_)) => {
+                return bad("give exactly one of `command` and `argv`, not both".into());
+            }
+            (None, None) => return bad(
+                "one of `command` (a shell line) or `argv` (a program and arguments) is required"
+                    .into(),
+            ),
             (Some(c), None) if c.trim().is_empty() => return bad("`command` is empty".into()),
             (None, Some(a)) if a.first().is_none_or(|p| p.is_empty()) => {
                 return bad("`argv` must start with a non-empty program name".into());
@@ -92,12 +100,17 @@ impl ExecRequest {
             return bad("`session` is longer than 256 bytes".into());
         }
         if self.run {
-            return bad("`run: true` is not available yet: this execgate decides but does not execute".into());
+            return bad(
+                "`run: true` is not available yet: this execgate decides but does not execute"
+                    .into(),
+            );
         }
         if let Some(ms) = self.timeout_ms {
             let max = state.config.exec.max_timeout_ms;
             if ms == 0 || ms > max {
-                return bad(format!("`timeout_ms` must be between 1 and {max} (exec.max_timeout_ms), got {ms}"));
+                return bad(format!(
+                    "`timeout_ms` must be between 1 and {max} (exec.max_timeout_ms), got {ms}"
+                ));
             }
         }
         self.cwd.as_deref().map(resolve_cwd).transpose()
@@ -117,8 +130,14 @@ fn resolve_cwd(cwd: &str) -> Result<String, ApiError> {
     };
     match std::fs::metadata(&absolute) {
         Ok(m) if m.is_dir() => Ok(absolute.to_string_lossy().into_owned()),
-        Ok(_) => Err(ApiError::bad_request(format!("`cwd` {:?} is not a directory", truncate(cwd)))),
-        Err(_) => Err(ApiError::bad_request(format!("`cwd` {:?} does not exist", truncate(cwd)))),
+        Ok(_) => Err(ApiError::bad_request(format!(
+            "`cwd` {:?} is not a directory",
+            truncate(cwd)
+        ))),
+        Err(_) => Err(ApiError::bad_request(format!(
+            "`cwd` {:?} does not exist",
+            truncate(cwd)
+        ))),
     }
 }
 
@@ -152,7 +171,12 @@ async fn create(
     let cwd = req.validate(&state)?;
 
     // Step 2: identity. A bound agent name is usable only from its uids.
-    if let Some(uids) = state.config.agents.get(&req.agent).and_then(|a| a.uids.as_ref()) {
+    if let Some(uids) = state
+        .config
+        .agents
+        .get(&req.agent)
+        .and_then(|a| a.uids.as_ref())
+    {
         if !peer.uid.is_some_and(|u| uids.contains(&u)) {
             tracing::warn!(agent = %req.agent, uid = ?peer.uid, "agent identity does not match the peer's uid");
             return Err(ApiError::forbidden(format!(
@@ -176,16 +200,26 @@ async fn create(
     };
     match state.approvals.submit(submission).await? {
         Submitted::Done(record) => Ok(Json(record).into_response()),
-        Submitted::Pending { record, .. } if !req.wait => Ok((StatusCode::ACCEPTED, Json(record)).into_response()),
+        Submitted::Pending { record, .. } if !req.wait => {
+            Ok((StatusCode::ACCEPTED, Json(record)).into_response())
+        }
         Submitted::Pending { record, mut done } => {
-            let mut guard = CancelOnDrop { approvals: Arc::clone(&state.approvals), id: Some(record.id.clone()) };
+            let mut guard = CancelOnDrop {
+                approvals: Arc::clone(&state.approvals),
+                id: Some(record.id.clone()),
+            };
             let final_record = loop {
                 if let Some(r) = done.borrow_and_update().clone() {
                     break r;
                 }
                 if done.changed().await.is_err() {
                     // The sender went away without a final record: read what the store says.
-                    break state.approvals.store().get(&record.id).await?.unwrap_or(record);
+                    break state
+                        .approvals
+                        .store()
+                        .get(&record.id)
+                        .await?
+                        .unwrap_or(record);
                 }
             };
             guard.id = None;
@@ -216,7 +250,14 @@ async fn show(
         return Ok(Json(record));
     }
     let Some(mut done) = state.approvals.watch(&record.id) else {
-        return Ok(Json(state.approvals.store().get(&record.id).await?.unwrap_or(record)));
+        return Ok(Json(
+            state
+                .approvals
+                .store()
+                .get(&record.id)
+                .await?
+                .unwrap_or(record),
+        ));
     };
     let waited = tokio::time::timeout(Duration::from_secs(wait), async {
         loop {
@@ -231,6 +272,13 @@ async fn show(
     .await;
     match waited {
         Ok(Some(r)) => Ok(Json(r)),
-        _ => Ok(Json(state.approvals.store().get(&record.id).await?.unwrap_or(record))),
+        _ => Ok(Json(
+            state
+                .approvals
+                .store()
+                .get(&record.id)
+                .await?
+                .unwrap_or(record),
+        )),
     }
 }

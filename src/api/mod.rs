@@ -36,17 +36,29 @@ pub struct Peer {
 impl Connected<IncomingStream<'_, UnixListener>> for Peer {
     fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
         match stream.io().peer_cred() {
-            Ok(cred) => Peer { uid: Some(cred.uid()), pid: cred.pid() },
+            Ok(cred) => Peer {
+                uid: Some(cred.uid()),
+                pid: cred.pid(),
+            },
             // Unknown peers match no uid rule and no admin uid: they are refused there.
-            Err(_) => Peer { uid: None, pid: None },
+            Err(_) => Peer {
+                uid: None,
+                pid: None,
+            },
         }
     }
 }
 
 /// Reads a JSON body of at most `MAX_BODY_BYTES`. Oversize bodies are refused whole (413),
 /// bad JSON gets serde's message, which names the field and position.
-pub async fn read_json<T: DeserializeOwned>(headers: &HeaderMap, body: Body) -> Result<T, ApiError> {
-    if let Some(len) = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok()) {
+pub async fn read_json<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<T, ApiError> {
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+    {
         if len > MAX_BODY_BYTES as u64 {
             return Err(ApiError::too_large());
         }
@@ -55,7 +67,9 @@ pub async fn read_json<T: DeserializeOwned>(headers: &HeaderMap, body: Body) -> 
         .collect()
         .await
         .map_err(|e| {
-            if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
                 ApiError::too_large()
             } else {
                 ApiError::bad_request(format!("could not read the request body: {e}"))
@@ -63,9 +77,12 @@ pub async fn read_json<T: DeserializeOwned>(headers: &HeaderMap, body: Body) -> 
         })?
         .to_bytes();
     if bytes.is_empty() {
-        return Err(ApiError::bad_request("the request body is empty; a JSON object is required"));
+        return Err(ApiError::bad_request(
+            "the request body is empty; a JSON object is required",
+        ));
     }
-    serde_json::from_slice(&bytes).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
 }
 
 /// Parses `a=1&b=2`. Unknown keys are refused so a typo is never silently ignored.
@@ -93,9 +110,13 @@ fn percent_decode(s: &str) -> Result<String, ApiError> {
         match bytes[i] {
             b'+' => out.push(b' '),
             b'%' => {
-                let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok());
                 let b = hex.and_then(|h| u8::from_str_radix(h, 16).ok());
-                out.push(b.ok_or_else(|| ApiError::bad_request("malformed percent-encoding in the query string"))?);
+                out.push(b.ok_or_else(|| {
+                    ApiError::bad_request("malformed percent-encoding in the query string")
+                })?);
                 i += 2;
             }
             b => out.push(b),
@@ -107,7 +128,11 @@ fn percent_decode(s: &str) -> Result<String, ApiError> {
 
 /// A parsed number from the query, with the parameter named in the error.
 pub fn query_number(value: &str, name: &str) -> Result<u64, ApiError> {
-    value.parse().map_err(|_| ApiError::bad_request(format!("query parameter `{name}` must be a non-negative integer")))
+    value.parse().map_err(|_| {
+        ApiError::bad_request(format!(
+            "query parameter `{name}` must be a non-negative integer"
+        ))
+    })
 }
 
 pub async fn not_found(uri: Uri) -> ApiError {
@@ -115,7 +140,11 @@ pub async fn not_found(uri: Uri) -> ApiError {
 }
 
 pub async fn method_not_allowed() -> ApiError {
-    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", "method not allowed on this endpoint")
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "METHOD_NOT_ALLOWED",
+        "method not allowed on this endpoint",
+    )
 }
 
 pub async fn health() -> axum::Json<serde_json::Value> {

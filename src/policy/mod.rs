@@ -18,7 +18,10 @@ pub use shell::shell_join;
 
 /// True for `[A-Za-z0-9._-]{1,64}`.
 pub fn is_valid_agent_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 /// The command as it is matched, stored in rules and shown: the shell line, or argv joined
@@ -43,8 +46,12 @@ pub struct Subject<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// Approved by the allowlist (`rules` non-empty) or by policy (security `full`, safe bins).
-    Approve { by_allowlist: bool },
-    Deny { reason: String },
+    Approve {
+        by_allowlist: bool,
+    },
+    Deny {
+        reason: String,
+    },
     Ask,
 }
 
@@ -75,7 +82,11 @@ pub struct Policy {
 
 impl Policy {
     pub fn new(config: Arc<Config>) -> Result<Policy, globset::Error> {
-        let mut own = vec![config.socket.clone(), config.admin_socket.clone(), config.database.clone()];
+        let mut own = vec![
+            config.socket.clone(),
+            config.admin_socket.clone(),
+            config.database.clone(),
+        ];
         own.extend(config.source_file.clone());
         Ok(Policy {
             deny: rules::DenyList::new(&config.policy.deny)?,
@@ -93,7 +104,10 @@ impl Policy {
     }
 
     fn allowlist(&self) -> Arc<rules::Allowlist> {
-        self.allowlist.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.allowlist
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Runs steps 3–10 of the decision pipeline. Never fails: anything it cannot
@@ -107,7 +121,11 @@ impl Policy {
             }
             (command, _) => {
                 let c = command.unwrap_or_default();
-                (shell::normalize(c), shell::not_plain_reasons(c), shell::segments(c))
+                (
+                    shell::normalize(c),
+                    shell::not_plain_reasons(c),
+                    shell::segments(c),
+                )
             }
         };
         let plain = plain_reasons.is_empty();
@@ -131,27 +149,47 @@ impl Policy {
         // Step 3 (deny), then the hard limits that bind every mode: steps 4 and 5.
         let security = self.config.security_for(subject.agent);
         if security == Security::Deny {
-            deny(&mut verdict, format!("agent {:?} has security mode `deny`", subject.agent));
+            deny(
+                &mut verdict,
+                format!("agent {:?} has security mode `deny`", subject.agent),
+            );
             return verdict;
         }
         if let Some(pattern) = self.deny.matches(&line, &segments) {
-            deny(&mut verdict, format!("matches the deny list pattern {pattern:?}"));
+            deny(
+                &mut verdict,
+                format!("matches the deny list pattern {pattern:?}"),
+            );
             return verdict;
         }
         if let Some(program) = self.binaries.first_refused(&segments) {
-            let what = if program.is_empty() { "a segment with no program".to_string() } else { format!("{program:?}") };
-            deny(&mut verdict, format!("{what} is not in policy.allowed_binaries"));
+            let what = if program.is_empty() {
+                "a segment with no program".to_string()
+            } else {
+                format!("{program:?}")
+            };
+            deny(
+                &mut verdict,
+                format!("{what} is not in policy.allowed_binaries"),
+            );
             return verdict;
         }
         if security == Security::Full {
-            verdict.outcome = Outcome::Approve { by_allowlist: false };
+            verdict.outcome = Outcome::Approve {
+                by_allowlist: false,
+            };
             return verdict;
         }
 
         // Step 7: only plain commands are ever approved by a rule.
         if plain {
-            verdict.rules_matched =
-                self.allowlist().approve(subject.agent, &line, &segments, risk == Risk::Dangerous, now);
+            verdict.rules_matched = self.allowlist().approve(
+                subject.agent,
+                &line,
+                &segments,
+                risk == Risk::Dangerous,
+                now,
+            );
         }
         let allowlisted = !verdict.rules_matched.is_empty();
         // Step 8.
@@ -166,9 +204,13 @@ impl Policy {
         verdict.outcome = match self.config.approval.ask {
             Ask::Always => Outcome::Ask,
             _ if allowlisted => Outcome::Approve { by_allowlist: true },
-            _ if safe => Outcome::Approve { by_allowlist: false },
+            _ if safe => Outcome::Approve {
+                by_allowlist: false,
+            },
             Ask::OnMiss => Outcome::Ask,
-            Ask::Off => Outcome::Deny { reason: "no allowlist rule matched and approval.ask is `off`".into() },
+            Ask::Off => Outcome::Deny {
+                reason: "no allowlist rule matched and approval.ask is `off`".into(),
+            },
         };
         verdict
     }
@@ -181,18 +223,28 @@ impl Policy {
             return Some("the command is dangerous: approve it once, or deny it".into());
         }
         if !verdict.plain {
-            return Some("the command is not plain (it uses shell syntax): approve it once, or deny it".into());
+            return Some(
+                "the command is not plain (it uses shell syntax): approve it once, or deny it"
+                    .into(),
+            );
         }
         let segments: Vec<Vec<String>> = match subject.argv {
             Some(argv) => vec![argv.to_vec()],
-            None => shell::segments(&verdict.normalized).iter().map(|s| shell::words(s)).collect(),
+            None => shell::segments(&verdict.normalized)
+                .iter()
+                .map(|s| shell::words(s))
+                .collect(),
         };
         for words in &segments {
             if risk::runs_other_code(words)
-                || words.first().is_some_and(|p| risk::is_wrapper_or_interpreter(p))
+                || words
+                    .first()
+                    .is_some_and(|p| risk::is_wrapper_or_interpreter(p))
             {
                 let program = words.first().cloned().unwrap_or_default();
-                return Some(format!("`{program}` runs other programs or code: approve it once, or deny it"));
+                return Some(format!(
+                    "`{program}` runs other programs or code: approve it once, or deny it"
+                ));
             }
         }
         None

@@ -10,9 +10,10 @@ use crate::model::Risk;
 /// Programs that run another program or arbitrary code named in their arguments. An
 /// "always" rule for one of them would approve anything.
 const WRAPPERS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "env", "xargs", "sudo", "doas",
-    "su", "nice", "nohup", "timeout", "stdbuf", "command", "builtin", "exec", "eval", "time", "watch", "setsid",
-    "chroot", "unshare", "nsenter", "ionice", "taskset", "script", "ssh", "parallel", "strace", "ltrace", "gdb",
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "env", "xargs",
+    "sudo", "doas", "su", "nice", "nohup", "timeout", "stdbuf", "command", "builtin", "exec",
+    "eval", "time", "watch", "setsid", "chroot", "unshare", "nsenter", "ionice", "taskset",
+    "script", "ssh", "parallel", "strace", "ltrace", "gdb",
 ];
 
 /// Interpreters, with the flags that make them run code given inline.
@@ -33,7 +34,10 @@ const INTERPRETERS: &[(&str, &[&str])] = &[
 ];
 
 /// Read-only programs that are safe with flags only (no path or other operands).
-const SAFE_BINS: &[&str] = &["ls", "pwd", "whoami", "date", "id", "uname", "hostname", "uptime", "true", "false", "groups", "nproc", "free", "df", "tty", "locale", "arch"];
+const SAFE_BINS: &[&str] = &[
+    "ls", "pwd", "whoami", "date", "id", "uname", "hostname", "uptime", "true", "false", "groups",
+    "nproc", "free", "df", "tty", "locale", "arch",
+];
 
 /// Read-only git subcommands, and flags that would make them write or run programs.
 const SAFE_GIT: &[&str] = &["status", "log", "diff", "show"];
@@ -46,14 +50,21 @@ fn base(program: &str) -> &str {
 /// True for shells, wrappers, and interpreters given inline code (or any interpreter
 /// whose first argument is code, like awk).
 pub fn runs_other_code(words: &[String]) -> bool {
-    let Some(program) = words.first().map(|p| base(p)) else { return false };
+    let Some(program) = words.first().map(|p| base(p)) else {
+        return false;
+    };
     if WRAPPERS.contains(&program) {
         return true;
     }
     let family = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     INTERPRETERS.iter().any(|(name, flags)| {
         (program == *name || family == *name)
-            && (flags.is_empty() || words[1..].iter().any(|w| flags.iter().any(|f| w == f || w.starts_with(&format!("{f}=")))))
+            && (flags.is_empty()
+                || words[1..].iter().any(|w| {
+                    flags
+                        .iter()
+                        .any(|f| w == f || w.starts_with(&format!("{f}=")))
+                }))
     })
 }
 
@@ -61,7 +72,10 @@ pub fn runs_other_code(words: &[String]) -> bool {
 pub fn is_wrapper_or_interpreter(program: &str) -> bool {
     let program = base(program);
     let family = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    WRAPPERS.contains(&program) || INTERPRETERS.iter().any(|(name, _)| program == *name || family == *name)
+    WRAPPERS.contains(&program)
+        || INTERPRETERS
+            .iter()
+            .any(|(name, _)| program == *name || family == *name)
 }
 
 /// Paths that belong to execgate itself: commands that touch them are dangerous.
@@ -71,16 +85,28 @@ pub struct OwnFiles {
 }
 
 /// Classifies a command from its segments. `plain` is the result of the plainness test.
-pub fn assess(command: &str, segments: &[String], plain: bool, own: &OwnFiles) -> (Risk, Vec<String>) {
+pub fn assess(
+    command: &str,
+    segments: &[String],
+    plain: bool,
+    own: &OwnFiles,
+) -> (Risk, Vec<String>) {
     let mut reasons = Vec::new();
     for seg in segments {
         let w = shell::words(seg);
         dangerous_segment(&w, &mut reasons);
     }
     // Download piped into a shell: a later segment runs a shell after a fetch.
-    let programs: Vec<String> = segments.iter().filter_map(|s| shell::program(s)).map(|p| base(&p).to_string()).collect();
+    let programs: Vec<String> = segments
+        .iter()
+        .filter_map(|s| shell::program(s))
+        .map(|p| base(&p).to_string())
+        .collect();
     if let Some(fetch) = programs.iter().position(|p| p == "curl" || p == "wget") {
-        if programs[fetch + 1..].iter().any(|p| is_wrapper_or_interpreter(p)) {
+        if programs[fetch + 1..]
+            .iter()
+            .any(|p| is_wrapper_or_interpreter(p))
+        {
             reasons.push("downloads a script and runs it (`curl … | sh`)".into());
         }
     }
@@ -88,13 +114,22 @@ pub fn assess(command: &str, segments: &[String], plain: bool, own: &OwnFiles) -
     if lower.contains(":(){") || lower.contains(":() {") {
         reasons.push("fork bomb".into());
     }
-    if lower.contains(">/dev/sd") || lower.contains("> /dev/sd") || lower.contains(">/dev/nvme") || lower.contains("> /dev/nvme") {
+    if lower.contains(">/dev/sd")
+        || lower.contains("> /dev/sd")
+        || lower.contains(">/dev/nvme")
+        || lower.contains("> /dev/nvme")
+    {
         reasons.push("writes to a block device".into());
     }
     for path in &own.paths {
         let p = path.to_string_lossy();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if !p.is_empty() && (command.contains(p.as_ref()) || (!name.is_empty() && command.contains(&name))) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !p.is_empty()
+            && (command.contains(p.as_ref()) || (!name.is_empty() && command.contains(&name)))
+        {
             reasons.push(format!("touches execgate's own file {p}"));
         }
     }
@@ -103,7 +138,10 @@ pub fn assess(command: &str, segments: &[String], plain: bool, own: &OwnFiles) -
         return (Risk::Dangerous, reasons);
     }
     if plain && !segments.is_empty() && segments.iter().all(|s| is_safe_segment(&shell::words(s))) {
-        return (Risk::Safe, vec!["read-only command without path arguments".into()]);
+        return (
+            Risk::Safe,
+            vec!["read-only command without path arguments".into()],
+        );
     }
     let mut why = Vec::new();
     if !plain {
@@ -115,38 +153,63 @@ pub fn assess(command: &str, segments: &[String], plain: bool, own: &OwnFiles) -
 }
 
 fn is_safe_segment(words: &[String]) -> bool {
-    let Some(program) = words.first() else { return false };
+    let Some(program) = words.first() else {
+        return false;
+    };
     let flags_only = |args: &[String]| args.iter().all(|a| a.starts_with('-') && !a.contains('/'));
     if program == "git" {
-        return words.get(1).is_some_and(|sub| SAFE_GIT.contains(&sub.as_str()))
+        return words
+            .get(1)
+            .is_some_and(|sub| SAFE_GIT.contains(&sub.as_str()))
             && flags_only(&words[2..])
-            && !words[2..].iter().any(|a| GIT_FORBIDDEN_FLAGS.iter().any(|f| a == f || a.starts_with(&format!("{f}="))));
+            && !words[2..].iter().any(|a| {
+                GIT_FORBIDDEN_FLAGS
+                    .iter()
+                    .any(|f| a == f || a.starts_with(&format!("{f}=")))
+            });
     }
     SAFE_BINS.contains(&program.as_str()) && flags_only(&words[1..])
 }
 
 fn dangerous_segment(words: &[String], reasons: &mut Vec<String>) {
-    let Some(program) = words.first().map(|p| base(p)) else { return };
+    let Some(program) = words.first().map(|p| base(p)) else {
+        return;
+    };
     let args = &words[1..];
     let has = |f: &str| args.iter().any(|a| a == f);
     // Combined short flags: `-rf`, `-fr`, `-Rf`.
-    let short_flag = |c: char| args.iter().any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(c));
+    let short_flag = |c: char| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(c))
+    };
     match program {
         "rm" if short_flag('r') || short_flag('R') || has("--recursive") => {
             reasons.push("recursive delete (`rm -r`)".into())
         }
         "rm" if short_flag('f') || has("--force") => reasons.push("forced delete (`rm -f`)".into()),
-        "sudo" | "doas" | "su" | "pkexec" => reasons.push(format!("runs as another user (`{program}`)")),
+        "sudo" | "doas" | "su" | "pkexec" => {
+            reasons.push(format!("runs as another user (`{program}`)"))
+        }
         p if p.starts_with("mkfs") => reasons.push("creates a filesystem (`mkfs`)".into()),
-        "dd" if args.iter().any(|a| a.starts_with("of=")) => reasons.push("writes raw data (`dd of=`)".into()),
-        "shutdown" | "reboot" | "halt" | "poweroff" => reasons.push(format!("stops the machine (`{program}`)")),
+        "dd" if args.iter().any(|a| a.starts_with("of=")) => {
+            reasons.push("writes raw data (`dd of=`)".into())
+        }
+        "shutdown" | "reboot" | "halt" | "poweroff" => {
+            reasons.push(format!("stops the machine (`{program}`)"))
+        }
         "chmod" if has("777") || has("-R") || has("--recursive") => {
             reasons.push("changes permissions broadly (`chmod -R`/`777`)".into())
         }
-        "chown" if has("-R") || has("--recursive") => reasons.push("changes ownership recursively".into()),
+        "chown" if has("-R") || has("--recursive") => {
+            reasons.push("changes ownership recursively".into())
+        }
         "git" => {
             let sub = args.first().map(String::as_str);
-            if sub == Some("push") && args.iter().any(|a| a == "-f" || a.starts_with("--force") || a.starts_with('+')) {
+            if sub == Some("push")
+                && args
+                    .iter()
+                    .any(|a| a == "-f" || a.starts_with("--force") || a.starts_with('+'))
+            {
                 reasons.push("force-pushes (`git push --force`)".into());
             }
             if sub == Some("reset") && has("--hard") {
@@ -156,12 +219,20 @@ fn dangerous_segment(words: &[String], reasons: &mut Vec<String>) {
                 reasons.push("deletes untracked files (`git clean -f`)".into());
             }
         }
-        "kill" if has("-1") || (has("-9") && has("-1")) => reasons.push("signals every process (`kill -1`)".into()),
+        "kill" if has("-1") || (has("-9") && has("-1")) => {
+            reasons.push("signals every process (`kill -1`)".into())
+        }
         "killall" | "pkill" => reasons.push(format!("kills processes by name (`{program}`)")),
         "crontab" if has("-r") => reasons.push("removes the crontab (`crontab -r`)".into()),
-        "wipefs" | "shred" | "fdisk" | "parted" | "sfdisk" => reasons.push(format!("destroys data (`{program}`)")),
+        "wipefs" | "shred" | "fdisk" | "parted" | "sfdisk" => {
+            reasons.push(format!("destroys data (`{program}`)"))
+        }
         "iptables" | "nft" | "ufw" => reasons.push(format!("changes the firewall (`{program}`)")),
-        "systemctl" if args.iter().any(|a| ["stop", "disable", "mask", "poweroff", "reboot", "halt"].contains(&a.as_str())) => {
+        "systemctl"
+            if args.iter().any(|a| {
+                ["stop", "disable", "mask", "poweroff", "reboot", "halt"].contains(&a.as_str())
+            }) =>
+        {
             reasons.push("stops or disables services (`systemctl`)".into())
         }
         _ => {}

@@ -12,12 +12,19 @@ use crate::model::{Rule, RuleKind};
 
 /// Deny globs are case-insensitive (`RM -RF` is `rm -rf`).
 pub fn compile_deny_glob(pattern: &str) -> Result<Glob, globset::Error> {
-    GlobBuilder::new(pattern).case_insensitive(true).literal_separator(false).build()
+    GlobBuilder::new(pattern)
+        .case_insensitive(true)
+        .literal_separator(false)
+        .build()
 }
 
 /// Allowlist globs are case-sensitive: `Git` is not `git`.
 pub fn compile_allow_glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
-    Ok(GlobBuilder::new(pattern).literal_separator(false).backslash_escape(true).build()?.compile_matcher())
+    Ok(GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()?
+        .compile_matcher())
 }
 
 /// The deny list. A match on the whole command or any segment denies.
@@ -33,7 +40,10 @@ impl DenyList {
         for p in patterns {
             b.add(compile_deny_glob(p)?);
         }
-        Ok(DenyList { set: b.build()?, patterns: patterns.to_vec() })
+        Ok(DenyList {
+            set: b.build()?,
+            patterns: patterns.to_vec(),
+        })
     }
 
     /// The first deny pattern that matches, checking the whole command, each segment,
@@ -55,7 +65,12 @@ impl DenyList {
                 candidates.push(words.join(" "));
             }
         }
-        candidates.iter().find_map(|c| self.set.matches(c).first().map(|&i| self.patterns[i].as_str()))
+        candidates.iter().find_map(|c| {
+            self.set
+                .matches(c)
+                .first()
+                .map(|&i| self.patterns[i].as_str())
+        })
     }
 }
 
@@ -68,7 +83,9 @@ pub struct AllowedBinaries {
 impl AllowedBinaries {
     pub fn new(list: &[String]) -> AllowedBinaries {
         let any = list.is_empty() || list.iter().any(|b| b == "*");
-        AllowedBinaries { names: (!any).then(|| list.iter().cloned().collect()) }
+        AllowedBinaries {
+            names: (!any).then(|| list.iter().cloned().collect()),
+        }
     }
 
     /// The first segment whose program is not listed (`Some("")` when a segment has no
@@ -126,10 +143,19 @@ impl Allowlist {
             };
             let index = list.rules.len();
             match &glob {
-                None => list.exact.entry(rule.pattern.clone()).or_default().push(index),
+                None => list
+                    .exact
+                    .entry(rule.pattern.clone())
+                    .or_default()
+                    .push(index),
                 Some(_) => list.globs.push(index),
             }
-            list.rules.push(CompiledRule { id: rule.id, agent: rule.agent.clone(), glob, expires_at: rule.expires_at });
+            list.rules.push(CompiledRule {
+                id: rule.id,
+                agent: rule.agent.clone(),
+                glob,
+                expires_at: rule.expires_at,
+            });
         }
         list
     }
@@ -140,13 +166,24 @@ impl Allowlist {
     }
 
     fn exact_rule(&self, text: &str, agent: &str, now: DateTime<Utc>) -> Option<i64> {
-        self.exact.get(text)?.iter().find(|&&i| self.live(i, agent, now)).map(|&i| self.rules[i].id)
+        self.exact
+            .get(text)?
+            .iter()
+            .find(|&&i| self.live(i, agent, now))
+            .map(|&i| self.rules[i].id)
     }
 
     /// The rules that approve a plain command: an exact rule for the whole normalized
     /// command, or one rule per segment. Globs are matched per segment, never across
     /// separators, and never approve a dangerous command. Empty: no approval.
-    pub fn approve(&self, agent: &str, normalized: &str, segments: &[String], dangerous: bool, now: DateTime<Utc>) -> Vec<i64> {
+    pub fn approve(
+        &self,
+        agent: &str,
+        normalized: &str,
+        segments: &[String],
+        dangerous: bool,
+        now: DateTime<Utc>,
+    ) -> Vec<i64> {
         if let Some(id) = self.exact_rule(normalized, agent, now) {
             return vec![id];
         }
@@ -158,7 +195,10 @@ impl Allowlist {
                 }
                 self.globs
                     .iter()
-                    .find(|&&i| self.live(i, agent, now) && self.rules[i].glob.as_ref().is_some_and(|g| g.is_match(seg)))
+                    .find(|&&i| {
+                        self.live(i, agent, now)
+                            && self.rules[i].glob.as_ref().is_some_and(|g| g.is_match(seg))
+                    })
                     .map(|&i| self.rules[i].id)
             });
             match hit {
@@ -182,8 +222,13 @@ pub fn too_broad(pattern: &str) -> Option<String> {
             let _ = rest;
             Some(format!("`{pattern}` matches any program"))
         }
-        [first, rest @ ..] if super::risk::is_wrapper_or_interpreter(first) && rest.iter().any(|w| w.contains('*')) => {
-            Some(format!("`{first}` runs other programs, so `{pattern}` would approve anything"))
+        [first, rest @ ..]
+            if super::risk::is_wrapper_or_interpreter(first)
+                && rest.iter().any(|w| w.contains('*')) =>
+        {
+            Some(format!(
+                "`{first}` runs other programs, so `{pattern}` would approve anything"
+            ))
         }
         _ => None,
     }

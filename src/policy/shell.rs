@@ -38,9 +38,15 @@ pub fn not_plain_reasons(command: &str) -> Vec<String> {
         } else if c.is_control() && c != '\t' {
             Some(format!("control character U+{:04X}", c as u32))
         } else if is_bidi_or_invisible(c) {
-            Some(format!("invisible or bidirectional character U+{:04X}", c as u32))
+            Some(format!(
+                "invisible or bidirectional character U+{:04X}",
+                c as u32
+            ))
         } else {
-            NOT_PLAIN.iter().find(|(n, _)| *n == c).map(|(_, why)| why.to_string())
+            NOT_PLAIN
+                .iter()
+                .find(|(n, _)| *n == c)
+                .map(|(_, why)| why.to_string())
         };
         if let Some(why) = why {
             let entry = format!("{why} at offset {i}");
@@ -196,11 +202,15 @@ pub fn words(segment: &str) -> Vec<String> {
 }
 
 /// Words that may precede the program in a segment without being the program.
-const PREFIX_WORDS: &[&str] = &["{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time", "fi", "done"];
+const PREFIX_WORDS: &[&str] = &[
+    "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time", "fi", "done",
+];
 
 /// The program a segment runs, after shell keywords and `NAME=value` assignments.
 pub fn program(segment: &str) -> Option<String> {
-    words(segment).into_iter().find(|w| !PREFIX_WORDS.contains(&w.as_str()) && !is_assignment(w))
+    words(segment)
+        .into_iter()
+        .find(|w| !PREFIX_WORDS.contains(&w.as_str()) && !is_assignment(w))
 }
 
 fn is_assignment(word: &str) -> bool {
@@ -237,14 +247,23 @@ mod tests {
         ($name:ident, $cmd:expr, $plain:expr) => {
             #[test]
             fn $name() {
-                assert_eq!(not_plain_reasons($cmd).is_empty(), $plain, "{:?}", not_plain_reasons($cmd));
+                assert_eq!(
+                    not_plain_reasons($cmd).is_empty(),
+                    $plain,
+                    "{:?}",
+                    not_plain_reasons($cmd)
+                );
             }
         };
     }
 
     plain!(simple_is_plain, "git status", true);
     plain!(quoted_is_plain, "git commit -m 'fix: a thing'", true);
-    plain!(head_tilde_is_plain_word_but_blunt_here, "git show HEAD~1", false);
+    plain!(
+        head_tilde_is_plain_word_but_blunt_here,
+        "git show HEAD~1",
+        false
+    );
     plain!(semicolon, "git status; rm -rf /", false);
     plain!(and_chain, "a && b", false);
     plain!(pipe, "a | b", false);
@@ -267,9 +286,18 @@ mod tests {
 
     #[test]
     fn segments_cut_at_every_possible_command_start() {
-        assert_eq!(segments("git status; rm -rf /"), vec!["git status", "rm -rf /"]);
-        assert_eq!(segments("a && b || c | d & e"), vec!["a", "b", "c", "d", "e"]);
-        assert_eq!(segments("echo \"$(rm -rf /)\""), vec!["echo \"", "rm -rf /", "\""]);
+        assert_eq!(
+            segments("git status; rm -rf /"),
+            vec!["git status", "rm -rf /"]
+        );
+        assert_eq!(
+            segments("a && b || c | d & e"),
+            vec!["a", "b", "c", "d", "e"]
+        );
+        assert_eq!(
+            segments("echo \"$(rm -rf /)\""),
+            vec!["echo \"", "rm -rf /", "\""]
+        );
         assert_eq!(segments("echo 'a; b'"), vec!["echo 'a; b'"]);
         assert_eq!(segments("echo `id`"), vec!["echo", "id"]);
         assert_eq!(segments("ls\nreboot"), vec!["ls", "reboot"]);
@@ -285,7 +313,9 @@ mod tests {
 
     #[test]
     fn shell_join_round_trips_words() {
-        let argv: Vec<String> = ["ls", "-la", "my file", "it's", "", "*.txt"].map(String::from).to_vec();
+        let argv: Vec<String> = ["ls", "-la", "my file", "it's", "", "*.txt"]
+            .map(String::from)
+            .to_vec();
         let joined = shell_join(&argv);
         assert_eq!(joined, r"ls -la 'my file' 'it'\''s' '' '*.txt'");
         assert_eq!(words(&joined), argv);

@@ -23,7 +23,10 @@ pub struct ConsoleIo {
 impl ConsoleIo {
     /// The process's stdin and stdout.
     pub fn stdio() -> ConsoleIo {
-        ConsoleIo { input: Box::pin(tokio::io::BufReader::new(tokio::io::stdin())), output: Box::pin(tokio::io::stdout()) }
+        ConsoleIo {
+            input: Box::pin(tokio::io::BufReader::new(tokio::io::stdin())),
+            output: Box::pin(tokio::io::stdout()),
+        }
     }
 }
 
@@ -31,11 +34,18 @@ impl ConsoleIo {
 const CONSOLE_USER: &str = "console";
 
 pub async fn run(approvals: Arc<Approvals>, io: ConsoleIo, mut stopped: watch::Receiver<bool>) {
-    let ConsoleIo { mut input, mut output } = io;
+    let ConsoleIo {
+        mut input,
+        mut output,
+    } = io;
     let mut events = approvals.subscribe();
     let mut reading = true;
     let mut line = String::new();
-    let _ = write(&mut output, "execgate console approver: type /help for commands").await;
+    let _ = write(
+        &mut output,
+        "execgate console approver: type /help for commands",
+    )
+    .await;
     loop {
         line.clear();
         let text = tokio::select! {
@@ -107,7 +117,11 @@ async fn handle(approvals: &Approvals, text: &str) -> Option<String> {
                 None => match approvals.pending().await {
                     Ok(list) if list.len() == 1 => list[0].short_id.clone(),
                     Ok(list) if list.is_empty() => return Some("No requests are pending.".into()),
-                    Ok(_) => return Some("Several requests are pending: give the id, e.g. /approve a1b2.".into()),
+                    Ok(_) => {
+                        return Some(
+                            "Several requests are pending: give the id, e.g. /approve a1b2.".into(),
+                        );
+                    }
                     Err(e) => return Some(format!("could not read pending requests: {e}")),
                 },
             };

@@ -13,7 +13,13 @@ use crate::approvals::{Approvals, ResolveError};
 use crate::model::{Decision, Via};
 
 /// What a transport tells the person who answered, for every outcome of a resolve.
-pub async fn answer(approvals: &Approvals, short_id: &str, decision: Decision, via: Via, by: &str) -> String {
+pub async fn answer(
+    approvals: &Approvals,
+    short_id: &str,
+    decision: Decision,
+    via: Via,
+    by: &str,
+) -> String {
     match approvals.resolve(short_id, decision, via, by).await {
         Ok(r) => format!("{} {} ({})", r.short_id, r.status, decision),
         Err(ResolveError::NotFound(_) | ResolveError::AlreadyResolved(_)) => {
@@ -24,7 +30,9 @@ pub async fn answer(approvals: &Approvals, short_id: &str, decision: Decision, v
         }
         Err(ResolveError::Store(e)) => {
             tracing::error!(error = %e, "could not record a decision");
-            format!("could not record the decision for {short_id} (storage error); nothing was approved")
+            format!(
+                "could not record the decision for {short_id} (storage error); nothing was approved"
+            )
         }
     }
 }

@@ -58,7 +58,10 @@ pub fn prompt(r: &Record, now: DateTime<Utc>) -> String {
         lines.push(format!("  - {}", visible(why)));
     }
     lines.push(format!("Expires in: {}", seconds_left(r.expires_at, now)));
-    lines.push(format!("Reply: /approve {0} · /approve {0} always · /deny {0}", r.short_id));
+    lines.push(format!(
+        "Reply: /approve {0} · /approve {0} always · /deny {0}",
+        r.short_id
+    ));
     lines.join("\n")
 }
 

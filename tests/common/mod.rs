@@ -29,8 +29,14 @@ pub struct TestDaemon {
 pub fn env_for(dir: &Path, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut env = vec![
         ("HOME".to_string(), dir.display().to_string()),
-        ("EXECGATE_SOCKET".to_string(), dir.join("run/agent.sock").display().to_string()),
-        ("EXECGATE_DATABASE".to_string(), dir.join("state/execgate.db").display().to_string()),
+        (
+            "EXECGATE_SOCKET".to_string(),
+            dir.join("run/agent.sock").display().to_string(),
+        ),
+        (
+            "EXECGATE_DATABASE".to_string(),
+            dir.join("state/execgate.db").display().to_string(),
+        ),
     ];
     env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     env
@@ -49,8 +55,13 @@ impl TestDaemon {
         let env = env_for(dir.path(), extra);
         let (console_in, daemon_in) = tokio::io::duplex(64 * 1024);
         let (daemon_out, console_out) = tokio::io::duplex(1024 * 1024);
-        let io = ConsoleIo { input: Box::pin(BufReader::new(daemon_in)), output: Box::pin(daemon_out) };
-        let daemon = Daemon::start(config_for(&env), StartOptions { console: Some(io) }).await.expect("daemon starts");
+        let io = ConsoleIo {
+            input: Box::pin(BufReader::new(daemon_in)),
+            output: Box::pin(daemon_out),
+        };
+        let daemon = Daemon::start(config_for(&env), StartOptions { console: Some(io) })
+            .await
+            .expect("daemon starts");
         TestDaemon {
             dir,
             daemon: Some(daemon),
@@ -80,19 +91,26 @@ impl TestDaemon {
 
     /// POST /v1/requests on the agent socket.
     pub async fn submit(&self, body: Value) -> (StatusCode, Value) {
-        self.agent().call(Method::POST, "/v1/requests", Some(&body)).await.expect("agent socket answers")
+        self.agent()
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .expect("agent socket answers")
     }
 
     /// Submits and expects a record back.
     pub async fn ask(&self, agent: &str, command: &str) -> Record {
-        let (status, body) = self.submit(json!({"agent": agent, "command": command})).await;
+        let (status, body) = self
+            .submit(json!({"agent": agent, "command": command}))
+            .await;
         assert_eq!(status, StatusCode::OK, "{body}");
         serde_json::from_value(body).unwrap()
     }
 
     /// Submits with `wait: false`; expects 202 and a pending record.
     pub async fn ask_no_wait(&self, agent: &str, command: &str) -> Record {
-        let (status, body) = self.submit(json!({"agent": agent, "command": command, "wait": false})).await;
+        let (status, body) = self
+            .submit(json!({"agent": agent, "command": command, "wait": false}))
+            .await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
         let r: Record = serde_json::from_value(body).unwrap();
         assert_eq!(r.status, Status::Pending);
@@ -104,7 +122,10 @@ impl TestDaemon {
         let client = self.agent();
         let body = json!({"agent": agent, "command": command});
         tokio::spawn(async move {
-            let (status, body) = client.call(Method::POST, "/v1/requests", Some(&body)).await.unwrap();
+            let (status, body) = client
+                .call(Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap();
             assert_eq!(status, StatusCode::OK, "{body}");
             serde_json::from_value(body).unwrap()
         })
@@ -112,7 +133,11 @@ impl TestDaemon {
 
     /// The admin view of a request.
     pub async fn record(&self, id: &str) -> Record {
-        let (status, body) = self.admin().call(Method::GET, &format!("/v1/requests/{id}"), None).await.unwrap();
+        let (status, body) = self
+            .admin()
+            .call(Method::GET, &format!("/v1/requests/{id}"), None)
+            .await
+            .unwrap();
         assert_eq!(status, StatusCode::OK, "{body}");
         serde_json::from_value(body).unwrap()
     }
@@ -120,7 +145,11 @@ impl TestDaemon {
     /// Waits (bounded) until some pending request's command is `command`.
     pub async fn pending_for(&self, command: &str) -> Record {
         for _ in 0..500 {
-            let (_, body) = self.admin().call(Method::GET, "/v1/requests?status=pending", None).await.unwrap();
+            let (_, body) = self
+                .admin()
+                .call(Method::GET, "/v1/requests?status=pending", None)
+                .await
+                .unwrap();
             let list: Vec<Record> = serde_json::from_value(body).unwrap();
             if let Some(r) = list.into_iter().find(|r| r.display_command() == command) {
                 return r;
@@ -145,7 +174,10 @@ impl TestDaemon {
     /// Types a line into the console approver.
     pub async fn console_say(&mut self, line: &str) {
         let input = self.console_in.as_mut().unwrap();
-        input.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        input
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
     }
 
     /// Reads console output until a line contains `needle` (bounded), returning that line.
@@ -171,12 +203,16 @@ impl TestDaemon {
 
 pub async fn run_cli(env: &[(String, String)], args: &[&str]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
-    cmd.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = tokio::time::timeout(Duration::from_secs(30), cmd.output()).await.expect("cli finishes").unwrap();
-    out
+    tokio::time::timeout(Duration::from_secs(30), cmd.output())
+        .await
+        .expect("cli finishes")
+        .unwrap()
 }
 
 pub fn stdout(out: &Output) -> String {
