@@ -754,3 +754,14 @@ async fn expired_and_removed_rules_stop_approving() {
     assert_eq!(status, StatusCode::NO_CONTENT);
     assert_eq!(d.ask_no_wait("x", "make b").await.status, Status::Pending);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_console_leaves_the_daemon_serving() {
+    let mut d = TestDaemon::start(&[]).await;
+    d.close_console_input();
+    let waiting = d.ask_waiting("builder", "make deploy");
+    let pending = d.pending_for("make deploy").await;
+    let out = d.cli(&["approve", &pending.short_id]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(waiting.await.unwrap().via, Some(Via::Cli));
+}

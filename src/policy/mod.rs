@@ -156,10 +156,10 @@ impl Policy {
             return verdict;
         }
         if let Some(pattern) = self.deny.matches(&line, &segments) {
-            deny(
-                &mut verdict,
-                format!("matches the deny list pattern {pattern:?}"),
-            );
+            // The agent learns that the deny list matched, not which pattern: no map of
+            // what to rephrase. The owner finds the pattern in the log.
+            tracing::info!(agent = subject.agent, pattern, "deny list matched");
+            deny(&mut verdict, "matches the deny list".into());
             return verdict;
         }
         if let Some(program) = self.binaries.first_refused(&segments) {

@@ -171,6 +171,11 @@ impl TestDaemon {
         panic!("request {id} never left pending");
     }
 
+    /// Closes the console's input, as when stdin reaches end of file.
+    pub fn close_console_input(&mut self) {
+        self.console_in = None;
+    }
+
     /// Types a line into the console approver.
     pub async fn console_say(&mut self, line: &str) {
         let input = self.console_in.as_mut().unwrap();
