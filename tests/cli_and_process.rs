@@ -21,7 +21,8 @@ impl Process {
     async fn start(dir: &std::path::Path, extra: &[(&str, &str)]) -> Process {
         let env = env_for(dir, extra);
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
-        cmd.arg("serve")
+        cmd.current_dir(dir)
+            .arg("serve")
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default());
         cmd.stdin(Stdio::null())

@@ -208,7 +208,14 @@ impl TestDaemon {
 
 pub async fn run_cli(env: &[(String, String)], args: &[&str]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
-    cmd.args(args)
+    // Run where HOME points (a temp dir), so no developer's .env leaks into a test.
+    let home = env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| "/".into());
+    cmd.current_dir(home)
+        .args(args)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default());
     for (k, v) in env {
