@@ -233,17 +233,7 @@ async fn unknown_ids_and_second_answers() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     let r = d.ask_no_wait("a", "make deploy").await;
-    let decide = |decision: &'static str| {
-        let admin = d.admin();
-        let path = format!("/v1/requests/{}/decision", r.short_id);
-        async move {
-            admin
-                .call(Method::POST, &path, Some(&json!({"decision": decision})))
-                .await
-                .unwrap()
-        }
-    };
-    let (status, body) = decide("sometimes").await;
+    let (status, body) = d.decide(&r.short_id, "sometimes").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(
         body["error"]["message"]
@@ -251,8 +241,8 @@ async fn unknown_ids_and_second_answers() {
             .unwrap()
             .contains("sometimes")
     );
-    assert_eq!(decide("deny").await.0, StatusCode::OK);
-    let (status, body) = decide("allow-once").await;
+    assert_eq!(d.decide(&r.short_id, "deny").await.0, StatusCode::OK);
+    let (status, body) = d.decide(&r.short_id, "allow-once").await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (StatusCode::CONFLICT, Some("ALREADY_RESOLVED"))
@@ -314,15 +304,7 @@ async fn an_unwritable_database_answers_503_and_approves_nothing() {
                 .contains("not approved")
         );
     }
-    let (status, _) = d
-        .admin()
-        .call(
-            Method::POST,
-            &format!("/v1/requests/{}/decision", r.id),
-            Some(&json!({"decision": "allow-once"})),
-        )
-        .await
-        .unwrap();
+    let (status, _) = d.decide(&r.id, "allow-once").await;
     assert_eq!(
         status,
         StatusCode::SERVICE_UNAVAILABLE,

@@ -11,14 +11,8 @@ use serde_json::json;
 async fn allowlisted_command_is_approved_via_allowlist_and_counted() {
     let d = TestDaemon::start(&[]).await;
     let (status, rule) = d
-        .admin()
-        .call(
-            Method::POST,
-            "/v1/allowlist",
-            Some(&json!({"agent": null, "pattern": "make  test", "kind": "exact"})),
-        )
-        .await
-        .unwrap();
+        .add_rule(json!({"agent": null, "pattern": "make  test", "kind": "exact"}))
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{rule}");
     assert_eq!(
         rule["pattern"], "make test",
@@ -45,14 +39,8 @@ async fn allowlisted_command_is_approved_via_allowlist_and_counted() {
 async fn glob_rules_match_per_agent_and_never_a_non_plain_command() {
     let d = TestDaemon::start(&[]).await;
     let (status, _) = d
-        .admin()
-        .call(
-            Method::POST,
-            "/v1/allowlist",
-            Some(&json!({"agent": "builder", "pattern": "cargo *", "kind": "glob"})),
-        )
-        .await
-        .unwrap();
+        .add_rule(json!({"agent": "builder", "pattern": "cargo *", "kind": "glob"}))
+        .await;
     assert_eq!(status, StatusCode::CREATED);
 
     assert_eq!(
@@ -142,15 +130,7 @@ async fn always_stores_an_exact_rule_for_that_agent_only() {
     let d = TestDaemon::start(&[]).await;
     let waiting = d.ask_waiting("builder", "cat   Cargo.toml");
     let pending = d.pending_for("cat   Cargo.toml").await;
-    let (status, body) = d
-        .admin()
-        .call(
-            Method::POST,
-            &format!("/v1/requests/{}/decision", pending.short_id),
-            Some(&json!({"decision": "allow-always"})),
-        )
-        .await
-        .unwrap();
+    let (status, body) = d.decide(&pending.short_id, "allow-always").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(waiting.await.unwrap().decision, Some(Decision::AllowAlways));
 
@@ -189,27 +169,14 @@ async fn always_stores_an_exact_rule_for_that_agent_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_never_widens_trust() {
     let d = TestDaemon::start(&[]).await;
-    let decide = |id: String, decision: &'static str| {
-        let admin = d.admin();
-        async move {
-            admin
-                .call(
-                    Method::POST,
-                    &format!("/v1/requests/{id}/decision"),
-                    Some(&json!({"decision": decision})),
-                )
-                .await
-                .unwrap()
-        }
-    };
     // Glob characters: not plain, so "always" is refused and the request stays pending.
     let globbed = d.ask_no_wait("builder", "ls *.txt").await;
-    let (status, body) = decide(globbed.short_id.clone(), "allow-always").await;
+    let (status, body) = d.decide(&globbed.short_id, "allow-always").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(body["error"]["code"], "ALWAYS_REFUSED");
     assert_eq!(d.record(&globbed.id).await.status, Status::Pending);
     assert_eq!(
-        decide(globbed.short_id.clone(), "allow-once").await.0,
+        d.decide(&globbed.short_id, "allow-once").await.0,
         StatusCode::OK
     );
     assert_eq!(
@@ -230,9 +197,9 @@ async fn always_never_widens_trust() {
         "sudo ls",
     ] {
         let r = d.ask_no_wait("builder", cmd).await;
-        let (status, body) = decide(r.short_id.clone(), "allow-always").await;
+        let (status, body) = d.decide(&r.short_id, "allow-always").await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{cmd}: {body}");
-        assert_eq!(decide(r.short_id, "deny").await.0, StatusCode::OK);
+        assert_eq!(d.decide(&r.short_id, "deny").await.0, StatusCode::OK);
     }
     let (_, rules) = d
         .admin()
@@ -254,15 +221,7 @@ async fn unanswered_requests_expire() {
         r.error.as_deref(),
         Some("command was not approved (expired)")
     );
-    let (status, _) = d
-        .admin()
-        .call(
-            Method::POST,
-            &format!("/v1/requests/{}/decision", r.id),
-            Some(&json!({"decision": "allow-once"})),
-        )
-        .await
-        .unwrap();
+    let (status, _) = d.decide(&r.id, "allow-once").await;
     assert_eq!(
         status,
         StatusCode::CONFLICT,
@@ -278,14 +237,7 @@ async fn ask_fallback_allowlist_approves_only_what_a_rule_matched() {
         ("EXECGATE_APPROVAL__ASK_FALLBACK", "allowlist"),
     ])
     .await;
-    d.admin()
-        .call(
-            Method::POST,
-            "/v1/allowlist",
-            Some(&json!({"pattern": "make test"})),
-        )
-        .await
-        .unwrap();
+    d.add_rule(json!({"pattern": "make test"})).await;
     let matched = d.ask("builder", "make test").await;
     assert_eq!(
         (matched.status, matched.via),
@@ -362,14 +314,8 @@ async fn deny_list_beats_allowlist_and_full() {
         ("EXECGATE_AGENTS__TRUSTED__SECURITY", "full"),
     ])
     .await;
-    d.admin()
-        .call(
-            Method::POST,
-            "/v1/allowlist",
-            Some(&json!({"pattern": "rm -rf build", "kind": "exact"})),
-        )
-        .await
-        .unwrap();
+    d.add_rule(json!({"pattern": "rm -rf build", "kind": "exact"}))
+        .await;
     for (agent, cmd) in [
         ("builder", "rm -rf build"),
         ("trusted", "rm -rf build"),
@@ -409,14 +355,8 @@ async fn allowed_binaries_refuse_other_programs_in_every_segment() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn argv_requests_are_matched_on_their_quoted_join() {
     let d = TestDaemon::start(&[]).await;
-    d.admin()
-        .call(
-            Method::POST,
-            "/v1/allowlist",
-            Some(&json!({"pattern": "grep -r 'fn main' src"})),
-        )
-        .await
-        .unwrap();
+    d.add_rule(json!({"pattern": "grep -r 'fn main' src"}))
+        .await;
     let (status, body) = d
         .submit(json!({"agent": "a", "argv": ["grep", "-r", "fn main", "src"]}))
         .await;
@@ -599,14 +539,7 @@ async fn long_poll_returns_when_resolved_and_agents_see_only_their_own() {
     let path = format!("/v1/requests/{}?wait_secs=30", r.id);
     let poll = tokio::spawn(async move { agent.call(Method::GET, &path, None).await.unwrap() });
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    d.admin()
-        .call(
-            Method::POST,
-            &format!("/v1/requests/{}/decision", r.short_id),
-            Some(&json!({"decision": "deny"})),
-        )
-        .await
-        .unwrap();
+    d.decide(&r.short_id, "deny").await;
     let (status, body) = poll.await.unwrap();
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["status"], "denied");
@@ -660,15 +593,7 @@ async fn admin_socket_refuses_uids_not_listed() {
     let other = (uid() + 4242).to_string();
     let d = TestDaemon::start(&[("EXECGATE_ADMIN_UIDS", other.as_str())]).await;
     let r = d.ask_no_wait("builder", "make deploy").await;
-    let (status, body) = d
-        .admin()
-        .call(
-            Method::POST,
-            &format!("/v1/requests/{}/decision", r.id),
-            Some(&json!({"decision": "allow-once"})),
-        )
-        .await
-        .unwrap();
+    let (status, body) = d.decide(&r.id, "allow-once").await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let (status, _) = d
         .admin()
@@ -683,26 +608,14 @@ async fn owner_globs_that_allow_everything_need_force() {
     let d = TestDaemon::start(&[]).await;
     for pattern in ["*", "* *", "bash *", "sh -c *", "python3 *", "env *"] {
         let (status, body) = d
-            .admin()
-            .call(
-                Method::POST,
-                "/v1/allowlist",
-                Some(&json!({"pattern": pattern, "kind": "glob"})),
-            )
-            .await
-            .unwrap();
+            .add_rule(json!({"pattern": pattern, "kind": "glob"}))
+            .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{pattern}");
         assert_eq!(body["error"]["code"], "TOO_BROAD", "{pattern}");
     }
     let (status, _) = d
-        .admin()
-        .call(
-            Method::POST,
-            "/v1/allowlist",
-            Some(&json!({"pattern": "*", "kind": "glob", "force": true})),
-        )
-        .await
-        .unwrap();
+        .add_rule(json!({"pattern": "*", "kind": "glob", "force": true}))
+        .await;
     assert_eq!(status, StatusCode::CREATED);
     // Even a forced `*` never approves a command that is not plain or is dangerous.
     assert_eq!(d.ask("a", "make deploy").await.via, Some(Via::Allowlist));
@@ -720,23 +633,9 @@ async fn owner_globs_that_allow_everything_need_force() {
 async fn expired_and_removed_rules_stop_approving() {
     let d = TestDaemon::start(&[]).await;
     let soon = (chrono::Utc::now() + chrono::TimeDelta::milliseconds(300)).to_rfc3339();
-    d.admin()
-        .call(
-            Method::POST,
-            "/v1/allowlist",
-            Some(&json!({"pattern": "make a", "expires_at": soon})),
-        )
-        .await
-        .unwrap();
-    let (_, rule) = d
-        .admin()
-        .call(
-            Method::POST,
-            "/v1/allowlist",
-            Some(&json!({"pattern": "make b"})),
-        )
-        .await
-        .unwrap();
+    d.add_rule(json!({"pattern": "make a", "expires_at": soon}))
+        .await;
+    let (_, rule) = d.add_rule(json!({"pattern": "make b"})).await;
     assert_eq!(d.ask("x", "make a").await.via, Some(Via::Allowlist));
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     assert_eq!(d.ask_no_wait("x", "make a").await.status, Status::Pending);

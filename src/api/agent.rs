@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
+use tokio::sync::watch;
 
 use super::{AppState, Peer, parse_query, query_number, read_json};
 use crate::approvals::{Approvals, Submission, Submitted};
@@ -208,19 +209,15 @@ async fn create(
                 approvals: Arc::clone(&state.approvals),
                 id: Some(record.id.clone()),
             };
-            let final_record = loop {
-                if let Some(r) = done.borrow_and_update().clone() {
-                    break r;
-                }
-                if done.changed().await.is_err() {
-                    // The sender went away without a final record: read what the store says.
-                    break state
-                        .approvals
-                        .store()
-                        .get(&record.id)
-                        .await?
-                        .unwrap_or(record);
-                }
+            let final_record = match terminal(&mut done).await {
+                Some(r) => r,
+                // The sender went away without a final record: read what the store says.
+                None => state
+                    .approvals
+                    .store()
+                    .get(&record.id)
+                    .await?
+                    .unwrap_or(record),
             };
             guard.id = None;
             Ok(Json(final_record).into_response())
@@ -249,30 +246,17 @@ async fn show(
     if record.status.is_terminal() || wait == 0 {
         return Ok(Json(record));
     }
-    let Some(mut done) = state.approvals.watch(&record.id) else {
-        return Ok(Json(
-            state
-                .approvals
-                .store()
-                .get(&record.id)
-                .await?
-                .unwrap_or(record),
-        ));
+    let waited = match state.approvals.watch(&record.id) {
+        Some(mut done) => tokio::time::timeout(Duration::from_secs(wait), terminal(&mut done))
+            .await
+            .ok()
+            .flatten(),
+        None => None,
     };
-    let waited = tokio::time::timeout(Duration::from_secs(wait), async {
-        loop {
-            if let Some(r) = done.borrow_and_update().clone() {
-                return Some(r);
-            }
-            if done.changed().await.is_err() {
-                return None;
-            }
-        }
-    })
-    .await;
     match waited {
-        Ok(Some(r)) => Ok(Json(r)),
-        _ => Ok(Json(
+        Some(r) => Ok(Json(r)),
+        // Still pending after the wait (or not live here): the store's current view.
+        None => Ok(Json(
             state
                 .approvals
                 .store()
@@ -280,5 +264,15 @@ async fn show(
                 .await?
                 .unwrap_or(record),
         )),
+    }
+}
+
+/// The terminal record once a pending request ends; None if its sender went away first.
+async fn terminal(done: &mut watch::Receiver<Option<Record>>) -> Option<Record> {
+    loop {
+        if let Some(r) = done.borrow_and_update().clone() {
+            return Some(r);
+        }
+        done.changed().await.ok()?;
     }
 }

@@ -131,6 +131,24 @@ impl TestDaemon {
         })
     }
 
+    /// POST /v1/requests/{id}/decision on the admin socket.
+    pub async fn decide(&self, id: &str, decision: &str) -> (StatusCode, Value) {
+        let path = format!("/v1/requests/{id}/decision");
+        let body = json!({ "decision": decision });
+        self.admin()
+            .call(Method::POST, &path, Some(&body))
+            .await
+            .expect("admin socket answers")
+    }
+
+    /// POST /v1/allowlist on the admin socket.
+    pub async fn add_rule(&self, rule: Value) -> (StatusCode, Value) {
+        self.admin()
+            .call(Method::POST, "/v1/allowlist", Some(&rule))
+            .await
+            .expect("admin socket answers")
+    }
+
     /// The admin view of a request.
     pub async fn record(&self, id: &str) -> Record {
         let (status, body) = self
