@@ -393,11 +393,11 @@ impl Approvals {
             return Ok(None);
         }
         let entry = self.lock().remove(id);
-        if always_rule.is_some() {
-            if let Err(e) = self.reload_rules().await {
-                // The rule is stored; until a reload succeeds it simply is not used.
-                tracing::error!(error = %e, "could not reload the allowlist after saving a rule");
-            }
+        if always_rule.is_some()
+            && let Err(e) = self.reload_rules().await
+        {
+            // The rule is stored; until a reload succeeds it simply is not used.
+            tracing::error!(error = %e, "could not reload the allowlist after saving a rule");
         }
         let record = self.store.get(id).await?.ok_or_else(|| missing_row(id))?;
         if let Some(p) = entry {

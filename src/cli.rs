@@ -263,9 +263,17 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
 }
 
 async fn request(client: &Client, args: RequestArgs) -> Result<i32, String> {
+    // A relative --cwd means the caller's directory, not the daemon's.
+    let cwd = match args.cwd.as_deref().map(std::path::Path::new) {
+        Some(p) if p.is_relative() => {
+            let here = std::env::current_dir().map_err(|e| format!("cannot resolve --cwd: {e}"))?;
+            Some(here.join(p).to_string_lossy().into_owned())
+        }
+        _ => args.cwd.clone(),
+    };
     let mut body = json!({
         "agent": args.agent,
-        "cwd": args.cwd,
+        "cwd": cwd,
         "reason": args.reason,
         "session": args.session,
         "wait": !args.no_wait,

@@ -233,6 +233,7 @@ impl Config {
                 .prefix_separator("_")
                 .separator("__")
                 .try_parsing(true)
+                .ignore_empty(true)
                 .source(Some(env_map)),
         );
         for (key, value) in [

@@ -12,7 +12,7 @@ use execgate::transport::console::ConsoleIo;
 fn main() {
     // A .env in the working directory is a convenience for development; a broken one
     // is an error, not something to skip silently.
-    if let Err(e) = dotenvy::dotenv()
+    if let Err(e) = dotenvy::from_path(".env")
         && !e.not_found()
     {
         eprintln!("execgate: cannot read .env: {e}");
@@ -60,14 +60,17 @@ async fn serve(global: &execgate::cli::Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// SIGINT (ctrl-c) or SIGTERM (systemd's stop).
+/// SIGINT (ctrl-c), SIGTERM (systemd's stop) or SIGHUP (the terminal went away): each
+/// stops the daemon the orderly way, so pending requests end as `cancelled`.
 async fn wait_for_signal() -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    let mut hup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
     tokio::select! {
         _ = term.recv() => tracing::info!("SIGTERM received"),
         _ = int.recv() => tracing::info!("SIGINT received"),
+        _ = hup.recv() => tracing::info!("SIGHUP received"),
     }
     Ok(())
 }

@@ -25,7 +25,7 @@ pub enum StoreError {
     Sqlx(#[from] sqlx::Error),
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
-    #[error("cannot prepare the database directory {path}: {source}")]
+    #[error("cannot prepare the database path {path}: {source}")]
     Dir {
         path: String,
         source: std::io::Error,
@@ -223,6 +223,10 @@ impl Store {
                 source,
             })?;
         }
+        create_private_file(path).map_err(|source| StoreError::Dir {
+            path: path.display().to_string(),
+            source,
+        })?;
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
@@ -594,4 +598,20 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
+}
+
+/// Creates the database file with mode 0600 when missing: it holds every command agents
+/// asked for. SQLite gives its -wal and -shm files the same mode.
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }

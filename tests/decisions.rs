@@ -190,6 +190,9 @@ async fn always_never_widens_trust() {
 
     // Dangerous commands, shells and inline interpreters are refused too.
     for cmd in [
+        "X=1 rm -rf build",
+        "LD_PRELOAD=/tmp/evil.so git status",
+        "sudo -u root git status",
         "rm -rf build",
         "bash -c 'echo hi'",
         "python3 -c 'print(1)'",
@@ -322,6 +325,13 @@ async fn deny_list_beats_allowlist_and_full() {
         ("trusted", "RM -RF /"),
         ("trusted", "make && /bin/rm -rf /"),
         ("trusted", "echo hi; sudo shutdown now"),
+        ("trusted", "sudo rm -rf /x"),
+        ("trusted", "sudo -u root rm -rf /x"),
+        ("trusted", "FOO=1 rm -rf /x"),
+        ("trusted", "time rm -rf /x"),
+        ("trusted", "env -i nice -n 5 rm -rf /x"),
+        ("trusted", "bash -lc 'cd / && rm -rf x'"),
+        ("trusted", "'rm' -rf /x"),
     ] {
         let r = d.ask(agent, cmd).await;
         assert_eq!(
@@ -331,6 +341,10 @@ async fn deny_list_beats_allowlist_and_full() {
         );
         assert!(r.error.unwrap().contains("deny list"));
     }
+    let (_, body) = d
+        .submit(json!({"agent": "trusted", "argv": ["sh", "-c", "rm -rf /"]}))
+        .await;
+    assert_eq!(body["status"], "denied", "argv through a shell: {body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -663,4 +677,16 @@ async fn a_closed_console_leaves_the_daemon_serving() {
     let out = d.cli(&["approve", &pending.short_id]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(waiting.await.unwrap().via, Some(Via::Cli));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = TestDaemon::start(&[]).await;
+    let mode = std::fs::metadata(db_path(d.dir.path()))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
 }

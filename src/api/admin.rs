@@ -137,12 +137,12 @@ async fn add_rule(
     body: Body,
 ) -> Result<(StatusCode, Json<Rule>), ApiError> {
     let body: NewRuleBody = read_json(&headers, body).await?;
-    if let Some(agent) = &body.agent {
-        if !is_valid_agent_name(agent) {
-            return Err(ApiError::bad_request(
-                "`agent` must match [A-Za-z0-9._-]{1,64}",
-            ));
-        }
+    if let Some(agent) = &body.agent
+        && !is_valid_agent_name(agent)
+    {
+        return Err(ApiError::bad_request(
+            "`agent` must match [A-Za-z0-9._-]{1,64}",
+        ));
     }
     if body.pattern.contains('\0') || body.pattern.contains('\n') || body.pattern.contains('\r') {
         return Err(ApiError::bad_request(

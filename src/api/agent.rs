@@ -78,10 +78,10 @@ impl ExecRequest {
                 return bad(format!("`{field}` contains a NUL byte"));
             }
         }
-        if let Some(argv) = &self.argv {
-            if let Some(i) = argv.iter().position(|a| a.contains('\0')) {
-                return bad(format!("`argv[{i}]` contains a NUL byte"));
-            }
+        if let Some(argv) = &self.argv
+            && let Some(i) = argv.iter().position(|a| a.contains('\0'))
+        {
+            return bad(format!("`argv[{i}]` contains a NUL byte"));
         }
         match (&self.command, &self.argv) {
             (Some(_), Some(_)) => {
@@ -177,15 +177,14 @@ async fn create(
         .agents
         .get(&req.agent)
         .and_then(|a| a.uids.as_ref())
+        && !peer.uid.is_some_and(|u| uids.contains(&u))
     {
-        if !peer.uid.is_some_and(|u| uids.contains(&u)) {
-            tracing::warn!(agent = %req.agent, uid = ?peer.uid, "agent identity does not match the peer's uid");
-            return Err(ApiError::forbidden(format!(
-                "agent {:?} is bound to other uids; this connection's uid is {}",
-                req.agent,
-                peer.uid.map_or("unknown".to_string(), |u| u.to_string())
-            )));
-        }
+        tracing::warn!(agent = %req.agent, uid = ?peer.uid, "agent identity does not match the peer's uid");
+        return Err(ApiError::forbidden(format!(
+            "agent {:?} is bound to other uids; this connection's uid is {}",
+            req.agent,
+            peer.uid.map_or("unknown".to_string(), |u| u.to_string())
+        )));
     }
 
     let submission = Submission {

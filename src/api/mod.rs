@@ -58,10 +58,9 @@ pub async fn read_json<T: DeserializeOwned>(
     if let Some(len) = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        && len > MAX_BODY_BYTES as u64
     {
-        if len > MAX_BODY_BYTES as u64 {
-            return Err(ApiError::too_large());
-        }
+        return Err(ApiError::too_large());
     }
     let bytes = http_body_util::Limited::new(body, MAX_BODY_BYTES)
         .collect()

@@ -228,22 +228,22 @@ impl Policy {
                     .into(),
             );
         }
-        let segments: Vec<Vec<String>> = match subject.argv {
-            Some(argv) => vec![argv.to_vec()],
-            None => shell::segments(&verdict.normalized)
-                .iter()
-                .map(|s| shell::words(s))
-                .collect(),
+        let segments = match subject.argv {
+            Some(_) => vec![verdict.normalized.clone()],
+            None => shell::segments(&verdict.normalized),
         };
-        for words in &segments {
-            if risk::runs_other_code(words)
-                || words
-                    .first()
-                    .is_some_and(|p| risk::is_wrapper_or_interpreter(p))
+        for segment in &segments {
+            let commands = risk::looked_through(segment);
+            let Some(words) = commands.first() else {
+                continue;
+            };
+            if commands.len() > 1
+                || risk::runs_other_code(words)
+                || risk::is_wrapper_or_interpreter(&words[0])
             {
-                let program = words.first().cloned().unwrap_or_default();
                 return Some(format!(
-                    "`{program}` runs other programs or code: approve it once, or deny it"
+                    "`{}` runs other programs or code: approve it once, or deny it",
+                    words[0]
                 ));
             }
         }

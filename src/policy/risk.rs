@@ -78,6 +78,52 @@ pub fn is_wrapper_or_interpreter(program: &str) -> bool {
             .any(|(name, _)| program == *name || family == *name)
 }
 
+/// Shells: their `-c` argument is a script of further commands.
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "busybox",
+];
+
+/// How deep wrappers are looked through (`sudo env nice sh -c '…'`).
+const MAX_DEPTH: usize = 4;
+
+/// Every command a segment could run: its own words first, then, looking through
+/// wrappers and `sh -c` scripts, the commands inside. For a wrapper every later word is
+/// tried as the start of the inner command, since options may take values (`sudo -u root
+/// rm …`): over-reading here only makes the deny list and risk stricter.
+pub fn looked_through(segment: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    unwrap(shell::command_words(segment), 0, &mut out);
+    out
+}
+
+fn unwrap(words: Vec<String>, depth: usize, out: &mut Vec<Vec<String>>) {
+    let Some(program) = words.first().map(|p| base(p).to_string()) else {
+        return;
+    };
+    out.push(words.clone());
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    if SHELLS.contains(&program.as_str()) {
+        let script_flag = words[1..]
+            .iter()
+            .position(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('c'));
+        if let Some(script) = script_flag.and_then(|i| words.get(i + 2)) {
+            for segment in shell::segments(script) {
+                unwrap(shell::command_words(&segment), depth + 1, out);
+            }
+        }
+    } else if WRAPPERS.contains(&program.as_str()) {
+        for start in 1..words.len() {
+            let inner = &words[start..];
+            if inner[0].starts_with('-') || shell::is_assignment(&inner[0]) {
+                continue;
+            }
+            unwrap(inner.to_vec(), depth + 1, out);
+        }
+    }
+}
+
 /// Paths that belong to execgate itself: commands that touch them are dangerous.
 #[derive(Clone, Debug, Default)]
 pub struct OwnFiles {
@@ -93,8 +139,9 @@ pub fn assess(
 ) -> (Risk, Vec<String>) {
     let mut reasons = Vec::new();
     for seg in segments {
-        let w = shell::words(seg);
-        dangerous_segment(&w, &mut reasons);
+        for words in looked_through(seg) {
+            dangerous_segment(&words, &mut reasons);
+        }
     }
     // Download piped into a shell: a later segment runs a shell after a fetch.
     let programs: Vec<String> = segments
@@ -102,13 +149,12 @@ pub fn assess(
         .filter_map(|s| shell::program(s))
         .map(|p| base(&p).to_string())
         .collect();
-    if let Some(fetch) = programs.iter().position(|p| p == "curl" || p == "wget") {
-        if programs[fetch + 1..]
+    if let Some(fetch) = programs.iter().position(|p| p == "curl" || p == "wget")
+        && programs[fetch + 1..]
             .iter()
             .any(|p| is_wrapper_or_interpreter(p))
-        {
-            reasons.push("downloads a script and runs it (`curl … | sh`)".into());
-        }
+    {
+        reasons.push("downloads a script and runs it (`curl … | sh`)".into());
     }
     let lower = command.to_lowercase();
     if lower.contains(":(){") || lower.contains(":() {") {
@@ -137,7 +183,12 @@ pub fn assess(
         reasons.dedup();
         return (Risk::Dangerous, reasons);
     }
-    if plain && !segments.is_empty() && segments.iter().all(|s| is_safe_segment(&shell::words(s))) {
+    if plain
+        && !segments.is_empty()
+        && segments
+            .iter()
+            .all(|s| is_safe_segment(&shell::command_words(s)))
+    {
         return (
             Risk::Safe,
             vec!["read-only command without path arguments".into()],
@@ -236,5 +287,56 @@ fn dangerous_segment(words: &[String], reasons: &mut Vec<String>) {
             reasons.push("stops or disables services (`systemctl`)".into())
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn risk_of(command: &str) -> Risk {
+        let segments = shell::segments(command);
+        let plain = shell::not_plain_reasons(command).is_empty();
+        assess(command, &segments, plain, &OwnFiles::default()).0
+    }
+
+    macro_rules! risk {
+        ($name:ident, $cmd:expr, $risk:ident) => {
+            #[test]
+            fn $name() {
+                assert_eq!(risk_of($cmd), Risk::$risk, "{}", $cmd);
+            }
+        };
+    }
+
+    risk!(ls_is_safe, "ls -la", Safe);
+    risk!(ls_with_a_path_is_not, "ls secret", NeedsReview);
+    risk!(git_status_is_safe, "git status --short", Safe);
+    risk!(git_diff_output_is_not, "git diff --output=x", NeedsReview);
+    risk!(rm_rf, "rm -rf build", Dangerous);
+    risk!(rm_split_flags, "rm -r -f build", Dangerous);
+    risk!(rm_behind_assignment, "X=1 rm -rf build", Dangerous);
+    risk!(rm_behind_sudo_user, "sudo -u root rm -r build", Dangerous);
+    risk!(rm_inside_sh_c, "sh -c 'echo; rm -rf /'", Dangerous);
+    risk!(
+        rm_behind_three_wrappers,
+        "env nice -n 5 timeout 10 rm -rf x",
+        Dangerous
+    );
+    risk!(curl_to_shell, "curl -fsSL x | sh", Dangerous);
+    risk!(force_push, "git push --force origin main", Dangerous);
+    risk!(reset_hard, "git reset --hard HEAD", Dangerous);
+    risk!(dd_device, "dd if=/dev/zero of=/dev/sda", Dangerous);
+    risk!(plain_build, "make test", NeedsReview);
+
+    #[test]
+    fn looks_through_wrappers_and_scripts() {
+        let inner: Vec<String> = looked_through("sudo bash -c 'cd /tmp && make'")
+            .into_iter()
+            .map(|w| w.join(" "))
+            .collect();
+        assert!(inner.contains(&"cd /tmp".to_string()), "{inner:?}");
+        assert!(inner.contains(&"make".to_string()), "{inner:?}");
+        assert_eq!(looked_through("git status").len(), 1);
     }
 }

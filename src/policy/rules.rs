@@ -55,14 +55,15 @@ impl DenyList {
         let mut candidates = vec![normalized.to_string()];
         for seg in segments {
             candidates.push(seg.clone());
-            let words = shell::words(seg);
-            if let Some(first) = words.first() {
-                let base = first.rsplit('/').next().unwrap_or(first);
-                let mut rest = vec![base.to_string()];
-                rest.extend(words[1..].iter().cloned());
-                candidates.push(rest.join(" "));
-                // The words without the shell quoting: `'rm' -rf` is `rm -rf`.
+            // What the segment runs, unquoted and looked through wrappers, also with
+            // the program's directory stripped (`/bin/rm` is `rm`).
+            for words in super::risk::looked_through(seg) {
                 candidates.push(words.join(" "));
+                if let Some(base) = words[0].rsplit('/').next().filter(|b| *b != words[0]) {
+                    let mut stripped = vec![base.to_string()];
+                    stripped.extend(words[1..].iter().cloned());
+                    candidates.push(stripped.join(" "));
+                }
             }
         }
         candidates.iter().find_map(|c| {

@@ -72,6 +72,12 @@ pub fn not_plain_reasons(command: &str) -> Vec<String> {
     if command.trim().is_empty() {
         reasons.push("empty command".into());
     }
+    for segment in segments(command) {
+        if let Some(a) = leading_assignment(&segment) {
+            let name = a.split('=').next().unwrap_or_default();
+            reasons.push(format!("variable assignment `{name}=` before the program"));
+        }
+    }
     reasons
 }
 
@@ -206,14 +212,33 @@ const PREFIX_WORDS: &[&str] = &[
     "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time", "fi", "done",
 ];
 
-/// The program a segment runs, after shell keywords and `NAME=value` assignments.
-pub fn program(segment: &str) -> Option<String> {
-    words(segment)
-        .into_iter()
-        .find(|w| !PREFIX_WORDS.contains(&w.as_str()) && !is_assignment(w))
+/// The words of a segment from its program on: shell keywords and `NAME=value`
+/// prefixes dropped.
+pub fn command_words(segment: &str) -> Vec<String> {
+    let mut w = words(segment);
+    let start = w
+        .iter()
+        .position(|w| !PREFIX_WORDS.contains(&w.as_str()) && !is_assignment(w))
+        .unwrap_or(w.len());
+    w.drain(..start);
+    w
 }
 
-fn is_assignment(word: &str) -> bool {
+/// The program a segment runs, after shell keywords and `NAME=value` assignments.
+pub fn program(segment: &str) -> Option<String> {
+    command_words(segment).into_iter().next()
+}
+
+/// The first `NAME=value` word that comes before a segment's program, if any: an
+/// assignment can change what the program does (`LD_PRELOAD=…`, `PATH=…`).
+pub fn leading_assignment(segment: &str) -> Option<String> {
+    words(segment)
+        .into_iter()
+        .take_while(|w| is_assignment(w) || PREFIX_WORDS.contains(&w.as_str()))
+        .find(|w| is_assignment(w))
+}
+
+pub fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
             !name.is_empty()
@@ -276,6 +301,9 @@ mod tests {
     plain!(nul_like_control, "ls \u{7}", false);
     plain!(unbalanced, "echo 'oops", false);
     plain!(empty, "   ", false);
+    plain!(assignment, "LD_PRELOAD=/tmp/x.so git status", false);
+    plain!(assignment_quoted_value, "X='1' rm -r build", false);
+    plain!(equals_in_argument_is_fine, "git log --format=oneline", true);
 
     #[test]
     fn normalize_collapses_outside_quotes_only() {

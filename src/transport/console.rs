@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, watch};
 use super::grammar::{self, ChatCommand, ReactionMap};
 use super::{answer, render};
 use crate::approvals::{Approvals, Event};
-use crate::model::Via;
+use crate::model::{Status, Via};
 
 /// Where the console reads answers and writes prompts.
 pub struct ConsoleIo {
@@ -53,7 +53,10 @@ pub async fn run(approvals: Arc<Approvals>, io: ConsoleIo, mut stopped: watch::R
             event = events.recv() => {
                 match event {
                     Ok(Event::Pending(r)) => render::prompt(&r, Utc::now()),
-                    Ok(Event::Resolved(r)) => format!("✔ {}", render::outcome(&r)),
+                    Ok(Event::Resolved(r)) => {
+                        let mark = if r.status == Status::Approved { "✔" } else { "✖" };
+                        format!("{mark} {}", render::outcome(&r))
+                    }
                     Err(broadcast::error::RecvError::Lagged(n)) => format!("({n} events were missed; /pending lists what waits)"),
                     Err(broadcast::error::RecvError::Closed) => break,
                 }
@@ -100,7 +103,10 @@ async fn handle(approvals: &Approvals, text: &str) -> Option<String> {
         Some(Ok(c)) => c,
     };
     Some(match command {
-        ChatCommand::Help => grammar::help_text(&ReactionMap::default()),
+        // The console has no reactions: its help lists commands only.
+        ChatCommand::Help => {
+            grammar::help_text(&ReactionMap::from_pairs([]).expect("an empty map is valid"))
+        }
         ChatCommand::Pending => match approvals.pending().await {
             Ok(list) => render::pending_list(&list, Utc::now()),
             Err(e) => format!("could not read pending requests: {e}"),
