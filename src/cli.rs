@@ -28,7 +28,7 @@ pub struct Cli {
 
 #[derive(Debug, Args)]
 pub struct Global {
-    /// Configuration file (default: $XDG_CONFIG_HOME/execgate/execgate.toml, else /etc/execgate/execgate.toml).
+    /// Configuration file (default: $XDG_CONFIG_HOME/execgate/execgate.toml, or ~/.config/execgate/execgate.toml, else /etc/execgate/execgate.toml).
     #[arg(long, global = true, env = "EXECGATE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Agent socket path (overrides `socket`).
