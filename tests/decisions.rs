@@ -690,3 +690,51 @@ async fn the_database_is_private() {
         & 0o777;
     assert_eq!(mode, 0o600);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_that_leaves_while_the_row_is_written_still_cancels_it() {
+    use tokio::io::AsyncWriteExt;
+    let d = TestDaemon::start(&[]).await;
+    // Hold SQLite's write lock so the request stalls before its row exists.
+    let url = format!("sqlite://{}", db_path(d.dir.path()).display());
+    let mut blocker = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
+        .await
+        .unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+
+    let body = json!({"agent": "builder", "command": "make deploy"}).to_string();
+    let mut stream = tokio::net::UnixStream::connect(&d.config().socket)
+        .await
+        .unwrap();
+    let request = format!(
+        "POST /v1/requests HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    drop(stream);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+
+    // The row appears, already cancelled or about to be, long before its 120 s timeout.
+    for _ in 0..500 {
+        let (_, list) = d
+            .admin()
+            .call(Method::GET, "/v1/requests?agent=builder", None)
+            .await
+            .unwrap();
+        let list: Vec<Record> = serde_json::from_value(list).unwrap();
+        if let Some(r) = list.first().filter(|r| r.status != Status::Pending) {
+            assert_eq!(
+                (r.status, r.via),
+                (Status::Cancelled, Some(Via::Disconnect))
+            );
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the abandoned request was not cancelled");
+}

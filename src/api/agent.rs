@@ -12,10 +12,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
 use super::{AppState, Peer, parse_query, query_number, read_json};
-use crate::approvals::{Approvals, Submission, Submitted};
+use crate::approvals::{Submission, Submitted};
 use crate::error::ApiError;
 use crate::model::Record;
 use crate::policy::is_valid_agent_name;
@@ -146,22 +146,6 @@ fn truncate(s: &str) -> String {
     s.chars().take(80).collect()
 }
 
-/// Cancels the request when the agent stops waiting (its connection closed and hyper
-/// dropped this handler's future). Disarmed once the request is terminal.
-struct CancelOnDrop {
-    approvals: Arc<Approvals>,
-    id: Option<String>,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            let approvals = Arc::clone(&self.approvals);
-            tokio::spawn(async move { approvals.cancel_abandoned(&id).await });
-        }
-    }
-}
-
 async fn create(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
@@ -198,30 +182,38 @@ async fn create(
         peer_uid: peer.uid,
         peer_pid: peer.pid,
     };
-    match state.approvals.submit(submission).await? {
-        Submitted::Done(record) => Ok(Json(record).into_response()),
-        Submitted::Pending { record, .. } if !req.wait => {
-            Ok((StatusCode::ACCEPTED, Json(record)).into_response())
+    // Deciding and waiting run in their own task, so an agent that hangs up cannot cut
+    // a write in half. `gone` is dropped with this handler when hyper sees the
+    // connection close: that is how the task learns the waiter went away.
+    let (gone, agent_left) = oneshot::channel::<()>();
+    let approvals = Arc::clone(&state.approvals);
+    let wait = req.wait;
+    let task = tokio::spawn(async move {
+        match approvals.submit(submission).await? {
+            Submitted::Done(record) => Ok((StatusCode::OK, record)),
+            Submitted::Pending { record, .. } if !wait => Ok((StatusCode::ACCEPTED, record)),
+            Submitted::Pending { record, mut done } => {
+                tokio::select! {
+                    finished = terminal(&mut done) => match finished {
+                        Some(r) => Ok((StatusCode::OK, r)),
+                        // The sender went away without a final record: ask the store.
+                        None => Ok((StatusCode::OK, approvals.store().get(&record.id).await?.unwrap_or(record))),
+                    },
+                    _ = agent_left => {
+                        approvals.cancel_abandoned(&record.id).await;
+                        Err(ApiError::bad_request("the agent closed its connection; request cancelled"))
+                    }
+                }
+            }
         }
-        Submitted::Pending { record, mut done } => {
-            let mut guard = CancelOnDrop {
-                approvals: Arc::clone(&state.approvals),
-                id: Some(record.id.clone()),
-            };
-            let final_record = match terminal(&mut done).await {
-                Some(r) => r,
-                // The sender went away without a final record: read what the store says.
-                None => state
-                    .approvals
-                    .store()
-                    .get(&record.id)
-                    .await?
-                    .unwrap_or(record),
-            };
-            guard.id = None;
-            Ok(Json(final_record).into_response())
-        }
-    }
+    });
+    let outcome: Result<(StatusCode, Record), ApiError> = match task.await {
+        Ok(result) => result,
+        Err(e) => Err(ApiError::unavailable(&e)),
+    };
+    drop(gone);
+    let (status, record) = outcome?;
+    Ok((status, Json(record)).into_response())
 }
 
 async fn show(
