@@ -266,7 +266,7 @@ impl Store {
             &mut tx,
             new,
             &short_id,
-            Status::from(resolution),
+            resolution.status,
             Some(resolution),
             error,
             None,
@@ -345,7 +345,7 @@ impl Store {
             "UPDATE exec_approval SET status = ?, decision = ?, via = ?, decided_by = ?, resolved_at = ?, error = ? \
              WHERE id = ? AND status = 'pending'",
         )
-        .bind(Status::from(resolution).as_str())
+        .bind(resolution.status.as_str())
         .bind(resolution.decision.map(Decision::as_str))
         .bind(resolution.via.as_str())
         .bind(&resolution.decided_by)
@@ -378,7 +378,7 @@ impl Store {
             "UPDATE exec_approval SET status = ?, decision = NULL, via = ?, decided_by = NULL, resolved_at = ?, error = ? \
              WHERE status = 'pending'",
         )
-        .bind(Status::from(resolution).as_str())
+        .bind(resolution.status.as_str())
         .bind(resolution.via.as_str())
         .bind(ts(resolution.resolved_at))
         .bind(error)
@@ -389,7 +389,7 @@ impl Store {
 
     #[instrument(skip_all)]
     pub async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
-        let sql = const_format_request("WHERE id = ?");
+        let sql = select_requests("WHERE id = ?");
         let row: Option<RequestRow> = sqlx::query_as(sql)
             .bind(id)
             .fetch_optional(&self.pool)
@@ -404,7 +404,7 @@ impl Store {
         if id_or_short.len() != 4 {
             return self.get(id_or_short).await;
         }
-        let sql = const_format_request(
+        let sql = select_requests(
             "WHERE short_id = lower(?) ORDER BY (status = 'pending') DESC, created_at DESC, id DESC LIMIT 1",
         );
         let row: Option<RequestRow> = sqlx::query_as(sql)
@@ -417,7 +417,7 @@ impl Store {
     /// Newest first.
     #[instrument(skip_all)]
     pub async fn list(&self, filter: &RequestFilter) -> Result<Vec<Record>, StoreError> {
-        let sql = const_format_request(
+        let sql = select_requests(
             "WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR agent_id = ?2) \
              ORDER BY created_at DESC, id DESC LIMIT ?3",
         );
@@ -449,8 +449,7 @@ impl Store {
         &self,
         external: &str,
     ) -> Result<Option<Record>, StoreError> {
-        let sql =
-            const_format_request("WHERE message_external_id = ? ORDER BY created_at DESC LIMIT 1");
+        let sql = select_requests("WHERE message_external_id = ? ORDER BY created_at DESC LIMIT 1");
         let row: Option<RequestRow> = sqlx::query_as(sql)
             .bind(external)
             .fetch_optional(&self.pool)
@@ -498,14 +497,8 @@ impl Store {
     }
 }
 
-impl From<&Resolution> for Status {
-    fn from(r: &Resolution) -> Status {
-        r.status
-    }
-}
-
-/// `SELECT <all request columns> FROM exec_approval <tail>`, built once per call site.
-fn const_format_request(tail: &'static str) -> sqlx::AssertSqlSafe<String> {
+/// `SELECT <every request column> FROM exec_approval <tail>`.
+fn select_requests(tail: &'static str) -> sqlx::AssertSqlSafe<String> {
     sqlx::AssertSqlSafe(format!(
         "SELECT {REQUEST_COLUMNS} FROM exec_approval {tail}"
     ))
