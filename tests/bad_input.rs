@@ -281,14 +281,7 @@ async fn an_unwritable_database_answers_503_and_approves_nothing() {
     let r = d.ask_no_wait("a", "make deploy").await;
 
     // Another process holds SQLite's write lock: every write times out.
-    let url = format!("sqlite://{}", db_path(d.dir.path()).display());
-    let mut blocker = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
-        .await
-        .unwrap();
-    sqlx::query("BEGIN EXCLUSIVE")
-        .execute(&mut blocker)
-        .await
-        .unwrap();
+    let mut blocker = d.hold_write_lock().await;
 
     for body in [
         json!({"agent": "a", "command": "ls"}),

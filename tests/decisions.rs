@@ -696,14 +696,7 @@ async fn a_waiter_that_leaves_while_the_row_is_written_still_cancels_it() {
     use tokio::io::AsyncWriteExt;
     let d = TestDaemon::start(&[]).await;
     // Hold SQLite's write lock so the request stalls before its row exists.
-    let url = format!("sqlite://{}", db_path(d.dir.path()).display());
-    let mut blocker = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
-        .await
-        .unwrap();
-    sqlx::query("BEGIN EXCLUSIVE")
-        .execute(&mut blocker)
-        .await
-        .unwrap();
+    let mut blocker = d.hold_write_lock().await;
 
     let body = json!({"agent": "builder", "command": "make deploy"}).to_string();
     let mut stream = tokio::net::UnixStream::connect(&d.config().socket)

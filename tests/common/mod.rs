@@ -149,6 +149,20 @@ impl TestDaemon {
             .expect("admin socket answers")
     }
 
+    /// Another connection takes SQLite's write lock and keeps it until `ROLLBACK` is run
+    /// on it (or it is dropped): every write of the daemon's waits, then fails.
+    pub async fn hold_write_lock(&self) -> sqlx::SqliteConnection {
+        let url = format!("sqlite://{}", db_path(self.dir.path()).display());
+        let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
+            .await
+            .unwrap();
+        sqlx::query("BEGIN EXCLUSIVE")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn
+    }
+
     /// The admin view of a request.
     pub async fn record(&self, id: &str) -> Record {
         let (status, body) = self
