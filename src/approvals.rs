@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
@@ -140,7 +140,8 @@ impl Approvals {
         if self.closing.load(Ordering::SeqCst) {
             return Err(ApprovalError::ShuttingDown);
         }
-        let now = Utc::now();
+        // Millisecond precision, as stored: the record returned is the row as read later.
+        let now = Utc::now().trunc_subsecs(3);
         let subject = Subject {
             agent: &sub.agent,
             command: sub.command.as_deref(),
@@ -182,14 +183,17 @@ impl Approvals {
                 } else {
                     &[]
                 };
-                self.store
+                let record = self
+                    .store
                     .insert_decided(&new, &decided(Status::Approved, via), None, rules)
                     .await?;
                 tracing::info!(agent = %sub.agent, %via, "request approved by policy");
+                Ok(Submitted::Done(record))
             }
             Outcome::Deny { reason } => {
                 let error = format!("command was not approved (denied): {reason}");
-                self.store
+                let record = self
+                    .store
                     .insert_decided(
                         &new,
                         &decided(Status::Denied, Via::Policy),
@@ -198,15 +202,10 @@ impl Approvals {
                     )
                     .await?;
                 tracing::info!(agent = %sub.agent, %reason, "request denied by policy");
+                Ok(Submitted::Done(record))
             }
-            Outcome::Ask => return self.register(new, &verdict, subject).await,
+            Outcome::Ask => self.register(new, &verdict, subject).await,
         }
-        let record = self
-            .store
-            .get(&new.id)
-            .await?
-            .ok_or_else(|| missing_row(&new.id))?;
-        Ok(Submitted::Done(record))
     }
 
     async fn register(
@@ -229,24 +228,14 @@ impl Approvals {
                 fallback_approves: verdict.fallback_approves,
             },
         );
-        if let Err(e) = self.store.insert_pending(&new, expires_at).await {
-            self.lock().remove(&new.id);
-            return Err(e.into());
-        }
-        let timer = self.spawn_timer(new.id.clone(), expires_at);
-        let record = match self.store.get(&new.id).await {
-            Ok(Some(r)) => r,
-            // The row was written but cannot be read back: end it rather than leave it.
-            other => {
-                let _ = self
-                    .finish(&new.id, Status::Cancelled, None, Via::Policy, None)
-                    .await;
-                return Err(match other {
-                    Err(e) => e.into(),
-                    _ => missing_row(&new.id).into(),
-                });
+        let record = match self.store.insert_pending(&new, expires_at).await {
+            Ok(r) => r,
+            Err(e) => {
+                self.lock().remove(&new.id);
+                return Err(e.into());
             }
         };
+        let timer = self.spawn_timer(new.id.clone(), expires_at);
         match self.lock().get_mut(&new.id) {
             Some(p) => p.timer = Some(timer),
             // Already resolved between the insert and now (the timer is then moot).
@@ -273,20 +262,25 @@ impl Approvals {
         .abort_handle()
     }
 
-    /// Applies `approval.ask_fallback` to a request nobody answered in time.
+    /// Applies `approval.ask_fallback` to a request nobody answered in time. If the store
+    /// cannot record it, try again each second: the waiter must hear an answer, and
+    /// meanwhile the request stays pending, which approves nothing.
     async fn expire(&self, id: &str) {
-        let approves = match self.lock().get(id) {
-            Some(p) => p.fallback_approves,
-            None => return,
-        };
-        let status = if approves {
-            Status::Approved
-        } else {
-            Status::Expired
-        };
-        if let Err(e) = self.finish(id, status, None, Via::Timeout, None).await {
-            // The row stays pending; the startup sweep will end it. Nothing was approved.
-            tracing::error!(%id, error = %e, "could not record a timeout");
+        loop {
+            let approves = match self.lock().get(id) {
+                Some(p) => p.fallback_approves,
+                None => return,
+            };
+            let status = if approves {
+                Status::Approved
+            } else {
+                Status::Expired
+            };
+            match self.finish(id, status, None, Via::Timeout, None).await {
+                Ok(_) => return,
+                Err(e) => tracing::error!(%id, error = %e, "could not record a timeout; retrying"),
+            }
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         }
     }
 
@@ -366,7 +360,15 @@ impl Approvals {
         via: Via,
         decided_by: Option<String>,
     ) -> Result<Option<Record>, StoreError> {
-        let now = Utc::now();
+        // Read first, so nothing fallible is left once the transition commits: an error
+        // returned from here always means "nothing changed".
+        let Some(before) = self.store.get(id).await? else {
+            return Ok(None);
+        };
+        if before.status.is_terminal() {
+            return Ok(None);
+        }
+        let now = Utc::now().trunc_subsecs(3);
         let resolution = Resolution {
             status,
             decision,
@@ -399,7 +401,15 @@ impl Approvals {
             // The rule is stored; until a reload succeeds it simply is not used.
             tracing::error!(error = %e, "could not reload the allowlist after saving a rule");
         }
-        let record = self.store.get(id).await?.ok_or_else(|| missing_row(id))?;
+        let record = Record {
+            status,
+            decision,
+            via: Some(via),
+            decided_by: decided_by.clone(),
+            resolved_at: Some(now),
+            error,
+            ..before
+        };
         if let Some(p) = entry {
             if let Some(t) = p.timer {
                 t.abort();
@@ -442,12 +452,5 @@ impl Approvals {
                 tracing::error!(%id, error = %e, "could not cancel a pending request at shutdown");
             }
         }
-    }
-}
-
-fn missing_row(id: &str) -> StoreError {
-    StoreError::Corrupt {
-        id: id.to_string(),
-        what: "row vanished after it was written".into(),
     }
 }

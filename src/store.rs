@@ -79,6 +79,43 @@ pub struct NewRequest {
     pub run: bool,
 }
 
+impl NewRequest {
+    /// The record exactly as its row reads once written: what an insert returns, so the
+    /// caller need not read the row back.
+    fn record(
+        &self,
+        short_id: &str,
+        resolution: Option<&Resolution>,
+        error: Option<&str>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Record {
+        Record {
+            id: self.id.clone(),
+            short_id: short_id.to_string(),
+            agent: self.agent.clone(),
+            session: self.session.clone(),
+            command: self.command.clone(),
+            argv: self.argv.clone(),
+            cwd: self.cwd.clone(),
+            reason: self.reason.clone(),
+            status: resolution.map_or(Status::Pending, |r| r.status),
+            decision: resolution.and_then(|r| r.decision),
+            via: resolution.map(|r| r.via),
+            decided_by: resolution.and_then(|r| r.decided_by.clone()),
+            risk: self.risk,
+            risk_reasons: self.risk_reasons.clone(),
+            created_at: self.created_at,
+            expires_at,
+            resolved_at: resolution.map(|r| r.resolved_at),
+            run: self.run,
+            result: None,
+            error: error.map(String::from),
+            peer_uid: self.peer_uid,
+            peer_pid: self.peer_pid,
+        }
+    }
+}
+
 /// The terminal state a request moves to.
 #[derive(Clone, Debug)]
 pub struct Resolution {
@@ -258,7 +295,7 @@ impl Store {
         resolution: &Resolution,
         error: Option<&str>,
         rules_used: &[i64],
-    ) -> Result<String, StoreError> {
+    ) -> Result<Record, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         // No human sees this id, so it need not be unique; lookups prefer pending rows.
         let short_id = random_short_id();
@@ -284,7 +321,7 @@ impl Store {
             .await?;
         }
         tx.commit().await?;
-        Ok(short_id)
+        Ok(new.record(&short_id, Some(resolution), error, None))
     }
 
     /// Records a request that waits for a human, choosing a short id that no pending
@@ -294,7 +331,7 @@ impl Store {
         &self,
         new: &NewRequest,
         expires_at: DateTime<Utc>,
-    ) -> Result<String, StoreError> {
+    ) -> Result<Record, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let cutoff = ts(new.created_at - SHORT_ID_QUARANTINE);
         let mut chosen = None;
@@ -326,7 +363,7 @@ impl Store {
         )
         .await?;
         tx.commit().await?;
-        Ok(short_id)
+        Ok(new.record(&short_id, None, None, Some(expires_at)))
     }
 
     /// Moves a pending request to its terminal state. Returns false when it was not

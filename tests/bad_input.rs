@@ -349,3 +349,32 @@ async fn unknown_endpoints_and_methods_get_json_errors() {
         (StatusCode::OK, Some("ok"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_the_store_cannot_record_is_retried_until_it_is() {
+    let d = TestDaemon::start(&[
+        ("EXECGATE_DATABASE_BUSY_TIMEOUT_MS", "200"),
+        ("EXECGATE_APPROVAL__TIMEOUT_SECS", "1"),
+        ("EXECGATE_APPROVAL__ASK_FALLBACK", "full"),
+    ])
+    .await;
+    let waiting = d.ask_waiting("a", "make deploy");
+    let pending = d.pending_for("make deploy").await;
+    // The timeout fires while the database refuses writes.
+    let mut blocker = d.hold_write_lock().await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    assert_eq!(
+        d.record(&pending.id).await.status,
+        Status::Pending,
+        "nothing recorded, nothing approved"
+    );
+    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the waiter hears the outcome once the store is back")
+        .unwrap();
+    assert_eq!(
+        (r.status, r.via),
+        (Status::Approved, Some(execgate::model::Via::Timeout))
+    );
+}

@@ -731,3 +731,31 @@ async fn a_waiter_that_leaves_while_the_row_is_written_still_cancels_it() {
     }
     panic!("the abandoned request was not cancelled");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_record_an_agent_gets_is_the_row_as_stored() {
+    let d = TestDaemon::start(&[("EXECGATE_POLICY__DENY", "reboot*")]).await;
+    let approved = d.ask("builder", "ls -la").await;
+    let denied = d.ask("builder", "reboot now").await;
+    let pending = d.ask_no_wait("builder", "make deploy").await;
+    let (_, resolved) = d.decide(&pending.short_id, "deny").await;
+    let resolved: Record = serde_json::from_value(resolved).unwrap();
+    for r in [approved, denied, pending, resolved] {
+        let stored = d.record(&r.id).await;
+        if r.status == Status::Pending {
+            // The 202 record, before the decision: everything but the outcome matches.
+            let outcome = Record {
+                status: stored.status,
+                decision: stored.decision,
+                via: stored.via,
+                decided_by: stored.decided_by.clone(),
+                resolved_at: stored.resolved_at,
+                error: stored.error.clone(),
+                ..r
+            };
+            assert_eq!(outcome, stored);
+            continue;
+        }
+        assert_eq!(r, stored, "returned and stored records differ");
+    }
+}

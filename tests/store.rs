@@ -47,7 +47,11 @@ async fn asked_short_ids_are_not_reused_within_a_day() {
     let mut seen = HashSet::new();
     for i in 0..1500 {
         let new = new_request(i);
-        let short = store.insert_pending(&new, Utc::now()).await.unwrap();
+        let short = store
+            .insert_pending(&new, Utc::now())
+            .await
+            .unwrap()
+            .short_id;
         assert_eq!(short.len(), 4);
         assert!(
             short
@@ -73,7 +77,11 @@ async fn a_request_leaves_pending_exactly_once() {
         .await
         .unwrap();
     let new = new_request(0);
-    let short = store.insert_pending(&new, Utc::now()).await.unwrap();
+    let short = store
+        .insert_pending(&new, Utc::now())
+        .await
+        .unwrap()
+        .short_id;
     assert!(
         store
             .resolve(&new.id, &resolution(Status::Denied), Some("no"), None)
