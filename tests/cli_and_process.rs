@@ -49,6 +49,18 @@ impl Process {
         panic!("execgate serve never became ready");
     }
 
+    /// Submits `command` with `wait: false` over the agent socket; returns the record.
+    async fn ask_no_wait(&self, command: &str) -> serde_json::Value {
+        let client = execgate::client::Client::new(config_for(&self.env).socket);
+        let body = json!({"agent": "a", "command": command, "wait": false});
+        let (status, record) = client
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::ACCEPTED, "{record}");
+        record
+    }
+
     fn signal(&self, sig: i32) {
         let pid = self.child.id().unwrap() as i32;
         // SAFETY: sending a signal to our own child.
@@ -215,6 +227,20 @@ async fn cli_manages_the_allowlist() {
         Some(Via::Allowlist)
     );
 
+    // Flags beat the environment: with EXECGATE_SOCKET pointing nowhere, --admin-socket
+    // still reaches the daemon.
+    let mut elsewhere = d.env.clone();
+    elsewhere.push(("EXECGATE_SOCKET".into(), "/nonexistent/agent.sock".into()));
+    let admin = d.config().admin_socket.display().to_string();
+    let out = run_cli(&elsewhere, &["--admin-socket", &admin, "allow", "list"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_cli(&elsewhere, &["allow", "list"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "without the flag the environment is used"
+    );
+
     let out = d.cli(&["allow", "list"]).await;
     assert!(stdout(&out).contains("git stash list") && stdout(&out).contains("cargo *"));
     let out = d.cli(&["allow", "rm", &rules[0].id.to_string()]).await;
@@ -249,16 +275,7 @@ async fn cli_without_a_daemon_says_so() {
 async fn a_crash_leaves_nothing_pending_after_restart() {
     let dir = tempfile::tempdir().unwrap();
     let daemon = Process::start(dir.path(), &[]).await;
-    let client = execgate::client::Client::new(config_for(&daemon.env).socket);
-    let (status, body) = client
-        .call(
-            Method::POST,
-            "/v1/requests",
-            Some(&json!({"agent": "a", "command": "make deploy", "wait": false})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(status, StatusCode::ACCEPTED);
+    let body = daemon.ask_no_wait("make deploy").await;
     let id = body["id"].as_str().unwrap().to_string();
     daemon.signal(libc::SIGKILL);
     let _ = daemon.wait().await;
@@ -280,14 +297,7 @@ async fn a_second_daemon_refuses_to_start() {
     let dir = tempfile::tempdir().unwrap();
     let first = Process::start(dir.path(), &[]).await;
     let client = execgate::client::Client::new(config_for(&first.env).socket);
-    let (_, body) = client
-        .call(
-            Method::POST,
-            "/v1/requests",
-            Some(&json!({"agent": "a", "command": "make x", "wait": false})),
-        )
-        .await
-        .unwrap();
+    let body = first.ask_no_wait("make x").await;
 
     // Same socket: refused, and the live daemon's pending request is untouched.
     let second = run_cli(&first.env, &["serve"]).await;

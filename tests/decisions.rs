@@ -478,17 +478,9 @@ async fn rows_record_the_peer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_that_goes_away_cancels_its_request() {
-    use tokio::io::AsyncWriteExt;
     let d = TestDaemon::start(&[]).await;
-    let body = json!({"agent": "builder", "command": "make deploy"}).to_string();
-    let mut stream = tokio::net::UnixStream::connect(&d.config().socket)
-        .await
-        .unwrap();
-    let request = format!(
-        "POST /v1/requests HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
+    let body = json!({"agent": "builder", "command": "make deploy"});
+    let stream = send_and_hold(&d.config().socket, &body).await;
     let pending = d.pending_for("make deploy").await;
     drop(stream);
     let r = d.terminal(&pending.id).await;
@@ -693,20 +685,12 @@ async fn the_database_is_private() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_that_leaves_while_the_row_is_written_still_cancels_it() {
-    use tokio::io::AsyncWriteExt;
     let d = TestDaemon::start(&[]).await;
     // Hold SQLite's write lock so the request stalls before its row exists.
     let mut blocker = d.hold_write_lock().await;
 
-    let body = json!({"agent": "builder", "command": "make deploy"}).to_string();
-    let mut stream = tokio::net::UnixStream::connect(&d.config().socket)
-        .await
-        .unwrap();
-    let request = format!(
-        "POST /v1/requests HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
+    let body = json!({"agent": "builder", "command": "make deploy"});
+    let stream = send_and_hold(&d.config().socket, &body).await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     drop(stream);
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;

@@ -259,6 +259,19 @@ pub async fn run_cli(env: &[(String, String)], args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Writes a POST /v1/requests by hand and returns the open connection, so a test can
+/// hang up while the daemon is still working on it.
+pub async fn send_and_hold(socket: &Path, body: &Value) -> tokio::net::UnixStream {
+    let body = body.to_string();
+    let mut stream = tokio::net::UnixStream::connect(socket).await.unwrap();
+    let request = format!(
+        "POST /v1/requests HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    stream
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
