@@ -426,6 +426,15 @@ impl Approvals {
         self.lock().get(id).map(|p| p.done.subscribe())
     }
 
+    /// Why an "always" answer to request `id` would be refused, or None when it would be
+    /// accepted. A request not pending here is refused, like in `resolve`.
+    pub fn always_refusal(&self, id: &str) -> Option<String> {
+        match self.lock().get(id) {
+            Some(p) => p.always_refusal.clone(),
+            None => Some("the request is not pending".into()),
+        }
+    }
+
     /// Requests waiting for a human, oldest first.
     pub async fn pending(&self) -> Result<Vec<Record>, StoreError> {
         let mut list = self

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 
 use crate::model::{Ask, AskFallback, Security};
+use crate::transport::grammar::ReactionMap;
 
 /// Environment variables with our prefix that are not configuration keys: they belong to
 /// the CLI (or to logging) and must not be rejected as unknown keys.
@@ -157,6 +158,84 @@ pub struct TelegramConfig {
     pub chat_id: Option<i64>,
     /// Bot API base URL. Default: Telegram's.
     pub api_url: Option<String>,
+    /// Reactions and what they mean, as `EMOJI=DECISION` items (e.g. `🔥=allow-once`).
+    /// Default: 👍 allow-once, ✅ and 👌 allow-always, ❌ and 👎 deny.
+    #[serde(deserialize_with = "string_list")]
+    pub reactions: Vec<String>,
+}
+
+impl TelegramConfig {
+    /// The chat requests are posted to and answers are accepted from.
+    pub fn chat(&self) -> Option<i64> {
+        self.chat_id.or_else(|| self.owner_ids.first().copied())
+    }
+
+    /// The reaction map in force: the configured one, else the default.
+    pub fn reaction_map(&self) -> Result<ReactionMap, ConfigError> {
+        if self.reactions.is_empty() {
+            return Ok(ReactionMap::default());
+        }
+        let mut pairs = Vec::with_capacity(self.reactions.len());
+        for item in &self.reactions {
+            let Some((emoji, decision)) = item.split_once('=') else {
+                return Err(ConfigError::Invalid(format!(
+                    "`telegram.reactions` item {item:?} must look like EMOJI=DECISION, e.g. 👍=allow-once"
+                )));
+            };
+            pairs.push((emoji, decision));
+        }
+        ReactionMap::from_pairs(pairs)
+            .map_err(|e| ConfigError::Invalid(format!("`telegram.reactions`: {e}")))
+    }
+
+    /// Checks what can be checked without talking to Telegram.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |msg: String| Err(ConfigError::Invalid(msg));
+        self.reaction_map()?;
+        let Some(token) = &self.bot_token else {
+            return Ok(());
+        };
+        // BotFather tokens are `<bot id>:<secret>`; catching a pasted username or a
+        // truncated token here beats a 401 loop later. The token itself is never echoed.
+        let well_formed = token.expose().split_once(':').is_some_and(|(id, secret)| {
+            !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_digit())
+                && secret.len() >= 20
+                && secret
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        });
+        if !well_formed {
+            return bad(
+                "`telegram.bot_token` does not look like a bot token from @BotFather (digits, a colon, then at least 20 letters, digits, _ or -)".into(),
+            );
+        }
+        if self.owner_ids.is_empty() {
+            return bad(
+                "`telegram.bot_token` is set but `telegram.owner_ids` is empty: nobody could answer a request. Set it to your numeric Telegram user id".into(),
+            );
+        }
+        if let Some(id) = self.owner_ids.iter().find(|&&id| id <= 0) {
+            return bad(format!(
+                "`telegram.owner_ids` holds {id}, which is not a user id (user ids are positive; group and channel ids go in `telegram.chat_id`)"
+            ));
+        }
+        if self.chat_id == Some(0) {
+            return bad("`telegram.chat_id` must not be 0".into());
+        }
+        if let Some(url) = &self.api_url {
+            match reqwest::Url::parse(url) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+                Ok(_) => {
+                    return bad(format!(
+                        "`telegram.api_url` {url:?} must be an http:// or https:// URL"
+                    ));
+                }
+                Err(e) => return bad(format!("`telegram.api_url` {url:?}: {e}")),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A string that never appears in `Debug` or logs.
@@ -329,7 +408,7 @@ impl Config {
                 ConfigError::Invalid(format!("`policy.deny` pattern {pattern:?}: {e}"))
             })?;
         }
-        Ok(())
+        self.telegram.validate()
     }
 
     /// The security mode in force for `agent`.
@@ -486,7 +565,10 @@ mod tests {
             &[
                 ("EXECGATE_APPROVAL__TIMEOUT_SECS", "30"),
                 ("EXECGATE_TELEGRAM__OWNER_IDS", "123,456"),
-                ("EXECGATE_TELEGRAM__BOT_TOKEN", "123:abc"),
+                (
+                    "EXECGATE_TELEGRAM__BOT_TOKEN",
+                    "123:abcdefghijklmnopqrstuvwxyz",
+                ),
                 ("EXECGATE_POLICY__DENY", "rm -rf *, shutdown*"),
                 ("EXECGATE_AGENTS__BUILDER__UIDS", "1000"),
                 ("EXECGATE_SOCKET", "/x/agent.sock"),
@@ -497,7 +579,10 @@ mod tests {
         .unwrap();
         assert_eq!(c.approval.timeout_secs, 30);
         assert_eq!(c.telegram.owner_ids, vec![123, 456]);
-        assert_eq!(c.telegram.bot_token.as_ref().unwrap().expose(), "123:abc");
+        assert_eq!(
+            c.telegram.bot_token.as_ref().unwrap().expose(),
+            "123:abcdefghijklmnopqrstuvwxyz"
+        );
         assert_eq!(c.policy.deny, vec!["rm -rf *", "shutdown*"]);
         assert_eq!(c.agents["builder"].uids, Some(vec![1000]));
         assert_eq!(c.admin_socket, PathBuf::from("/x/admin.sock"));
@@ -505,8 +590,63 @@ mod tests {
 
     #[test]
     fn secrets_stay_out_of_debug() {
-        let c = load(&[("EXECGATE_TELEGRAM__BOT_TOKEN", "123:very-secret")], None).unwrap();
+        let c = load(
+            &[
+                (
+                    "EXECGATE_TELEGRAM__BOT_TOKEN",
+                    "123:very-secret-very-secret",
+                ),
+                ("EXECGATE_TELEGRAM__OWNER_IDS", "42"),
+            ],
+            None,
+        )
+        .unwrap();
         assert!(!format!("{c:?}").contains("very-secret"));
+        assert_eq!(c.telegram.chat(), Some(42));
+    }
+
+    #[test]
+    fn telegram_settings_are_checked_before_anything_starts() {
+        const TOKEN: &str = "123456:AAbbCCddEEffGGhhIIjjKK-_";
+        let err = |env: &[(&str, &str)]| load(env, None).unwrap_err().to_string();
+        let token = ("EXECGATE_TELEGRAM__BOT_TOKEN", TOKEN);
+        let owner = ("EXECGATE_TELEGRAM__OWNER_IDS", "111");
+        assert!(err(&[token]).contains("owner_ids` is empty"));
+        assert!(
+            err(&[token, ("EXECGATE_TELEGRAM__OWNER_IDS", "-100123")]).contains("not a user id")
+        );
+        let bad_token = err(&[("EXECGATE_TELEGRAM__BOT_TOKEN", "@my_bot"), owner]);
+        assert!(bad_token.contains("does not look like a bot token"));
+        assert!(!bad_token.contains("my_bot"), "the token is never echoed");
+        assert!(
+            err(&[token, owner, ("EXECGATE_TELEGRAM__API_URL", "ftp://x")]).contains("http://")
+        );
+        assert!(
+            err(&[token, owner, ("EXECGATE_TELEGRAM__REACTIONS", "🔥")]).contains("EMOJI=DECISION")
+        );
+        assert!(
+            err(&[token, owner, ("EXECGATE_TELEGRAM__REACTIONS", "🔥=maybe")]).contains("maybe")
+        );
+
+        let c = load(
+            &[
+                token,
+                ("EXECGATE_TELEGRAM__OWNER_IDS", "111,222"),
+                ("EXECGATE_TELEGRAM__CHAT_ID", "-100777"),
+                ("EXECGATE_TELEGRAM__REACTIONS", "🔥=allow-once,💩=deny"),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.telegram.chat(), Some(-100777));
+        let map = c.telegram.reaction_map().unwrap();
+        assert_eq!(map.decision("🔥"), Some(crate::model::Decision::AllowOnce));
+        assert_eq!(map.decision("💩"), Some(crate::model::Decision::Deny));
+        assert_eq!(
+            map.decision("👍"),
+            None,
+            "a configured map replaces the default"
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::policy::Policy;
 use crate::store::{Resolution, Store};
 use crate::sys::LockFile;
 use crate::transport::console::{self, ConsoleIo};
+use crate::transport::telegram::Telegram;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -41,8 +42,8 @@ pub enum StartError {
     Store(#[from] crate::store::StoreError),
     #[error("invalid policy: {0}")]
     Policy(#[from] globset::Error),
-    #[error("{0}")]
-    Unsupported(String),
+    #[error("telegram: {0}")]
+    Telegram(String),
 }
 
 /// A running daemon. Dropping it does not stop it: call `shutdown`.
@@ -50,7 +51,11 @@ pub struct Daemon {
     pub approvals: Arc<Approvals>,
     pub config: Arc<Config>,
     stop: watch::Sender<bool>,
+    /// The socket servers.
     tasks: Vec<JoinHandle<()>>,
+    /// Console and chat transports; they update their messages after shutdown's
+    /// cancellations, so they are awaited before the store closes.
+    transports: Vec<JoinHandle<()>>,
     /// Held for the daemon's life: one daemon per database.
     _lock: LockFile,
 }
@@ -65,11 +70,6 @@ pub struct StartOptions {
 impl Daemon {
     /// Everything up to "ready": after this returns, both sockets accept connections.
     pub async fn start(config: Config, options: StartOptions) -> Result<Daemon, StartError> {
-        if config.telegram.bot_token.is_some() {
-            return Err(StartError::Unsupported(
-                "telegram.bot_token is set, but this build has no Telegram transport yet; unset it to use the console".into(),
-            ));
-        }
         let config = Arc::new(config);
         for socket in [&config.socket, &config.admin_socket] {
             prepare_socket_path(socket).await?;
@@ -122,6 +122,15 @@ impl Daemon {
         let policy = Arc::new(Policy::new(Arc::clone(&config))?);
         let approvals = Approvals::new(store, policy, Arc::clone(&config));
         approvals.reload_rules().await?;
+        // Before the sockets exist: a token Telegram rejects stops the start here.
+        let telegram = match config.telegram.bot_token {
+            Some(_) => Some(
+                Telegram::connect(&config.telegram, Arc::clone(&approvals))
+                    .await
+                    .map_err(StartError::Telegram)?,
+            ),
+            None => None,
+        };
         let state = AppState {
             approvals: Arc::clone(&approvals),
             config: Arc::clone(&config),
@@ -130,7 +139,7 @@ impl Daemon {
         let agent = bind(&config.socket, 0o660)?;
         let admin = bind(&config.admin_socket, 0o600)?;
         let (stop, stopped) = watch::channel(false);
-        let mut tasks = vec![
+        let tasks = vec![
             serve(
                 agent,
                 crate::api::agent::router(state.clone()),
@@ -138,12 +147,16 @@ impl Daemon {
             ),
             serve(admin, crate::api::admin::router(state), stopped.clone()),
         ];
+        let mut transports = Vec::new();
         if let Some(io) = options.console {
-            tasks.push(tokio::spawn(console::run(
+            transports.push(tokio::spawn(console::run(
                 Arc::clone(&approvals),
                 io,
-                stopped,
+                stopped.clone(),
             )));
+        }
+        if let Some(telegram) = telegram {
+            transports.push(telegram.spawn(stopped));
         }
         tracing::info!(
             socket = %config.socket.display(),
@@ -156,6 +169,7 @@ impl Daemon {
             config,
             stop,
             tasks,
+            transports,
             _lock: lock,
         })
     }
@@ -168,6 +182,15 @@ impl Daemon {
         // Transports get a moment to show the cancellations before they stop.
         tokio::time::sleep(Duration::from_millis(50)).await;
         let _ = self.stop.send(true);
+        for transport in self.transports {
+            // Each transport bounds its own wind-down; this only guards against a bug.
+            if tokio::time::timeout(Duration::from_secs(15), transport)
+                .await
+                .is_err()
+            {
+                tracing::warn!("a transport did not stop within 15 s of shutdown");
+            }
+        }
         for task in self.tasks {
             if tokio::time::timeout(Duration::from_secs(5), task)
                 .await

@@ -45,13 +45,18 @@ fn main() {
 
 async fn serve(global: &execgate::cli::Global) -> anyhow::Result<()> {
     let config = Config::load(&global.overrides()).context("loading configuration")?;
-    // The console approver needs a person at a terminal; under systemd there is none.
-    let console = std::io::stdin().is_terminal().then(ConsoleIo::stdio);
-    if console.is_none() {
+    // The console approver stands in for a chat, and needs a person at a terminal;
+    // under systemd there is none.
+    let console = if config.telegram.bot_token.is_some() {
+        None
+    } else if std::io::stdin().is_terminal() {
+        Some(ConsoleIo::stdio())
+    } else {
         tracing::info!(
             "stdin is not a terminal: console approver off (approve with `execgate approve`)"
         );
-    }
+        None
+    };
     let daemon = Daemon::start(config, StartOptions { console })
         .await
         .context("starting execgate")?;

@@ -10,7 +10,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{broadcast, watch};
 
 use super::grammar::{self, ChatCommand, ReactionMap};
-use super::{answer, render};
+use super::{answer, render, until_stopped};
 use crate::approvals::{Approvals, Event};
 use crate::model::{Status, Via};
 
@@ -82,11 +82,6 @@ pub async fn run(approvals: Arc<Approvals>, io: ConsoleIo, mut stopped: watch::R
     }
 }
 
-/// Resolves once the daemon is stopping (the guard `wait_for` returns is not `Send`).
-async fn until_stopped(stopped: &mut watch::Receiver<bool>) {
-    let _ = stopped.wait_for(|s| *s).await;
-}
-
 async fn write(out: &mut Pin<Box<dyn AsyncWrite + Send>>, text: &str) -> std::io::Result<()> {
     out.write_all(format!("{text}\n").as_bytes()).await?;
     out.flush().await
@@ -131,7 +126,16 @@ async fn handle(approvals: &Approvals, text: &str) -> Option<String> {
                     Err(e) => return Some(format!("could not read pending requests: {e}")),
                 },
             };
-            answer(approvals, &short_id, decision, Via::Console, CONSOLE_USER).await
+            answer(
+                approvals,
+                &short_id,
+                &short_id,
+                decision,
+                Via::Console,
+                CONSOLE_USER,
+            )
+            .await
+            .text
         }
     })
 }

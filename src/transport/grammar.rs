@@ -197,6 +197,11 @@ impl ReactionMap {
         Ok(ReactionMap { entries })
     }
 
+    /// Every (emoji, decision) pair, in configured order.
+    pub fn entries(&self) -> &[(String, Decision)] {
+        &self.entries
+    }
+
     /// The decision for one emoji, or None. Compare ignoring a trailing variation selector U+FE0F on either side (so "👍️" equals "👍", "✔️" vs "✔").
     pub fn decision(&self, emoji: &str) -> Option<Decision> {
         let emoji = bare(emoji.trim());

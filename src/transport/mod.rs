@@ -8,31 +8,58 @@
 pub mod console;
 pub mod grammar;
 pub mod render;
+pub mod telegram;
 
 use crate::approvals::{Approvals, ResolveError};
 use crate::model::{Decision, Via};
 
-/// What a transport tells the person who answered, for every outcome of a resolve.
+/// Resolves once the daemon is stopping (the guard `wait_for` returns is not `Send`, so
+/// it cannot be held across an await in a spawned task).
+pub async fn until_stopped(stopped: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|s| *s).await;
+}
+
+/// What a transport tells the person who answered.
+pub struct Answer {
+    pub text: String,
+    /// True when this answer resolved the request.
+    pub resolved: bool,
+}
+
+/// Resolves `target` (a full or short id; `label` is how the person knows it) and words
+/// every outcome for the person who answered.
 pub async fn answer(
     approvals: &Approvals,
-    short_id: &str,
+    target: &str,
+    label: &str,
     decision: Decision,
     via: Via,
     by: &str,
-) -> String {
-    match approvals.resolve(short_id, decision, via, by).await {
-        Ok(r) => format!("{} {} ({})", r.short_id, r.status, decision),
+) -> Answer {
+    let text = match approvals.resolve(target, decision, via, by).await {
+        Ok(r) => {
+            return Answer {
+                text: format!("{} {} ({})", r.short_id, r.status, decision),
+                resolved: true,
+            };
+        }
         Err(ResolveError::NotFound(_) | ResolveError::AlreadyResolved(_)) => {
-            format!("approval {short_id} not found or already resolved")
+            format!("approval {label} not found or already resolved")
         }
         Err(ResolveError::AlwaysRefused(why)) => {
-            format!("\"always\" refused for {short_id}: {why}. It is still pending.")
+            format!(
+                "\"always\" refused for {label}: {why}. It is still pending: answer once or deny."
+            )
         }
         Err(ResolveError::Store(e)) => {
             tracing::error!(error = %e, "could not record a decision");
             format!(
-                "could not record the decision for {short_id} (storage error); nothing was approved"
+                "could not record the decision for {label} (storage error); nothing was approved"
             )
         }
+    };
+    Answer {
+        text,
+        resolved: false,
     }
 }

@@ -1,0 +1,163 @@
+//! One request's message, from post to final edit. Posting is retried (with backoff,
+//! honouring `retry_after`) for as long as the request is pending; once it ends, the
+//! message is edited to say how, whoever ended it, and its buttons go away.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use teloxide::prelude::*;
+use teloxide::types::{LinkPreviewOptions, MessageId, ParseMode};
+use teloxide::{ApiError, RequestError};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::{Backoff, Context, message};
+use crate::model::Record;
+
+/// How long an edit keeps being retried through an outage before it is given up.
+const EDIT_PATIENCE: Duration = Duration::from_secs(3600);
+
+/// The `message_external_id` of a Telegram message: `chat:message`.
+pub fn external_id(chat: ChatId, message: MessageId) -> String {
+    format!("{}:{}", chat.0, message.0)
+}
+
+pub async fn deliver(ctx: &Context, record: Record, mut done: watch::Receiver<Option<Record>>) {
+    let Some(posted) = post(ctx, &record, &mut done).await else {
+        return;
+    };
+    remember(ctx, &record, posted).await;
+    let last = match done.wait_for(Option::is_some).await {
+        Ok(r) => r.clone(),
+        Err(_) => None,
+    };
+    // The watch always carries the terminal record; the store is a fallback only.
+    let last = match last {
+        Some(r) => r,
+        None => match ctx.approvals.store().get(&record.id).await {
+            Ok(Some(r)) if r.status.is_terminal() => r,
+            _ => return,
+        },
+    };
+    edit(ctx, posted, &last).await;
+}
+
+/// Resolves once the request is no longer pending (or nobody can tell us any more).
+async fn over(done: &mut watch::Receiver<Option<Record>>) {
+    let _ = done.wait_for(Option::is_some).await;
+}
+
+/// Sends the approval message until it lands or the request ends. None: never posted.
+async fn post(
+    ctx: &Context,
+    record: &Record,
+    done: &mut watch::Receiver<Option<Record>>,
+) -> Option<MessageId> {
+    let mut backoff = Backoff::new();
+    loop {
+        tokio::select! {
+            _ = over(done) => return None,
+            _ = ctx.limiter.acquire() => {}
+        }
+        let refusal = ctx.approvals.always_refusal(&record.id);
+        let offer = message::Offer {
+            always_refused: refusal.as_deref(),
+            reactions: &ctx.reactions,
+        };
+        // Not raced against the request's end: a send cut off halfway may still land,
+        // and a message we do not know about could never be edited.
+        let sent = ctx
+            .bot
+            .send_message(ctx.chat, message::approval(record, &offer, Utc::now()))
+            .parse_mode(ParseMode::Html)
+            .link_preview_options(no_preview())
+            .reply_markup(message::keyboard(record, refusal.is_none()))
+            .await;
+        match sent {
+            Ok(m) => {
+                ctx.succeeded();
+                return Some(m.id);
+            }
+            Err(e) => {
+                ctx.failed("sendMessage", &e);
+                let wait = backoff.after(ctx, &e);
+                tokio::select! {
+                    _ = over(done) => {
+                        tracing::warn!(short_id = %record.short_id, "request ended before its Telegram message could be posted");
+                        return None;
+                    }
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Stores which message shows the request, so replies and reactions find it.
+async fn remember(ctx: &Context, record: &Record, posted: MessageId) {
+    let external = external_id(ctx.chat, posted);
+    for attempt in 1..=5 {
+        match ctx
+            .approvals
+            .store()
+            .set_message_external_id(&record.id, &external)
+            .await
+        {
+            Ok(()) => return,
+            Err(e) => {
+                tracing::error!(short_id = %record.short_id, attempt, error = %e, "cannot store the request's Telegram message id; replies and reactions to it will not resolve it");
+                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+            }
+        }
+    }
+}
+
+/// Replaces the message with the outcome and removes the buttons.
+async fn edit(ctx: &Context, posted: MessageId, last: &Record) {
+    let give_up = Instant::now() + EDIT_PATIENCE;
+    let mut backoff = Backoff::new();
+    let text = message::closed(last);
+    loop {
+        ctx.limiter.acquire().await;
+        // Without reply_markup, Telegram drops the inline keyboard.
+        let result = ctx
+            .bot
+            .edit_message_text(ctx.chat, posted, &text)
+            .parse_mode(ParseMode::Html)
+            .link_preview_options(no_preview())
+            .await;
+        let e = match result {
+            Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => {
+                ctx.succeeded();
+                return;
+            }
+            Err(e) => e,
+        };
+        if let RequestError::Api(
+            ApiError::MessageToEditNotFound
+            | ApiError::MessageCantBeEdited
+            | ApiError::ChatNotFound,
+        ) = e
+        {
+            tracing::warn!(short_id = %last.short_id, error = %ctx.scrub(&e), "cannot update the request's Telegram message; leaving it");
+            return;
+        }
+        ctx.failed("editMessageText", &e);
+        let wait = backoff.after(ctx, &e);
+        if Instant::now() + wait > give_up {
+            tracing::warn!(short_id = %last.short_id, "gave up updating the request's Telegram message after an hour of failures");
+            return;
+        }
+        tokio::time::sleep(wait).await;
+    }
+}
+
+fn no_preview() -> LinkPreviewOptions {
+    LinkPreviewOptions {
+        is_disabled: true,
+        url: None,
+        prefer_small_media: false,
+        prefer_large_media: false,
+        show_above_text: false,
+    }
+}

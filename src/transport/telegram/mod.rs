@@ -1,0 +1,280 @@
+//! The Telegram transport: posts each request that needs a human to the owner's chat,
+//! takes answers from commands, replies, reactions and buttons, and edits the message
+//! once the request is over, whoever ended it.
+//!
+//! `message` renders what the owner reads; `limiter` paces what we write; `deliver` owns
+//! one request's message from post to final edit; `updates` long-polls the Bot API and
+//! turns owner actions into `Approvals::resolve` calls. The Bot API being down never
+//! blocks anything else: requests still expire on their timers, and allowlisted
+//! requests never touch this module.
+
+mod deliver;
+mod limiter;
+pub mod message;
+mod updates;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use teloxide::prelude::*;
+use teloxide::types::{BotCommand, Me};
+use teloxide::{ApiError, RequestError};
+use tokio::sync::{broadcast, watch};
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::approvals::{Approvals, Event};
+use crate::config::{Secret, TelegramConfig};
+use crate::transport::grammar::ReactionMap;
+use crate::transport::until_stopped;
+use limiter::Limiter;
+
+/// How long `connect` waits for `getMe` before starting without it.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// After shutdown has cancelled every request, how long their messages get to be edited.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A connected Telegram transport, ready to `spawn`.
+pub struct Telegram {
+    ctx: Arc<Context>,
+}
+
+/// What every part of the transport shares.
+struct Context {
+    bot: Bot,
+    /// The one chat requests go to and answers come from.
+    chat: ChatId,
+    owners: Vec<UserId>,
+    reactions: ReactionMap,
+    approvals: Arc<Approvals>,
+    limiter: Limiter,
+    /// Kept only to scrub it from error texts: reqwest errors carry the URL, and the URL
+    /// carries the token.
+    token: Secret,
+    /// The bot's own account, from `getMe`; polling waits for it.
+    me: OnceLock<Me>,
+    /// Custom emoji id → the emoji it stands for, from `getCustomEmojiStickers`.
+    custom_emoji: Mutex<HashMap<String, Option<String>>>,
+    /// True while calls fail, so an outage is logged once, not once per call.
+    failing: AtomicBool,
+}
+
+impl Telegram {
+    /// Builds the client and asks Telegram who the bot is. A token Telegram rejects is an
+    /// error; an API that cannot be reached is a warning, and the transport keeps trying.
+    pub async fn connect(
+        config: &TelegramConfig,
+        approvals: Arc<Approvals>,
+    ) -> Result<Telegram, String> {
+        let (Some(token), Some(chat)) = (config.bot_token.clone(), config.chat()) else {
+            return Err("telegram.bot_token and telegram.owner_ids must both be set".into());
+        };
+        let url = config
+            .api_url
+            .as_deref()
+            .unwrap_or(teloxide::net::TELEGRAM_API_URL);
+        let url = reqwest::Url::parse(url).map_err(|e| format!("telegram.api_url: {e}"))?;
+        let mut client = teloxide::net::default_reqwest_settings();
+        // A proxy set for the outside world must not swallow a Bot API on this machine.
+        if matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]")) {
+            client = client.no_proxy();
+        }
+        let client = client
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client for Telegram: {e}"))?;
+        let reactions = config.reaction_map().map_err(|e| e.to_string())?;
+        let ctx = Arc::new(Context {
+            bot: Bot::with_client(token.expose(), client).set_api_url(url),
+            chat: ChatId(chat),
+            owners: config
+                .owner_ids
+                .iter()
+                .map(|&id| UserId(id as u64))
+                .collect(),
+            reactions,
+            approvals,
+            limiter: Limiter::for_chat(chat),
+            token,
+            me: OnceLock::new(),
+            custom_emoji: Mutex::new(HashMap::new()),
+            failing: AtomicBool::new(false),
+        });
+        match tokio::time::timeout(CONNECT_TIMEOUT, ctx.bot.get_me()).await {
+            Ok(Ok(me)) => ctx.identified(me).await,
+            Ok(Err(RequestError::Api(ApiError::InvalidToken))) => {
+                return Err("the Telegram Bot API rejected telegram.bot_token (Unauthorized): check the token @BotFather gave you".into());
+            }
+            Ok(Err(e)) => tracing::warn!(
+                error = %ctx.scrub(&e),
+                "cannot reach the Telegram Bot API at start; retrying in the background. Requests that need a human wait and expire as usual"
+            ),
+            Err(_) => tracing::warn!(
+                "the Telegram Bot API did not answer getMe within {}s; retrying in the background",
+                CONNECT_TIMEOUT.as_secs()
+            ),
+        }
+        Ok(Telegram { ctx })
+    }
+
+    /// Runs the transport until `stopped` turns true. By then the daemon has cancelled
+    /// every pending request; the task edits their messages (within a grace period),
+    /// acknowledges the last update it handled, and ends.
+    pub fn spawn(self, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
+        tokio::spawn(run(self.ctx, stopped))
+    }
+}
+
+async fn run(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
+    let mut events = ctx.approvals.subscribe();
+    let poller = tokio::spawn(updates::poll(Arc::clone(&ctx), stopped.clone()));
+    let mut deliveries: JoinSet<String> = JoinSet::new();
+    let mut delivering: HashSet<String> = HashSet::new();
+    loop {
+        tokio::select! {
+            _ = until_stopped(&mut stopped) => break,
+            Some(done) = deliveries.join_next() => {
+                if let Ok(id) = done {
+                    delivering.remove(&id);
+                }
+            }
+            event = events.recv() => match event {
+                Ok(Event::Pending(record)) => {
+                    if delivering.insert(record.id.clone()) {
+                        spawn_delivery(&ctx, &mut deliveries, record);
+                    }
+                }
+                // A request's own delivery task sees its end through its watch.
+                Ok(Event::Resolved(_)) => {}
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "the Telegram transport fell behind; catching up from the database");
+                    catch_up(&ctx, &mut deliveries, &mut delivering).await;
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+        }
+    }
+    // Shutdown has already ended every request, so each delivery is now editing its
+    // message or has nothing left to do.
+    let finished = tokio::time::timeout(SHUTDOWN_GRACE, async {
+        while deliveries.join_next().await.is_some() {}
+    })
+    .await;
+    if finished.is_err() {
+        tracing::warn!(
+            left = deliveries.len(),
+            "Telegram messages not updated within {}s of shutdown",
+            SHUTDOWN_GRACE.as_secs()
+        );
+        deliveries.abort_all();
+    }
+    if tokio::time::timeout(SHUTDOWN_GRACE, poller).await.is_err() {
+        tracing::warn!("Telegram polling did not stop in time");
+    }
+}
+
+fn spawn_delivery(ctx: &Arc<Context>, set: &mut JoinSet<String>, record: crate::model::Record) {
+    // No watch: the request ended before we got to it, and there is nothing to post.
+    let Some(done) = ctx.approvals.watch(&record.id) else {
+        return;
+    };
+    let ctx = Arc::clone(ctx);
+    set.spawn(async move {
+        let id = record.id.clone();
+        deliver::deliver(&ctx, record, done).await;
+        id
+    });
+}
+
+/// Posts every pending request that has no delivery yet: the way back after missed events.
+async fn catch_up(ctx: &Arc<Context>, set: &mut JoinSet<String>, delivering: &mut HashSet<String>) {
+    match ctx.approvals.pending().await {
+        Ok(list) => {
+            for record in list {
+                if delivering.insert(record.id.clone()) {
+                    spawn_delivery(ctx, set, record);
+                }
+            }
+        }
+        Err(e) => tracing::error!(error = %e, "cannot list pending requests to post them"),
+    }
+}
+
+impl Context {
+    /// Records the bot's identity and registers its commands in Telegram's menu.
+    async fn identified(&self, me: Me) {
+        tracing::info!(
+            bot = %me.username(),
+            chat = self.chat.0,
+            "connected to the Telegram Bot API"
+        );
+        let _ = self.me.set(me);
+        let commands = [
+            (
+                "approve",
+                "Approve a request: /approve ID [once|always|deny]",
+            ),
+            ("deny", "Deny a request: /deny ID"),
+            ("pending", "List requests waiting for an answer"),
+            ("allowlist", "Show the allowlist"),
+            ("help", "How to answer requests"),
+        ]
+        .map(|(c, d)| BotCommand::new(c, d));
+        if let Err(e) = self.bot.set_my_commands(commands).await {
+            tracing::warn!(error = %self.scrub(&e), "could not register the bot's commands (setMyCommands)");
+        }
+    }
+
+    /// An error's text with the bot token cut out.
+    fn scrub(&self, e: &RequestError) -> String {
+        e.to_string().replace(self.token.expose(), "<token>")
+    }
+
+    /// Logs a failed call: the first failure of an outage as a warning, the rest quietly.
+    fn failed(&self, what: &str, e: &RequestError) {
+        if self.failing.swap(true, Ordering::Relaxed) {
+            tracing::debug!(error = %self.scrub(e), "Telegram {what} failed");
+        } else {
+            tracing::warn!(error = %self.scrub(e), "Telegram {what} failed; retrying with backoff");
+        }
+    }
+
+    fn succeeded(&self) {
+        if self.failing.swap(false, Ordering::Relaxed) {
+            tracing::info!("the Telegram Bot API answers again");
+        }
+    }
+
+    fn is_owner(&self, user: &teloxide::types::User) -> bool {
+        !user.is_bot && self.owners.contains(&user.id)
+    }
+}
+
+/// Exponential backoff with jitter, for calls that failed for reasons other than flood
+/// control (which says exactly how long to wait).
+struct Backoff {
+    next: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(500);
+    const MAX: Duration = Duration::from_secs(30);
+
+    fn new() -> Backoff {
+        Backoff { next: Self::FIRST }
+    }
+
+    /// How long to wait after `e`: Telegram's `retry_after` when it gave one (which also
+    /// pauses every other sender), else the next step of the backoff.
+    fn after(&mut self, ctx: &Context, e: &RequestError) -> Duration {
+        if let RequestError::RetryAfter(secs) = e {
+            let wait = secs.duration();
+            ctx.limiter.pause(wait);
+            return wait;
+        }
+        let step = self.next;
+        self.next = (self.next * 2).min(Self::MAX);
+        let jitter = rand::random_range(0.8..1.2);
+        step.mul_f64(jitter)
+    }
+}

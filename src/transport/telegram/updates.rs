@@ -1,0 +1,457 @@
+//! Long-polls the Bot API and turns what an owner does in the chat — a command, a reply
+//! to a request, a reaction, a button — into a call to `Approvals::resolve`.
+//!
+//! Every path checks the same two things before anything else: the update comes from the
+//! configured chat, and from a user (not a bot, not an anonymous admin) listed in
+//! `telegram.owner_ids`. Anything else changes nothing and is logged.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use teloxide::RequestError;
+use teloxide::prelude::*;
+use teloxide::types::{
+    AllowedUpdate, CallbackQuery, CustomEmojiId, MessageId, MessageReactionUpdated, ReactionType,
+    ReplyParameters, UpdateKind, User,
+};
+use tokio::sync::watch;
+
+use super::deliver::external_id;
+use super::{Backoff, Context, message};
+use crate::model::{Decision, Record, Via};
+use crate::transport::grammar::{self, ChatCommand};
+use crate::transport::{answer, render, until_stopped};
+
+/// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
+/// which does not stretch for long polls.
+const POLL_SECS: u32 = 10;
+/// Telegram's limit on the text of an `answerCallbackQuery` notification.
+const CALLBACK_TEXT_MAX: usize = 200;
+/// Reactions are only delivered when asked for by name.
+const ALLOWED: [AllowedUpdate; 4] = [
+    AllowedUpdate::Message,
+    AllowedUpdate::EditedMessage,
+    AllowedUpdate::CallbackQuery,
+    AllowedUpdate::MessageReaction,
+];
+
+/// Polls until `stopped`, then confirms the updates it handled so a restart does not see
+/// them again. Errors back off and retry for as long as the daemon runs.
+pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
+    let mut backoff = Backoff::new();
+    // Commands are checked against the bot's @name, so polling waits for getMe.
+    while ctx.me.get().is_none() {
+        let result = tokio::select! {
+            _ = until_stopped(&mut stopped) => return,
+            r = ctx.bot.get_me().send() => r,
+        };
+        match result {
+            Ok(me) => {
+                ctx.succeeded();
+                ctx.identified(me).await;
+            }
+            Err(e) => {
+                ctx.failed("getMe", &e);
+                let wait = backoff.after(&ctx, &e);
+                tokio::select! {
+                    _ = until_stopped(&mut stopped) => return,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
+
+    // Telegram forgets updates below the offset of a getUpdates call: `offset` is where
+    // the next call starts, `confirmed` what Telegram has been told so far.
+    let mut offset: i32 = 0;
+    let mut confirmed: i32 = 0;
+    let mut backoff = Backoff::new();
+    loop {
+        let request = ctx
+            .bot
+            .get_updates()
+            .offset(offset)
+            .timeout(POLL_SECS)
+            .allowed_updates(ALLOWED);
+        let result = tokio::select! {
+            _ = until_stopped(&mut stopped) => break,
+            r = request.send() => r,
+        };
+        confirmed = offset;
+        match result {
+            Ok(updates) => {
+                ctx.succeeded();
+                backoff = Backoff::new();
+                for update in updates {
+                    let next = update.id.as_offset();
+                    // The same update twice (a retried response, a confused proxy) is
+                    // handled once.
+                    if next <= offset {
+                        tracing::debug!(
+                            update_id = update.id.0,
+                            "skipping an update already handled"
+                        );
+                        continue;
+                    }
+                    offset = next;
+                    handle(&ctx, update).await;
+                }
+            }
+            Err(e) => {
+                ctx.failed("getUpdates", &e);
+                let wait = backoff.after(&ctx, &e);
+                tokio::select! {
+                    _ = until_stopped(&mut stopped) => break,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
+    if offset > confirmed {
+        let ack = ctx.bot.get_updates().offset(offset).limit(1).timeout(0);
+        match tokio::time::timeout(Duration::from_secs(3), ack.send()).await {
+            Ok(Ok(_)) => tracing::debug!(offset, "confirmed the last handled update"),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %ctx.scrub(&e), "could not confirm the last handled update; Telegram will send it again after a restart, where it changes nothing")
+            }
+            Err(_) => tracing::warn!("timed out confirming the last handled update"),
+        }
+    }
+}
+
+async fn handle(ctx: &Context, update: Update) {
+    match update.kind {
+        UpdateKind::Message(m) => on_message(ctx, &m).await,
+        UpdateKind::EditedMessage(m) => tracing::info!(
+            chat = m.chat.id.0,
+            user = ?m.from.as_ref().map(|u| u.id.0),
+            "ignoring an edited message: only new messages can answer a request"
+        ),
+        UpdateKind::CallbackQuery(q) => on_button(ctx, &q).await,
+        UpdateKind::MessageReaction(r) => on_reaction(ctx, &r).await,
+        _ => tracing::debug!(
+            update_id = update.id.0,
+            "ignoring an update of a kind we do not use"
+        ),
+    }
+}
+
+/// `decided_by` for a Telegram user: the id, which never changes, and a name to read.
+fn who(user: &User) -> String {
+    match &user.username {
+        Some(name) => format!("telegram:{} (@{name})", user.id.0),
+        None => format!("telegram:{} ({})", user.id.0, user.first_name),
+    }
+}
+
+async fn on_message(ctx: &Context, m: &Message) {
+    let Some(text) = m.text() else { return };
+    if m.chat.id != ctx.chat {
+        tracing::warn!(
+            chat = m.chat.id.0,
+            "ignoring a message from a chat other than telegram.chat_id"
+        );
+        return;
+    }
+    let Some(user) = m.from.as_ref().filter(|u| ctx.is_owner(u)) else {
+        if text.starts_with('/') {
+            tracing::warn!(
+                user = ?m.from.as_ref().map(|u| u.id.0),
+                username = ?m.from.as_ref().and_then(|u| u.username.clone()),
+                "ignoring a command from someone not in telegram.owner_ids"
+            );
+        }
+        return;
+    };
+    if !addressed_to_us(ctx, text) {
+        return;
+    }
+    let command = match grammar::parse(text) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => return reply(ctx, m.id, &e.to_string()).await,
+        // In a group, other talk is not for us; in a private chat it can only be.
+        None if m.chat.is_private() => {
+            return reply(ctx, m.id, "Not a command. Send /help.").await;
+        }
+        None => return,
+    };
+    let text = match command {
+        ChatCommand::Help => grammar::help_text(&ctx.reactions),
+        ChatCommand::Pending => match ctx.approvals.pending().await {
+            Ok(list) => render::pending_list(&list, Utc::now()),
+            Err(e) => format!("could not read pending requests: {e}"),
+        },
+        ChatCommand::Allowlist => match ctx.approvals.store().list_rules().await {
+            Ok(rules) => render::rule_list(&rules),
+            Err(e) => format!("could not read the allowlist: {e}"),
+        },
+        ChatCommand::Resolve { short_id, decision } => {
+            resolve_command(ctx, m, user, short_id, decision).await
+        }
+    };
+    reply(ctx, m.id, &text).await;
+}
+
+/// A command may name its bot (`/approve@execgate_bot a1b2`) where several share a chat:
+/// one naming another bot is not for us.
+fn addressed_to_us(ctx: &Context, text: &str) -> bool {
+    let head = text.split_whitespace().next().unwrap_or("");
+    match head.split_once('@') {
+        None => true,
+        Some((_, name)) => ctx
+            .me
+            .get()
+            .is_some_and(|me| me.username().eq_ignore_ascii_case(name)),
+    }
+}
+
+/// `/approve`, `/deny`: by id, or by replying to the request's message.
+async fn resolve_command(
+    ctx: &Context,
+    m: &Message,
+    user: &User,
+    short_id: Option<String>,
+    decision: Decision,
+) -> String {
+    let replied = match m.reply_to_message() {
+        Some(original) if from_us(ctx, original) => match request_at(ctx, original.id).await {
+            Ok(found) => found,
+            Err(text) => return text,
+        },
+        _ => None,
+    };
+    let (target, label) = match (short_id, replied) {
+        (Some(id), Some(r)) if !r.short_id.eq_ignore_ascii_case(&id) => {
+            return format!(
+                "You replied to request {} but named {id}; nothing was changed. Name one of them only.",
+                r.short_id
+            );
+        }
+        (_, Some(r)) => (r.id, r.short_id),
+        (Some(id), None) => (id.clone(), id),
+        (None, None) if m.reply_to_message().is_some() => {
+            return "That message is not an approval request. Reply to one, or give the id: /approve a1b2".into();
+        }
+        (None, None) => {
+            return "Which request? Give the id (/approve a1b2) or reply to the request's message."
+                .into();
+        }
+    };
+    let by = who(user);
+    answer(
+        &ctx.approvals,
+        &target,
+        &label,
+        decision,
+        Via::TelegramCommand,
+        &by,
+    )
+    .await
+    .text
+}
+
+fn from_us(ctx: &Context, m: &Message) -> bool {
+    let me = ctx.me.get().map(|me| me.user.id);
+    m.from.as_ref().is_some_and(|u| Some(u.id) == me)
+}
+
+/// The request whose approval message is `message` in our chat, if any. Err: a reply
+/// saying the lookup failed.
+async fn request_at(ctx: &Context, message: MessageId) -> Result<Option<Record>, String> {
+    ctx.approvals
+        .store()
+        .find_by_message_external_id(&external_id(ctx.chat, message))
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot look up a request by its message");
+            "could not look up that request (storage error); nothing was changed".to_string()
+        })
+}
+
+async fn on_reaction(ctx: &Context, r: &MessageReactionUpdated) {
+    if r.chat.id != ctx.chat {
+        tracing::warn!(
+            chat = r.chat.id.0,
+            "ignoring a reaction in a chat other than telegram.chat_id"
+        );
+        return;
+    }
+    let Some(user) = r.user() else {
+        tracing::info!("ignoring an anonymous reaction: nobody can tell who gave it");
+        return;
+    };
+    if !ctx.is_owner(user) {
+        tracing::warn!(user = user.id.0, username = ?user.username, "ignoring a reaction from someone not in telegram.owner_ids");
+        return;
+    }
+    // `new_reaction` is the whole current set: only what was just added counts, and
+    // taking a reaction back does nothing.
+    let added: Vec<&ReactionType> = r
+        .new_reaction
+        .iter()
+        .filter(|x| !r.old_reaction.contains(x))
+        .collect();
+    if added.is_empty() {
+        tracing::debug!("a reaction was removed; nothing to do");
+        return;
+    }
+    let mut decisions = Vec::new();
+    for reaction in added {
+        let emoji = match reaction {
+            ReactionType::Emoji { emoji } => Some(emoji.clone()),
+            ReactionType::CustomEmoji { custom_emoji_id } => {
+                match ctx.custom_emoji(custom_emoji_id).await {
+                    Ok(e) => e,
+                    Err(e) => {
+                        ctx.failed("getCustomEmojiStickers", &e);
+                        return reply(ctx, r.message_id, "Could not look up that custom emoji; nothing was changed. Try again, or answer with /approve.").await;
+                    }
+                }
+            }
+            ReactionType::Paid => None,
+        };
+        if let Some(d) = emoji.and_then(|e| ctx.reactions.decision(&e))
+            && !decisions.contains(&d)
+        {
+            decisions.push(d);
+        }
+    }
+    let decision = match decisions[..] {
+        [] => return,
+        [d] => d,
+        _ => {
+            return reply(
+                ctx,
+                r.message_id,
+                "Those reactions disagree; nothing was changed. Keep one.",
+            )
+            .await;
+        }
+    };
+    let record = match request_at(ctx, r.message_id).await {
+        // A reaction on any other message is just a reaction.
+        Ok(None) => return,
+        Ok(Some(record)) => record,
+        Err(text) => return reply(ctx, r.message_id, &text).await,
+    };
+    let result = answer(
+        &ctx.approvals,
+        &record.id,
+        &record.short_id,
+        decision,
+        Via::TelegramReaction,
+        &who(user),
+    )
+    .await;
+    // Success shows as the message's edit; anything else needs words.
+    if !result.resolved {
+        reply(ctx, r.message_id, &result.text).await;
+    }
+}
+
+async fn on_button(ctx: &Context, q: &CallbackQuery) {
+    let text = button(ctx, q).await;
+    // Always answered: until it is, the owner's client shows a spinner.
+    let answered = ctx
+        .bot
+        .answer_callback_query(q.id.clone())
+        .text(render::clip(&text, CALLBACK_TEXT_MAX))
+        .await;
+    if let Err(e) = answered {
+        tracing::warn!(error = %ctx.scrub(&e), "could not answer a button press");
+    }
+}
+
+/// What a button press does; the text is shown to whoever pressed it.
+async fn button(ctx: &Context, q: &CallbackQuery) -> String {
+    let Some(pressed_on) = &q.message else {
+        return "This button is not from an approval message.".into();
+    };
+    if pressed_on.chat().id != ctx.chat {
+        tracing::warn!(
+            chat = pressed_on.chat().id.0,
+            "ignoring a button pressed in a chat other than telegram.chat_id"
+        );
+        return "Requests are answered in the configured chat only.".into();
+    }
+    if !ctx.is_owner(&q.from) {
+        tracing::warn!(user = q.from.id.0, username = ?q.from.username, "ignoring a button pressed by someone not in telegram.owner_ids");
+        return "Only the owner can answer requests.".into();
+    }
+    let Some((decision, id)) = q.data.as_deref().and_then(message::parse_callback) else {
+        return "This button is not one of execgate's.".into();
+    };
+    let record = match request_at(ctx, pressed_on.id()).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return format!("approval {} not found or already resolved", short(id)),
+        Err(text) => return text,
+    };
+    // Button data is chosen by the client that sends it; it must name the request of the
+    // very message it was pressed on.
+    if record.id != id {
+        tracing::warn!(short_id = %record.short_id, "a button's data names another request than its message; ignored");
+        return "This button does not belong to this request; nothing was changed.".into();
+    }
+    answer(
+        &ctx.approvals,
+        &record.id,
+        &record.short_id,
+        decision,
+        Via::TelegramButton,
+        &who(&q.from),
+    )
+    .await
+    .text
+}
+
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// Sends `text` as a plain-text reply to `to`. Best effort: a few tries, then it is
+/// logged and dropped; an answer to a command never holds up a decision.
+async fn reply(ctx: &Context, to: MessageId, text: &str) {
+    let text = render::clip(text, message::MAX_TEXT / 2);
+    let mut backoff = Backoff::new();
+    for attempt in 1..=3 {
+        ctx.limiter.acquire().await;
+        let sent = ctx
+            .bot
+            .send_message(ctx.chat, &text)
+            .reply_parameters(ReplyParameters::new(to).allow_sending_without_reply())
+            .await;
+        match sent {
+            Ok(_) => {
+                ctx.succeeded();
+                return;
+            }
+            Err(e) if attempt == 3 => {
+                tracing::warn!(error = %ctx.scrub(&e), "could not send a reply; dropping it");
+            }
+            Err(e) => {
+                ctx.failed("sendMessage (reply)", &e);
+                tokio::time::sleep(backoff.after(ctx, &e)).await;
+            }
+        }
+    }
+}
+
+impl Context {
+    /// The emoji a custom emoji stands for, asked of Telegram once and then remembered.
+    async fn custom_emoji(&self, id: &CustomEmojiId) -> Result<Option<String>, RequestError> {
+        if let Some(known) = self.cache().get(&id.0) {
+            return Ok(known.clone());
+        }
+        let stickers = self.bot.get_custom_emoji_stickers([id.clone()]).await?;
+        let emoji = stickers.into_iter().find_map(|s| s.emoji);
+        self.cache().insert(id.0.clone(), emoji.clone());
+        Ok(emoji)
+    }
+
+    fn cache(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Option<String>>> {
+        self.custom_emoji.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
