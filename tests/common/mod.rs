@@ -2,6 +2,10 @@
 //! to talk to it the way users do: HTTP over its sockets, the CLI binary, the console.
 #![allow(dead_code)]
 
+pub mod process;
+
+pub mod fake_telegram;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;

@@ -1,0 +1,80 @@
+//! `execgate serve` as a child process: the daemon exactly as systemd or a terminal
+//! starts it, for tests about signals, exit codes, logs and restarts.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use hyper::{Method, StatusCode};
+use serde_json::json;
+
+use super::{config_for, env_for};
+
+/// `execgate serve` as a child process, with its paths in `dir`.
+pub struct Process {
+    pub child: tokio::process::Child,
+    pub env: Vec<(String, String)>,
+}
+
+impl Process {
+    pub async fn start(dir: &std::path::Path, extra: &[(&str, &str)]) -> Process {
+        let env = env_for(dir, extra);
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
+        cmd.current_dir(dir)
+            .arg("serve")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in &env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().unwrap();
+        let p = Process { child, env };
+        p.wait_ready().await;
+        p
+    }
+
+    pub async fn wait_ready(&self) {
+        let client = execgate::client::Client::new(config_for(&self.env).socket);
+        for _ in 0..500 {
+            if let Ok((StatusCode::OK, _)) = client.call(Method::GET, "/v1/health", None).await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("execgate serve never became ready");
+    }
+
+    /// Submits `command` with `wait: false` over the agent socket; returns the record.
+    pub async fn ask_no_wait(&self, command: &str) -> serde_json::Value {
+        let client = execgate::client::Client::new(config_for(&self.env).socket);
+        let body = json!({"agent": "a", "command": command, "wait": false});
+        let (status, record) = client
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::ACCEPTED, "{record}");
+        record
+    }
+
+    pub fn signal(&self, sig: i32) {
+        let pid = self.child.id().unwrap() as i32;
+        // SAFETY: sending a signal to our own child.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    }
+
+    pub async fn wait(mut self) -> (std::process::ExitStatus, String) {
+        let status = tokio::time::timeout(Duration::from_secs(10), self.child.wait())
+            .await
+            .expect("daemon exits")
+            .unwrap();
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            use tokio::io::AsyncReadExt;
+            let _ = e.read_to_string(&mut err).await;
+        }
+        (status, err)
+    }
+}
