@@ -69,16 +69,26 @@ impl Chat {
         (r, m)
     }
 
-    /// Waits for the approval message of `r`.
+    /// Waits for the approval message of `r`, and for the daemon to have stored which
+    /// message it is (the fake sees the message a moment before the daemon hears back;
+    /// no human is that fast, a test is).
     async fn message_for(&self, r: &Record) -> SentMessage {
         let needle = format!("ID: {}\n", r.short_id);
-        self.fake
+        let m = self
+            .fake
             .wait_until(&format!("the approval message of {}", r.short_id), |f| {
                 f.messages(self.chat)
                     .into_iter()
                     .find(|m| m.plain.contains(&needle) && m.edits.is_empty())
             })
-            .await
+            .await;
+        for _ in 0..500 {
+            if message_external_id(&self.d, &r.id).await.is_some() {
+                return m;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the message id of {} was never stored", r.short_id);
     }
 
     /// Waits until message `m` has been edited, and returns it as it is then.

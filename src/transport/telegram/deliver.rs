@@ -80,13 +80,12 @@ async fn post(
             }
             Err(e) => {
                 ctx.failed("sendMessage", &e);
-                let wait = backoff.after(ctx, &e);
                 tokio::select! {
                     _ = over(done) => {
                         tracing::warn!(short_id = %record.short_id, "request ended before its Telegram message could be posted");
                         return None;
                     }
-                    _ = tokio::time::sleep(wait) => {}
+                    _ = backoff.wait(ctx, &e) => {}
                 }
             }
         }
@@ -143,12 +142,11 @@ async fn edit(ctx: &Context, posted: MessageId, last: &Record) {
             return;
         }
         ctx.failed("editMessageText", &e);
-        let wait = backoff.after(ctx, &e);
-        if Instant::now() + wait > give_up {
+        backoff.wait(ctx, &e).await;
+        if Instant::now() > give_up {
             tracing::warn!(short_id = %last.short_id, "gave up updating the request's Telegram message after an hour of failures");
             return;
         }
-        tokio::time::sleep(wait).await;
     }
 }
 

@@ -21,7 +21,7 @@ use std::time::Duration;
 use teloxide::prelude::*;
 use teloxide::types::{BotCommand, Me};
 use teloxide::{ApiError, RequestError};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{Notify, broadcast, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::approvals::{Approvals, Event};
@@ -58,6 +58,9 @@ struct Context {
     custom_emoji: Mutex<HashMap<String, Option<String>>>,
     /// True while calls fail, so an outage is logged once, not once per call.
     failing: AtomicBool,
+    /// Woken when a call succeeds after failures: whoever waits out a backoff retries at
+    /// once instead of sleeping through the API's return.
+    recovered: Notify,
 }
 
 impl Telegram {
@@ -99,6 +102,7 @@ impl Telegram {
             me: OnceLock::new(),
             custom_emoji: Mutex::new(HashMap::new()),
             failing: AtomicBool::new(false),
+            recovered: Notify::new(),
         });
         match tokio::time::timeout(CONNECT_TIMEOUT, ctx.bot.get_me()).await {
             Ok(Ok(me)) => ctx.identified(me).await,
@@ -242,6 +246,7 @@ impl Context {
     fn succeeded(&self) {
         if self.failing.swap(false, Ordering::Relaxed) {
             tracing::info!("the Telegram Bot API answers again");
+            self.recovered.notify_waiters();
         }
     }
 
@@ -276,5 +281,18 @@ impl Backoff {
         self.next = (self.next * 2).min(Self::MAX);
         let jitter = rand::random_range(0.8..1.2);
         step.mul_f64(jitter)
+    }
+
+    /// Waits out a failed call. Flood control is waited out in full; any other failure
+    /// ends early when another call gets through.
+    async fn wait(&mut self, ctx: &Context, e: &RequestError) {
+        let wait = self.after(ctx, e);
+        if matches!(e, RequestError::RetryAfter(_)) {
+            return tokio::time::sleep(wait).await;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = ctx.recovered.notified() => {}
+        }
     }
 }

@@ -53,10 +53,9 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
             }
             Err(e) => {
                 ctx.failed("getMe", &e);
-                let wait = backoff.after(&ctx, &e);
                 tokio::select! {
                     _ = until_stopped(&mut stopped) => return,
-                    _ = tokio::time::sleep(wait) => {}
+                    _ = backoff.wait(&ctx, &e) => {}
                 }
             }
         }
@@ -100,10 +99,9 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
             }
             Err(e) => {
                 ctx.failed("getUpdates", &e);
-                let wait = backoff.after(&ctx, &e);
                 tokio::select! {
                     _ = until_stopped(&mut stopped) => break,
-                    _ = tokio::time::sleep(wait) => {}
+                    _ = backoff.wait(&ctx, &e) => {}
                 }
             }
         }
@@ -431,7 +429,7 @@ async fn reply(ctx: &Context, to: MessageId, text: &str) {
             }
             Err(e) => {
                 ctx.failed("sendMessage (reply)", &e);
-                tokio::time::sleep(backoff.after(ctx, &e)).await;
+                backoff.wait(ctx, &e).await;
             }
         }
     }
