@@ -605,6 +605,30 @@ mod tests {
         assert_eq!(c.telegram.chat(), Some(42));
     }
 
+    /// `.env.example` documents every variable: uncommented, all of them together must
+    /// form a valid configuration that says what the file says.
+    #[test]
+    fn the_env_example_is_a_valid_configuration() {
+        let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/.env.example"));
+        let vars: Vec<(String, String)> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# EXECGATE_"))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (format!("EXECGATE_{k}"), v.trim_matches('\'').to_string()))
+            // A config file that must exist is not something an example can promise.
+            .filter(|(k, _)| k != "EXECGATE_CONFIG")
+            .collect();
+        assert!(vars.len() > 25, "{} variables", vars.len());
+        let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let c = load(&pairs, None).unwrap();
+        assert_eq!(c.telegram.chat(), Some(-1001234567890));
+        assert_eq!(c.policy.deny, ["rm -rf /*", "*mkfs*"]);
+        assert_eq!(
+            c.telegram.reaction_map().unwrap().decision("👌"),
+            Some(crate::model::Decision::AllowAlways)
+        );
+    }
+
     #[test]
     fn telegram_settings_are_checked_before_anything_starts() {
         const TOKEN: &str = "123456:AAbbCCddEEffGGhhIIjjKK-_";

@@ -96,7 +96,10 @@ pub fn approval(r: &Record, offer: &Offer<'_>, now: DateTime<Utc>) -> String {
 
     let mut tail = Html::default();
     details(&mut tail, r);
-    let left = r.expires_at.map_or(0, |t| (t - now).num_seconds().max(0));
+    // Rounded up: a request created a moment ago shows its full timeout.
+    let left = r
+        .expires_at
+        .map_or(0, |t| ((t - now).num_milliseconds().max(0) + 999) / 1000);
     tail.text(&format!("Expires in: {left}s\n"));
     tail.text("Reply: ")
         .tag("<code>")
