@@ -136,28 +136,32 @@ impl Daemon {
             config: Arc::clone(&config),
         };
 
+        let (stop, stopped) = watch::channel(false);
+        // Transports start listening for requests before any request can arrive: each
+        // subscribes to the approval events here, synchronously, before the sockets exist.
+        let mut transports = Vec::new();
+        if let Some(io) = options.console {
+            transports.push(tokio::spawn(console::run(
+                Arc::clone(&approvals),
+                approvals.subscribe(),
+                io,
+                stopped.clone(),
+            )));
+        }
+        if let Some(telegram) = telegram {
+            transports.push(telegram.spawn(approvals.subscribe(), stopped.clone()));
+        }
+
         let agent = bind(&config.socket, 0o660)?;
         let admin = bind(&config.admin_socket, 0o600)?;
-        let (stop, stopped) = watch::channel(false);
         let tasks = vec![
             serve(
                 agent,
                 crate::api::agent::router(state.clone()),
                 stopped.clone(),
             ),
-            serve(admin, crate::api::admin::router(state), stopped.clone()),
+            serve(admin, crate::api::admin::router(state), stopped),
         ];
-        let mut transports = Vec::new();
-        if let Some(io) = options.console {
-            transports.push(tokio::spawn(console::run(
-                Arc::clone(&approvals),
-                io,
-                stopped.clone(),
-            )));
-        }
-        if let Some(telegram) = telegram {
-            transports.push(telegram.spawn(stopped));
-        }
         tracing::info!(
             socket = %config.socket.display(),
             admin_socket = %config.admin_socket.display(),

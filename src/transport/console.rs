@@ -33,12 +33,18 @@ impl ConsoleIo {
 /// Who the console speaks for in `decided_by`.
 const CONSOLE_USER: &str = "console";
 
-pub async fn run(approvals: Arc<Approvals>, io: ConsoleIo, mut stopped: watch::Receiver<bool>) {
+/// Runs the console until the daemon stops. `events` comes from `approvals.subscribe()`,
+/// taken before any request can arrive.
+pub async fn run(
+    approvals: Arc<Approvals>,
+    mut events: broadcast::Receiver<Event>,
+    io: ConsoleIo,
+    mut stopped: watch::Receiver<bool>,
+) {
     let ConsoleIo {
         mut input,
         mut output,
     } = io;
-    let mut events = approvals.subscribe();
     let mut reading = true;
     let mut line = String::new();
     let _ = write(

@@ -79,7 +79,17 @@ async fn post(
                 return Some(m.id);
             }
             Err(e) => {
-                ctx.failed("sendMessage", &e);
+                match chat_problem(&e) {
+                    // Not an outage: nothing reaches the owner until this is fixed, so
+                    // it is said every time.
+                    Some(hint) => tracing::error!(
+                        short_id = %record.short_id,
+                        error = %ctx.scrub(&e),
+                        "cannot post to telegram.chat_id {}: {hint}",
+                        ctx.chat.0
+                    ),
+                    None => ctx.failed("sendMessage", &e),
+                }
                 tokio::select! {
                     _ = over(done) => {
                         tracing::warn!(short_id = %record.short_id, "request ended before its Telegram message could be posted");
@@ -150,6 +160,28 @@ async fn edit(ctx: &Context, posted: MessageId, last: &Record) {
     }
 }
 
+/// What the owner must do when Telegram refuses the chat itself.
+fn chat_problem(e: &RequestError) -> Option<&'static str> {
+    let RequestError::Api(api) = e else {
+        return None;
+    };
+    // Matched on Telegram's words: teloxide knows some of these by older descriptions.
+    let text = api.to_string();
+    if text.contains("can't initiate conversation") {
+        Some(
+            "the owner has not started a chat with the bot yet: open it in Telegram and send /start",
+        )
+    } else if text.contains("bot was blocked") {
+        Some("the owner has blocked the bot: unblock it in Telegram")
+    } else if text.contains("chat not found") {
+        Some("no such chat, or the bot is not in it: check telegram.chat_id and add the bot")
+    } else if text.contains("bot was kicked") || text.contains("not a member") {
+        Some("the bot is not a member of the chat: add it again")
+    } else {
+        None
+    }
+}
+
 fn no_preview() -> LinkPreviewOptions {
     LinkPreviewOptions {
         is_disabled: true,
@@ -157,5 +189,32 @@ fn no_preview() -> LinkPreviewOptions {
         prefer_small_media: false,
         prefer_large_media: false,
         show_above_text: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_chat_gets_advice_an_outage_does_not() {
+        let api = |text: &str| RequestError::Api(ApiError::Unknown(text.into()));
+        let hint = chat_problem(&api(
+            "Forbidden: bot can't initiate conversation with a user",
+        ));
+        assert!(hint.unwrap().contains("send /start"));
+        assert!(
+            chat_problem(&RequestError::Api(ApiError::ChatNotFound))
+                .unwrap()
+                .contains("telegram.chat_id")
+        );
+        assert!(chat_problem(&api("Forbidden: bot was blocked by the user")).is_some());
+        assert_eq!(chat_problem(&api("Bad Request: message is too long")), None);
+        assert_eq!(
+            chat_problem(&RequestError::RetryAfter(
+                teloxide::types::Seconds::from_seconds(3)
+            )),
+            None
+        );
     }
 }

@@ -124,13 +124,21 @@ impl Telegram {
     /// Runs the transport until `stopped` turns true. By then the daemon has cancelled
     /// every pending request; the task edits their messages (within a grace period),
     /// acknowledges the last update it handled, and ends.
-    pub fn spawn(self, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
-        tokio::spawn(run(self.ctx, stopped))
+    /// `events` comes from `approvals.subscribe()`, taken before any request can arrive.
+    pub fn spawn(
+        self,
+        events: broadcast::Receiver<Event>,
+        stopped: watch::Receiver<bool>,
+    ) -> JoinHandle<()> {
+        tokio::spawn(run(self.ctx, events, stopped))
     }
 }
 
-async fn run(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
-    let mut events = ctx.approvals.subscribe();
+async fn run(
+    ctx: Arc<Context>,
+    mut events: broadcast::Receiver<Event>,
+    mut stopped: watch::Receiver<bool>,
+) {
     let poller = tokio::spawn(updates::poll(Arc::clone(&ctx), stopped.clone()));
     let mut deliveries: JoinSet<String> = JoinSet::new();
     let mut delivering: HashSet<String> = HashSet::new();

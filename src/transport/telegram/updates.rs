@@ -77,9 +77,10 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
             _ = until_stopped(&mut stopped) => break,
             r = request.send() => r,
         };
-        confirmed = offset;
         match result {
             Ok(updates) => {
+                // Telegram heard this offset only if the call got through.
+                confirmed = offset;
                 ctx.succeeded();
                 backoff = Backoff::new();
                 for update in updates {
