@@ -124,6 +124,7 @@ impl Telegram {
     /// Runs the transport until `stopped` turns true. By then the daemon has cancelled
     /// every pending request; the task edits their messages (within a grace period),
     /// acknowledges the last update it handled, and ends.
+    ///
     /// `events` comes from `approvals.subscribe()`, taken before any request can arrive.
     pub fn spawn(
         self,
@@ -139,7 +140,7 @@ async fn run(
     mut events: broadcast::Receiver<Event>,
     mut stopped: watch::Receiver<bool>,
 ) {
-    let poller = tokio::spawn(updates::poll(Arc::clone(&ctx), stopped.clone()));
+    let mut poller = tokio::spawn(updates::poll(Arc::clone(&ctx), stopped.clone()));
     let mut deliveries: JoinSet<String> = JoinSet::new();
     let mut delivering: HashSet<String> = HashSet::new();
     loop {
@@ -150,11 +151,19 @@ async fn run(
                     delivering.remove(&id);
                 }
             }
+            // Polling ends only at shutdown; anything else (a panic while parsing an
+            // update) must not leave the owner unable to answer.
+            ended = &mut poller => {
+                if *stopped.borrow() {
+                    break;
+                }
+                tracing::error!(?ended, "Telegram polling stopped unexpectedly; restarting it in a second");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                poller = tokio::spawn(updates::poll(Arc::clone(&ctx), stopped.clone()));
+            }
             event = events.recv() => match event {
                 Ok(Event::Pending(record)) => {
-                    if delivering.insert(record.id.clone()) {
-                        spawn_delivery(&ctx, &mut deliveries, record);
-                    }
+                    spawn_delivery(&ctx, &mut deliveries, &mut delivering, record);
                 }
                 // A request's own delivery task sees its end through its watch.
                 Ok(Event::Resolved(_)) => {}
@@ -185,11 +194,21 @@ async fn run(
     }
 }
 
-fn spawn_delivery(ctx: &Arc<Context>, set: &mut JoinSet<String>, record: crate::model::Record) {
-    // No watch: the request ended before we got to it, and there is nothing to post.
+/// Starts the delivery of `record`'s message, unless one is running or the request has
+/// already ended (then there is nothing to post).
+fn spawn_delivery(
+    ctx: &Arc<Context>,
+    set: &mut JoinSet<String>,
+    delivering: &mut HashSet<String>,
+    record: crate::model::Record,
+) {
+    if delivering.contains(&record.id) {
+        return;
+    }
     let Some(done) = ctx.approvals.watch(&record.id) else {
         return;
     };
+    delivering.insert(record.id.clone());
     let ctx = Arc::clone(ctx);
     set.spawn(async move {
         let id = record.id.clone();
@@ -203,9 +222,7 @@ async fn catch_up(ctx: &Arc<Context>, set: &mut JoinSet<String>, delivering: &mu
     match ctx.approvals.pending().await {
         Ok(list) => {
             for record in list {
-                if delivering.insert(record.id.clone()) {
-                    spawn_delivery(ctx, set, record);
-                }
+                spawn_delivery(ctx, set, delivering, record);
             }
         }
         Err(e) => tracing::error!(error = %e, "cannot list pending requests to post them"),
