@@ -22,6 +22,7 @@ pub fn external_id(chat: ChatId, message: MessageId) -> String {
     format!("{}:{}", chat.0, message.0)
 }
 
+/// Posts `record`, remembers its message, and edits it once the request is over.
 pub async fn deliver(ctx: &Context, record: Record, mut done: watch::Receiver<Option<Record>>) {
     let Some(posted) = post(ctx, &record, &mut done).await else {
         return;
