@@ -11,9 +11,10 @@
 //!   analysis, allowlist, safe binaries, when to ask.
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution.
 //! - [`store`]: every SQL statement, behind one struct; schema in `migrations/`.
-//! - [`transport`]: putting requests in front of a human (the console today) and the chat
-//!   grammar every transport shares.
-//! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, sockets) and shutdown.
+//! - [`transport`]: putting requests in front of a human (Telegram, or the console when
+//!   no chat is configured) and the chat grammar every transport shares.
+//! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, transports, sockets) and
+//!   shutdown.
 //! - [`config`]: layered configuration (defaults < file < environment < flags).
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets.
 //! - [`model`]: the contract's words (statuses, decisions, channels) and the record.
