@@ -187,7 +187,7 @@ async fn oversize_bodies_are_refused_whole() {
 
     // Just under the limit is fine.
     let fits =
-        json!({"agent": "a", "command": format!("echo {}", "x".repeat(60 * 1024)), "wait": false});
+        json!({"agent": "a", "command": format!("make {}", "x".repeat(60 * 1024)), "wait": false});
     assert_eq!(d.submit(fits).await.0, StatusCode::ACCEPTED);
     let (_, list) = d
         .admin()

@@ -139,7 +139,7 @@ async fn wait_pending_cli(env: &[(String, String)], command: &str) -> Record {
 async fn cli_manages_the_allowlist() {
     let d = TestDaemon::start(&[]).await;
     let out = d
-        .cli(&["allow", "add", "--agent", "builder", "git", "stash", "list"])
+        .cli(&["allow", "add", "--agent", "builder", "make", "lint"])
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = d.cli(&["allow", "add", "--glob", "*"]).await;
@@ -152,7 +152,7 @@ async fn cli_manages_the_allowlist() {
     let rules: Vec<execgate::model::Rule> = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(rules.len(), 2);
     assert_eq!(
-        d.ask("builder", "git stash list").await.via,
+        d.ask("builder", "make lint").await.via,
         Some(Via::Allowlist)
     );
 
@@ -171,12 +171,12 @@ async fn cli_manages_the_allowlist() {
     );
 
     let out = d.cli(&["allow", "list"]).await;
-    assert!(stdout(&out).contains("git stash list") && stdout(&out).contains("cargo *"));
+    assert!(stdout(&out).contains("make lint") && stdout(&out).contains("cargo *"));
     let out = d.cli(&["allow", "rm", &rules[0].id.to_string()]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(d.cli(&["allow", "rm", "999"]).await.status.code(), Some(2));
     assert_eq!(
-        d.ask_no_wait("builder", "git stash list").await.status,
+        d.ask_no_wait("builder", "make lint").await.status,
         Status::Pending
     );
 }

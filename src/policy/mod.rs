@@ -1,9 +1,12 @@
 //! Policy: decides, from configuration and the allowlist alone, whether a request is
 //! approved, denied, or must be put to a human (DESIGN.md §4 steps 3–10).
 //!
-//! `shell` reads command lines, `rules` holds the compiled deny list, allowed binaries
-//! and allowlist, `risk` judges how much harm a command could do.
+//! `parse` analyses a command line with tree-sitter (is it plain, which commands does it
+//! run), `shell` holds the lexical helpers (normalising, quoting, a blunt splitter),
+//! `rules` the compiled deny list, allowed binaries and allowlist, and `risk` judges how
+//! much harm a command could do.
 
+pub mod parse;
 pub mod risk;
 pub mod rules;
 pub mod shell;
@@ -113,25 +116,28 @@ impl Policy {
     /// Runs steps 3–10 of the decision pipeline. Never fails: anything it cannot
     /// judge is at worst asked, never approved.
     pub fn evaluate(&self, subject: Subject<'_>, now: DateTime<Utc>) -> Verdict {
-        let (line, plain_reasons, segments) = match (subject.command, subject.argv) {
+        let (line, analysis, lexical) = match (subject.command, subject.argv) {
             // argv runs no shell: its words are literal, so it is plain by construction.
             (None, Some(argv)) => {
                 let joined = shell_join(argv);
-                (joined.clone(), Vec::new(), vec![joined])
+                let analysis = parse::Analysis::of_argv(argv, &joined);
+                (joined, analysis, Vec::new())
             }
             (command, _) => {
                 let c = command.unwrap_or_default();
-                (
-                    shell::normalize(c),
-                    shell::not_plain_reasons(c),
-                    shell::segments(c),
-                )
+                (shell::normalize(c), parse::analyse(c), shell::segments(c))
             }
         };
-        let plain = plain_reasons.is_empty();
-        let (risk, mut risk_reasons) = risk::assess(&line, &segments, plain, &self.own_files);
+        let plain = analysis.plain();
+        // What rules are matched against: each simple command as written.
+        let segments: Vec<String> = analysis.commands.iter().map(|c| c.text.clone()).collect();
+        // What the hard limits screen: those, and every piece a blunt lexical cut finds,
+        // in case the parser and the shell disagree about where a command starts.
+        let mut screened = segments.clone();
+        screened.extend(lexical);
+        let (risk, mut risk_reasons) = risk::assess(&analysis, &self.own_files);
         if !plain {
-            risk_reasons.extend(plain_reasons.iter().map(|r| format!("not plain: {r}")));
+            risk_reasons.extend(analysis.not_plain.iter().map(|r| format!("not plain: {r}")));
         }
         let mut verdict = Verdict {
             outcome: Outcome::Ask,
@@ -155,14 +161,14 @@ impl Policy {
             );
             return verdict;
         }
-        if let Some(pattern) = self.deny.matches(&line, &segments) {
+        if let Some(pattern) = self.deny.matches(&line, &screened) {
             // The agent learns that the deny list matched, not which pattern: no map of
             // what to rephrase. The owner finds the pattern in the log.
             tracing::info!(agent = subject.agent, pattern, "deny list matched");
             deny(&mut verdict, "matches the deny list".into());
             return verdict;
         }
-        if let Some(program) = self.binaries.first_refused(&segments) {
+        if let Some(program) = self.binaries.first_refused(&screened) {
             let what = if program.is_empty() {
                 "a segment with no program".to_string()
             } else {
@@ -228,12 +234,12 @@ impl Policy {
                     .into(),
             );
         }
-        let segments = match subject.argv {
-            Some(_) => vec![verdict.normalized.clone()],
-            None => shell::segments(&verdict.normalized),
+        let analysis = match (subject.command, subject.argv) {
+            (None, Some(argv)) => parse::Analysis::of_argv(argv, &verdict.normalized),
+            (command, _) => parse::analyse(command.unwrap_or_default()),
         };
-        for segment in &segments {
-            let commands = risk::looked_through(segment);
+        for command in &analysis.commands {
+            let commands = risk::looked_through(&command.words);
             let Some(words) = commands.first() else {
                 continue;
             };

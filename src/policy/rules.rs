@@ -57,7 +57,7 @@ impl DenyList {
             candidates.push(seg.clone());
             // What the segment runs, unquoted and looked through wrappers, also with
             // the program's directory stripped (`/bin/rm` is `rm`).
-            for words in super::risk::looked_through(seg) {
+            for words in super::risk::looked_through(&shell::command_words(seg)) {
                 candidates.push(words.join(" "));
                 if let Some(base) = words[0].rsplit('/').next().filter(|b| *b != words[0]) {
                     let mut stripped = vec![base.to_string()];
@@ -191,7 +191,9 @@ impl Allowlist {
         let mut used = Vec::new();
         for seg in segments {
             let hit = self.exact_rule(seg, agent, now).or_else(|| {
-                if dangerous {
+                // A glob never approves a dangerous command, nor a wrapper, shell or
+                // interpreter: `timeout *` would approve `timeout 5 rm -rf ~`.
+                if dangerous || runs_other_programs(seg) {
                     return None;
                 }
                 self.globs
@@ -210,6 +212,14 @@ impl Allowlist {
         used.dedup();
         used
     }
+}
+
+fn runs_other_programs(segment: &str) -> bool {
+    let words = shell::command_words(segment);
+    words
+        .first()
+        .is_none_or(|p| super::risk::is_wrapper_or_interpreter(p))
+        || super::risk::runs_other_code(&words)
 }
 
 /// Why an owner-written glob would approve nearly everything, if it would.
