@@ -1,0 +1,647 @@
+//! Dangerous: the patterns of destructive or escalating commands, each with its own
+//! reason; sensitive paths and devices; and execgate's own files.
+
+use super::code::{SHELLS, ShellInput, code_source, network_exec};
+use super::through::{Inner, Seen, inner_commands, option_values, seen_of, walk};
+use super::{OwnFiles, base};
+use crate::policy::parse::{self, Analysis};
+
+/// File names of execgate's own files: a command naming one touches execgate.
+const OWN_NAMES: &[&str] = &[
+    "execgate.db",
+    "execgate.db-wal",
+    "execgate.db-shm",
+    "execgate.db-journal",
+    "execgate.db.lock",
+    "agent.sock",
+    "admin.sock",
+    "execgate.toml",
+];
+
+/// Programs that control processes or services by name.
+const PROCESS_CONTROL: &[&str] = &[
+    "pkill",
+    "killall",
+    "kill",
+    "systemctl",
+    "service",
+    "launchctl",
+    "supervisorctl",
+    "sv",
+    "rc-service",
+];
+
+/// Device files that are fine to write to.
+fn is_harmless_device(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero"
+    ) || path.starts_with("/dev/fd/")
+        || path.starts_with("/dev/pts/")
+}
+
+fn is_device(path: &str) -> bool {
+    path.starts_with("/dev/") && !is_harmless_device(path)
+}
+
+/// Files whose change gives code execution or lasting access: shell start-up files, ssh
+/// keys, system directories, crontabs, git hooks.
+fn is_sensitive(path: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "/etc/",
+        "/boot/",
+        "/usr/",
+        "/bin/",
+        "/sbin/",
+        "/lib/",
+        "/lib64/",
+        "/lib32/",
+        "/var/spool/cron",
+        "/root/",
+        "/sys/",
+        "/proc/sys/",
+    ];
+    const NAMES: &[&str] = &[
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        ".gitconfig",
+        ".netrc",
+        ".pam_environment",
+        ".xprofile",
+        ".xinitrc",
+        "authorized_keys",
+        "sudoers",
+        "crontab",
+    ];
+    let trimmed = path.trim_end_matches('/');
+    if matches!(
+        trimmed,
+        "/etc" | "/boot" | "/usr" | "/bin" | "/sbin" | "/root"
+    ) {
+        return true;
+    }
+    if PREFIXES.iter().any(|p| path.starts_with(p)) {
+        return true;
+    }
+    let parts: Vec<&str> = trimmed.split('/').collect();
+    if parts.contains(&".ssh") {
+        return true;
+    }
+    if parts.windows(2).any(|w| {
+        matches!(
+            w,
+            [".git", "hooks"] | [".config", "autostart"] | [".config", "systemd"]
+        )
+    }) {
+        return true;
+    }
+    parts.last().is_some_and(|name| NAMES.contains(name))
+}
+
+/// System paths that must not be recursively re-permissioned or re-owned.
+fn is_system_path(path: &str) -> bool {
+    let trimmed = path.trim_end_matches('/');
+    matches!(
+        trimmed,
+        "" | "~"
+            | "/etc"
+            | "/usr"
+            | "/bin"
+            | "/sbin"
+            | "/lib"
+            | "/lib64"
+            | "/lib32"
+            | "/boot"
+            | "/var"
+            | "/home"
+            | "/root"
+            | "/opt"
+            | "/srv"
+            | "/sys"
+            | "/proc"
+            | "/dev"
+            | "$HOME"
+            | "${HOME}"
+            | "/usr/local"
+    ) || [
+        "/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/lib32/", "/boot/", "/sys/",
+        "/proc/", "/dev/",
+    ]
+    .iter()
+    .any(|p| path.starts_with(p))
+}
+
+/// Whether a word names one of execgate's own files or directories.
+fn touches_own(word: &str, own: &OwnFiles) -> bool {
+    for path in &own.paths {
+        let full = path.to_string_lossy();
+        if !full.is_empty() && word.contains(full.as_ref()) {
+            return true;
+        }
+        if let Some(name) = path.file_name().map(|n| n.to_string_lossy())
+            && name.contains("execgate")
+            && word.contains(name.as_ref())
+        {
+            return true;
+        }
+    }
+    if OWN_NAMES.iter().any(|n| word.contains(n)) {
+        return true;
+    }
+    word.contains('/') && word.split('/').any(|part| part == "execgate")
+}
+
+/// Short flags given anywhere, alone or in a cluster (`-rf`, `-r -f`).
+fn short_flag(args: &[String], c: char) -> bool {
+    args.iter()
+        .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c))
+}
+
+/// Reasons pushed once each, in first-found order.
+pub(super) struct Reasons(pub(super) Vec<String>);
+
+impl Reasons {
+    fn add(&mut self, reason: impl Into<String>) {
+        let reason = reason.into();
+        if !self.0.contains(&reason) {
+            self.0.push(reason);
+        }
+    }
+}
+
+/// Checks one command (found anywhere, looked through) against the dangerous patterns.
+fn dangerous_command(seen: &Seen, own: &OwnFiles, r: &mut Reasons) {
+    let words = &seen.words;
+    let program = base(&words[0]);
+    let args = &words[1..];
+    let has = |f: &str| args.iter().any(|a| a == f);
+    let has_prefix = |f: &str| args.iter().any(|a| a.starts_with(f));
+    let operands: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+
+    // Code from a pipe, a download or a process substitution.
+    if let Some(source) = code_source(words) {
+        let fed = match source {
+            ShellInput::Substitution => true,
+            _ => seen.piped,
+        };
+        if fed && seen.download {
+            r.add("downloads a script and runs it (`curl … | sh`)");
+        } else if fed {
+            r.add("pipes into a shell or interpreter, which runs its input as code (`… | sh`)");
+        }
+    }
+    if (words[0].starts_with("$(") || words[0].starts_with('`')) && seen.download {
+        r.add("downloads a script and runs it (`curl … | sh`)");
+    }
+
+    for w in words {
+        if w.contains("/dev/tcp/") || w.contains("/dev/udp/") {
+            r.add("opens a raw network connection (`/dev/tcp`, a reverse shell)");
+        }
+        if touches_own(w, own) {
+            r.add(format!("touches execgate's own files (`{w}`)"));
+        }
+    }
+    if program == "execgate" {
+        r.add("runs execgate itself");
+    }
+    if PROCESS_CONTROL.contains(&program)
+        && args.iter().any(|a| {
+            a == "execgate"
+                || a.starts_with("execgate.")
+                || a.starts_with("execgate@")
+                || a.starts_with("execgate-")
+        })
+    {
+        r.add(format!("touches execgate itself (`{program} execgate`)"));
+    }
+
+    match program {
+        "rm" => {
+            if short_flag(args, 'r') || short_flag(args, 'R') || has("--recursive") {
+                r.add("recursive delete (`rm -r`)");
+            }
+            if short_flag(args, 'f') || has("--force") {
+                r.add("forced delete (`rm -f`)");
+            }
+            if has("--no-preserve-root") {
+                r.add("deletes without protecting `/` (`rm --no-preserve-root`)");
+            }
+            if operands
+                .iter()
+                .any(|o| is_sensitive(o) || is_system_path(o))
+            {
+                r.add("deletes a system or sensitive file");
+            }
+        }
+        "sudo" | "doas" | "su" | "pkexec" | "run0" | "runuser" | "sudoedit" => {
+            r.add(format!("runs as another user (`{program}`)"))
+        }
+        p if p.starts_with("mkfs") || p == "mke2fs" || p == "mkswap" => {
+            r.add("creates a filesystem (`mkfs`)")
+        }
+        "dd" => {
+            if has_prefix("of=") {
+                r.add("writes raw data (`dd of=`)");
+            }
+            for a in args {
+                if let Some(target) = a.strip_prefix("of=")
+                    && is_device(target)
+                {
+                    r.add(format!("writes to a device (`{target}`)"));
+                }
+            }
+        }
+        "chmod" | "chown" | "chgrp" => {
+            if short_flag(args, 'R') || has("--recursive") {
+                r.add(format!(
+                    "changes permissions or ownership recursively (`{program} -R`)"
+                ));
+            }
+            if operands.iter().skip(1).any(|o| is_system_path(o)) {
+                r.add(format!(
+                    "changes permissions or ownership of a system path (`{program}`)"
+                ));
+            }
+            if program == "chmod" && operands.first().is_some_and(|m| broad_mode(m)) {
+                r.add("makes files world-writable or setuid (`chmod 777`, `u+s`)");
+            }
+        }
+        "shutdown" | "reboot" | "halt" | "poweroff" => {
+            r.add(format!("stops the machine (`{program}`)"))
+        }
+        "init" | "telinit" if operands.iter().any(|o| matches!(*o, "0" | "6")) => {
+            r.add(format!("stops the machine (`{program} 0/6`)"))
+        }
+        "systemctl" => {
+            if operands.iter().any(|a| {
+                matches!(
+                    *a,
+                    "poweroff" | "reboot" | "halt" | "kexec" | "emergency" | "rescue"
+                )
+            }) {
+                r.add("stops the machine (`systemctl poweroff`)");
+            } else if operands
+                .iter()
+                .any(|a| matches!(*a, "stop" | "disable" | "mask" | "kill" | "isolate"))
+            {
+                r.add("stops or disables services (`systemctl stop`)");
+            }
+        }
+        "git" => dangerous_git(args, r),
+        "kill" => {
+            let mut i = 0;
+            if args.first().is_some_and(|a| a == "-s" || a == "-n") {
+                i = 2;
+            } else if args.len() > 1 && args[0].starts_with('-') && args[0] != "--" {
+                i = 1;
+            }
+            if args.get(i).is_some_and(|a| a == "--") {
+                i += 1;
+            }
+            let pids = args.get(i..).unwrap_or_default();
+            if (args.len() == 1 && args[0] == "-1") || pids.iter().any(|p| p == "-1") {
+                r.add("signals every process (`kill -1`)");
+            }
+            if pids.iter().any(|p| p == "1") {
+                r.add("signals init (`kill 1`)");
+            }
+        }
+        "killall" | "pkill" | "killall5" => r.add(format!("kills processes by name (`{program}`)")),
+        "crontab" if short_flag(args, 'r') => r.add("removes the crontab (`crontab -r`)"),
+        "wipefs" | "shred" | "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk"
+        | "blkdiscard" | "badblocks" | "srm" => {
+            r.add(format!("destroys data or partitions (`{program}`)"))
+        }
+        "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd" | "iptables-restore"
+        | "ip6tables-restore" => r.add(format!("changes the firewall (`{program}`)")),
+        "find" => {
+            if has("-delete") {
+                r.add("deletes files (`find -delete`)");
+            }
+            for (i, a) in args.iter().enumerate() {
+                if matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+                    && args
+                        .get(i + 1)
+                        .is_some_and(|p| matches!(base(p), "rm" | "shred" | "unlink" | "rmdir"))
+                {
+                    r.add("deletes files (`find -exec rm`)");
+                }
+            }
+        }
+        "truncate" => r.add("truncates files (`truncate`)"),
+        "mount" | "umount" | "swapoff" | "losetup" => {
+            r.add(format!("mounts or unmounts filesystems (`{program}`)"))
+        }
+        "insmod" | "rmmod" | "modprobe" | "kexec" => {
+            r.add(format!("loads or unloads kernel modules (`{program}`)"))
+        }
+        "useradd" | "userdel" | "usermod" | "passwd" | "chpasswd" | "groupadd" | "groupdel"
+        | "groupmod" | "adduser" | "deluser" | "gpasswd" | "visudo" | "chsh" => {
+            r.add(format!("changes user accounts (`{program}`)"))
+        }
+        "nc" | "ncat" | "netcat" | "socat" if network_exec(program, args) => {
+            r.add("runs a program for a network connection (`nc -e`)")
+        }
+        "history" if short_flag(args, 'c') || short_flag(args, 'd') => {
+            r.add("erases shell history (`history -c`)")
+        }
+        "chattr" => r.add("changes file attributes (`chattr`)"),
+        "setenforce"
+            if operands
+                .iter()
+                .any(|o| *o == "0" || o.eq_ignore_ascii_case("permissive")) =>
+        {
+            r.add("disables SELinux (`setenforce 0`)")
+        }
+        "sysctl" if short_flag(args, 'w') || operands.iter().any(|o| o.contains('=')) => {
+            r.add("changes kernel parameters (`sysctl -w`)")
+        }
+        "docker" | "podman" | "nerdctl" => dangerous_container(args, r),
+        "eval" => r.add("runs a string as code (`eval`)"),
+        _ => {}
+    }
+
+    // Writing or copying onto devices and sensitive files.
+    let writes = match program {
+        "tee" | "cp" | "mv" | "ln" | "install" | "rsync" | "scp" | "truncate" | "touch" => true,
+        "sed" | "gsed" | "perl" => short_flag(args, 'i') || has_prefix("--in-place"),
+        _ => false,
+    };
+    if writes {
+        for o in &operands {
+            if is_device(o) {
+                r.add(format!("writes to a device (`{o}`)"));
+            } else if is_sensitive(o) {
+                r.add(format!("writes or copies a sensitive file (`{o}`)"));
+            }
+        }
+    }
+    if matches!(program, "curl" | "wget") {
+        for v in option_values(args, &["--output", "--output-document"], &["-o", "-O"]) {
+            if is_sensitive(&v) || is_device(&v) {
+                r.add(format!("writes or copies a sensitive file (`{v}`)"));
+            }
+        }
+    }
+}
+
+/// `chmod` modes that open files to everyone or set the setuid/setgid bit.
+fn broad_mode(mode: &str) -> bool {
+    if !mode.is_empty() && mode.chars().all(|c| c.is_ascii_digit()) {
+        let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
+        let others = digits.last().copied().unwrap_or(0);
+        let special = if digits.len() == 4 { digits[0] } else { 0 };
+        return others & 2 != 0 || special & 6 != 0;
+    }
+    mode.split(',').any(|clause| {
+        let who: String = clause.chars().take_while(|c| "ugoa".contains(*c)).collect();
+        let Some((_, perms)) = clause.split_once(['+', '=']) else {
+            return false;
+        };
+        perms.contains('s') || ((who.contains('o') || who.contains('a')) && perms.contains('w'))
+    })
+}
+
+/// Git configuration keys whose value is a program git runs (`core.pager`,
+/// `core.sshCommand`, `alias.x=!…`, filters, helpers, hooks).
+fn git_key_runs_program(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.starts_with("alias.")
+        || key.starts_with("pager.")
+        || key.starts_with("uploadpack.")
+        || key.starts_with("protocol.")
+        || key.starts_with("core.gitproxy")
+        || key == "core.hookspath"
+        || key == "core.fsmonitor"
+        || key == "core.askpass"
+        || key == "core.pager"
+        || key == "core.editor"
+        || key == "sequence.editor"
+        || key == "core.sshcommand"
+        || key == "gpg.program"
+        || [
+            ".command",
+            ".cmd",
+            ".program",
+            ".helper",
+            ".textconv",
+            ".clean",
+            ".smudge",
+            ".process",
+            ".tool",
+            "sshcommand",
+            "editor",
+            "pager",
+        ]
+        .iter()
+        .any(|s| key.ends_with(s))
+}
+
+fn dangerous_git(args: &[String], r: &mut Reasons) {
+    // Skip global options to find the subcommand; `-c key=value` may name a program.
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if !a.starts_with('-') {
+            break;
+        }
+        let setting = match a.as_str() {
+            "-c" | "--config-env" => args.get(i + 1).map(String::as_str),
+            _ => a.strip_prefix("--config-env="),
+        };
+        if let Some(key) = setting.map(|s| s.split('=').next().unwrap_or(s))
+            && git_key_runs_program(key)
+        {
+            r.add(format!("runs a program set with `git -c` (`{key}`)"));
+        }
+        if a.starts_with("--exec-path=") || a == "--exec-path" && args.get(i + 1).is_some() {
+            r.add("runs git programs from another directory (`git --exec-path`)");
+        }
+        if matches!(
+            a.as_str(),
+            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+        ) {
+            i += 1;
+        }
+        i += 1;
+    }
+    let Some(sub) = args.get(i).map(String::as_str) else {
+        return;
+    };
+    let rest = &args[i + 1..];
+    let has = |f: &str| rest.iter().any(|a| a == f);
+    let operands: Vec<&str> = rest
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    match sub {
+        "push" => {
+            if short_flag(rest, 'f')
+                || rest.iter().any(|a| a.starts_with("--force"))
+                || operands.iter().skip(1).any(|o| o.starts_with('+'))
+            {
+                r.add("force-pushes (`git push --force`)");
+            }
+            if has("--mirror")
+                || has("--delete")
+                || has("--prune")
+                || short_flag(rest, 'd')
+                || operands.iter().skip(1).any(|o| o.starts_with(':'))
+            {
+                r.add("deletes or overwrites remote branches (`git push --delete`, `--mirror`)");
+            }
+        }
+        "reset" if has("--hard") || has("--merge") || has("--keep") => {
+            r.add("discards work (`git reset --hard`)")
+        }
+        "clean" if short_flag(rest, 'f') || has("--force") => {
+            r.add("deletes untracked files (`git clean -f`)")
+        }
+        "checkout"
+            if short_flag(rest, 'f')
+                || has("--force")
+                || (has("--") && operands.iter().any(|o| matches!(*o, "." | ":/" | "*")))
+                || (operands.len() == 1 && operands[0] == ".") =>
+        {
+            r.add("discards uncommitted changes (`git checkout -- .`)")
+        }
+        "restore"
+            if !has("--staged")
+                && !short_flag(rest, 'S')
+                && operands.iter().any(|o| matches!(*o, "." | ":/" | "*")) =>
+        {
+            r.add("discards uncommitted changes (`git restore .`)")
+        }
+        "stash"
+            if operands
+                .first()
+                .is_some_and(|o| *o == "clear" || *o == "drop") =>
+        {
+            r.add("drops stashed work (`git stash clear`)")
+        }
+        "filter-branch" | "filter-repo" => r.add("rewrites history (`git filter-branch`)"),
+        "update-ref" if short_flag(rest, 'd') => r.add("deletes a ref (`git update-ref -d`)"),
+        "reflog"
+            if operands
+                .first()
+                .is_some_and(|o| *o == "expire" || *o == "delete") =>
+        {
+            r.add("destroys the reflog (`git reflog expire`)")
+        }
+        _ => {}
+    }
+}
+
+fn dangerous_container(args: &[String], r: &mut Reasons) {
+    let sub = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .map(String::as_str);
+    if !matches!(sub, Some("run" | "create" | "exec")) {
+        return;
+    }
+    let host_root = |v: &str| {
+        v.starts_with("/:")
+            || v == "/"
+            || v.contains("source=/,")
+            || v.contains("src=/,")
+            || v.ends_with("source=/")
+            || v.ends_with("src=/")
+    };
+    let volumes = option_values(args, &["--volume", "--mount"], &["-v"]);
+    if args.iter().any(|a| {
+        a == "--privileged"
+            || a == "--pid=host"
+            || a.starts_with("--cap-add=ALL")
+            || a.starts_with("--cap-add=SYS_ADMIN")
+            || a == "--userns=host"
+    }) || volumes.iter().any(|v| host_root(v))
+        || volumes.iter().any(|v| v.contains("docker.sock"))
+    {
+        r.add("runs a container with access to the host (`docker run --privileged`, `-v /:/…`)");
+    }
+}
+
+/// Redirect operators that write to their target.
+fn writes_target(op: &str) -> bool {
+    matches!(op, ">" | ">>" | "&>" | ">|" | "&>>" | ">&" | "<>" | "&>|")
+}
+
+/// A fork bomb: a function that pipes into itself (`:(){ :|:& };:`), seen as a command
+/// piped into the same command where a function is defined, or `:` piped into `:`.
+fn fork_bomb(analysis: &Analysis) -> bool {
+    let defines_function = analysis
+        .not_plain
+        .iter()
+        .any(|r| r.contains("function definition"));
+    analysis.commands.windows(2).any(|pair| {
+        let (a, b) = (&pair[0], &pair[1]);
+        b.piped
+            && !a.words.is_empty()
+            && a.words.first() == b.words.first()
+            && (defines_function || a.words[0] == ":")
+    })
+}
+
+pub(super) fn dangerous_analysis(
+    analysis: &Analysis,
+    own: &OwnFiles,
+    r: &mut Reasons,
+    depth: usize,
+) {
+    if fork_bomb(analysis) {
+        r.add("fork bomb");
+    }
+    for redirect in &analysis.redirects {
+        let t = redirect.target.as_str();
+        if t.contains("/dev/tcp/") || t.contains("/dev/udp/") {
+            r.add("opens a raw network connection (`/dev/tcp`, a reverse shell)");
+        }
+        if touches_own(t, own) {
+            r.add(format!("touches execgate's own files (`{t}`)"));
+        }
+        if writes_target(&redirect.op) {
+            if is_device(t) && !t.starts_with("/dev/tcp/") && !t.starts_with("/dev/udp/") {
+                r.add(format!("writes to a device (`{t}`)"));
+            } else if is_sensitive(t) {
+                r.add(format!("writes to a sensitive file (`{t}`)"));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for seen in seen_of(analysis) {
+        walk(seen, 0, &mut found);
+    }
+    for seen in &found {
+        dangerous_command(seen, own, r);
+    }
+    // Scripts looked into have their own redirects and fork bombs: `sh -c 'x > /etc/y'`.
+    if depth < 2 {
+        for seen in &found {
+            for item in inner_commands(&seen.words) {
+                if let Inner::Script(script) = item
+                    && !script.trim().is_empty()
+                {
+                    dangerous_analysis(&parse::analyse(&script), own, r, depth + 1);
+                }
+            }
+            if let Some(body) = &seen.heredoc
+                && SHELLS.contains(&base(&seen.words[0]))
+            {
+                dangerous_analysis(&parse::analyse(body), own, r, depth + 1);
+            }
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! Looking through: every command a command could run, found through wrappers, `sh -c`
+//! scripts, heredocs fed to a shell and programs that run their arguments, recursively
+//! and depth-limited.
+
+use super::code::{SHELLS, ShellInput, Wrapper, code_source, shell_input, wrapper};
+use super::{MAX_DEPTH, MAX_FOUND, base, is_assignment};
+use crate::policy::parse::{self, Analysis};
+
+/// Something a command runs: more words, or a script to parse.
+pub(super) enum Inner {
+    /// An inner command; `stdin`: it reads the outer command's standard input.
+    Words(Vec<String>, bool),
+    Script(String),
+}
+
+/// One command found while looking through, with what its standard input is.
+#[derive(Clone, Debug)]
+pub(super) struct Seen {
+    pub(super) words: Vec<String>,
+    pub(super) piped: bool,
+    pub(super) heredoc: Option<String>,
+    /// A downloader (`curl`, `wget`) runs in the same command line.
+    pub(super) download: bool,
+}
+
+/// Every command a command could run: its own words first, then, looking through
+/// wrappers and `sh -c` scripts, the commands inside, recursively. Where a wrapper's
+/// options are not fully known every later word is tried as the start of the inner
+/// command (`sudo --weird x rm …`): over-reading here only makes the deny list and risk
+/// stricter.
+pub fn looked_through(words: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    walk(
+        Seen {
+            words: words.to_vec(),
+            piped: false,
+            heredoc: None,
+            download: false,
+        },
+        0,
+        &mut out,
+    );
+    let mut words: Vec<Vec<String>> = Vec::with_capacity(out.len());
+    for seen in out {
+        if !words.contains(&seen.words) {
+            words.push(seen.words);
+        }
+    }
+    words
+}
+
+fn is_downloader(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        matches!(
+            base(w),
+            "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "lwp-download"
+        )
+    })
+}
+
+/// The commands of an analysis as starting points for `walk`.
+pub(super) fn seen_of(analysis: &Analysis) -> Vec<Seen> {
+    let download = analysis.commands.iter().any(|c| is_downloader(&c.words));
+    analysis
+        .commands
+        .iter()
+        .map(|c| Seen {
+            words: c.words.clone(),
+            piped: c.piped,
+            heredoc: c.heredoc.clone(),
+            download,
+        })
+        .collect()
+}
+
+/// Collects `seen` and, looking through, every command it runs: up to `MAX_DEPTH`
+/// deep and `MAX_FOUND` in all.
+pub(super) fn walk(seen: Seen, depth: usize, out: &mut Vec<Seen>) {
+    if seen.words.is_empty() || out.len() >= MAX_FOUND {
+        return;
+    }
+    out.push(seen.clone());
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    let mut inner = inner_commands(&seen.words);
+    // A heredoc or here-string fed to a shell is its script.
+    if let Some(body) = &seen.heredoc
+        && matches!(code_source(&seen.words), Some(ShellInput::Stdin))
+        && SHELLS.contains(&base(&seen.words[0]))
+    {
+        inner.push(Inner::Script(body.clone()));
+    }
+    for item in inner {
+        match item {
+            Inner::Words(words, stdin) => walk(
+                Seen {
+                    words,
+                    piped: stdin && seen.piped,
+                    heredoc: if stdin { seen.heredoc.clone() } else { None },
+                    download: seen.download,
+                },
+                depth + 1,
+                out,
+            ),
+            Inner::Script(script) => {
+                if script.trim().is_empty() {
+                    continue;
+                }
+                for s in seen_of(&parse::analyse(&script)) {
+                    walk(s, depth + 1, out);
+                }
+            }
+        }
+    }
+}
+
+/// The commands a command runs directly: a wrapper's inner command, a shell's `-c`
+/// script, `find -exec`, `git -c core.pager=…`, …
+pub(super) fn inner_commands(words: &[String]) -> Vec<Inner> {
+    let program = base(&words[0]);
+    if SHELLS.contains(&program) {
+        return match shell_input(words) {
+            ShellInput::Script(s) => vec![Inner::Script(s)],
+            _ => Vec::new(),
+        };
+    }
+    if let Some(spec) = wrapper(program) {
+        return inner_of_wrapper(words, &spec);
+    }
+    inner_of_program(words)
+}
+
+/// Matches a long option against a list, allowing unambiguous abbreviations
+/// (`--sig` for `--signal`), as getopt_long does.
+fn long_in(name: &str, list: &[&str]) -> bool {
+    let name = name.split('=').next().unwrap_or(name);
+    name.len() > 2 && list.iter().any(|l| l.starts_with(name))
+}
+
+fn inner_of_wrapper(words: &[String], spec: &Wrapper) -> Vec<Inner> {
+    let mut found = Vec::new();
+    let mut unsure = spec.unsure;
+    let mut operands = 0;
+    let mut options = true;
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        if options && w == "--" {
+            options = false;
+            i += 1;
+            continue;
+        }
+        if spec.assignments && is_assignment(w) {
+            i += 1;
+            continue;
+        }
+        if options && w.starts_with("--") {
+            let (name, value) = match w.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (w.as_str(), None),
+            };
+            let is_script = spec.script_flags.contains(&name);
+            let takes_value = long_in(name, spec.value_long) || is_script;
+            let value = match value {
+                Some(v) => Some(v.to_string()),
+                None if takes_value => {
+                    i += 1;
+                    words.get(i).cloned()
+                }
+                None => None,
+            };
+            if name == "--split-string" {
+                found.push(Inner::Script(value.clone().unwrap_or_default()));
+            }
+            if is_script {
+                found.push(Inner::Script(value.unwrap_or_default()));
+            } else if !takes_value && !long_in(name, spec.known_long) {
+                unsure = true;
+            }
+            i += 1;
+            continue;
+        }
+        if options && w.starts_with('-') && w.len() > 1 {
+            let cluster = &w[1..];
+            for (j, c) in cluster.char_indices() {
+                if c.is_ascii_digit() && spec.value_short.contains('n') {
+                    break; // `nice -5`
+                }
+                if spec.value_short.contains(c) {
+                    let rest = &cluster[j + c.len_utf8()..];
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        words.get(i).cloned().unwrap_or_default()
+                    } else {
+                        rest.to_string()
+                    };
+                    let flag = format!("-{c}");
+                    if spec.script_flags.contains(&flag.as_str())
+                        || (c == 'S' && base(&words[0]) == "env")
+                    {
+                        found.push(Inner::Script(value));
+                    } else if c == 'o' && base(&words[0]) == "ssh" {
+                        found.extend(ssh_option_command(&value));
+                    }
+                    break;
+                }
+                if !spec.known_short.contains(c) {
+                    unsure = true;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        if operands < spec.operands {
+            operands += 1;
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let start = i;
+    let rest = &words[start.min(words.len())..];
+    if !rest.is_empty() {
+        if spec.joined {
+            found.push(Inner::Script(rest.join(" ")));
+        }
+        let program = base(&words[0]);
+        if program == "su" || program == "runuser" {
+            // What follows the user is handed to the user's shell.
+            let mut shell = vec!["sh".to_string()];
+            shell.extend(rest.iter().cloned());
+            found.push(Inner::Words(shell, spec.stdin));
+        }
+        found.push(Inner::Words(rest.to_vec(), spec.stdin));
+    }
+    if unsure {
+        for j in 1..words.len() {
+            let w = &words[j];
+            if j == start || w.starts_with('-') || is_assignment(w) {
+                continue;
+            }
+            found.push(Inner::Words(words[j..].to_vec(), spec.stdin));
+        }
+    }
+    found
+}
+
+/// `ssh -o ProxyCommand=…` and `-o LocalCommand=…` run local shell commands.
+fn ssh_option_command(option: &str) -> Option<Inner> {
+    let (key, value) = option.split_once(['=', ' '])?;
+    let key = key.to_ascii_lowercase();
+    (key == "proxycommand" || key == "localcommand" || key == "knownhostscommand")
+        .then(|| Inner::Script(value.trim().to_string()))
+}
+
+/// The value of an option given as `--opt=value`, `--opt value`, `-o value` or `-ovalue`.
+pub(super) fn option_values(args: &[String], long: &[&str], short: &[&str]) -> Vec<String> {
+    let mut values = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        for l in long {
+            if a == l {
+                values.extend(args.get(i + 1).cloned());
+            } else if let Some(v) = a.strip_prefix(l).and_then(|r| r.strip_prefix('=')) {
+                values.push(v.to_string());
+            }
+        }
+        for s in short {
+            if a == s {
+                values.extend(args.get(i + 1).cloned());
+            } else if let Some(v) = a.strip_prefix(s).filter(|v| !v.is_empty())
+                && !a.starts_with("--")
+            {
+                values.push(v.to_string());
+            }
+        }
+    }
+    values
+}
+
+/// Commands that programs which are not wrappers run from their arguments.
+pub(super) fn inner_of_program(words: &[String]) -> Vec<Inner> {
+    let program = base(&words[0]);
+    let args = &words[1..];
+    let scripts = |values: Vec<String>| values.into_iter().map(Inner::Script).collect();
+    match program {
+        "find" => {
+            let mut found = Vec::new();
+            let mut i = 0;
+            while let Some(a) = args.get(i) {
+                i += 1;
+                if matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+                    let end = args[i..]
+                        .iter()
+                        .position(|w| w == ";" || w == "+")
+                        .map_or(args.len(), |p| i + p);
+                    if end > i {
+                        found.push(Inner::Words(args[i..end].to_vec(), false));
+                    } else {
+                        found.push(Inner::Words(vec!["find-exec".into()], false));
+                    }
+                    i = end;
+                }
+            }
+            found
+        }
+        "git" => {
+            let mut found = Vec::new();
+            // Global options before the subcommand: `-c key=value` may set a pager,
+            // editor or alias that runs a program.
+            let mut i = 0;
+            while let Some(a) = args.get(i) {
+                if !a.starts_with('-') {
+                    break;
+                }
+                if a == "-c" {
+                    if let Some(v) = args.get(i + 1) {
+                        let value = v.split_once('=').map_or("", |(_, v)| v);
+                        found.push(Inner::Script(value.trim_start_matches('!').to_string()));
+                    }
+                    i += 1;
+                } else if a.starts_with("--config-env") || a.starts_with("--exec-path=") {
+                    found.push(Inner::Words(vec![a.clone()], false));
+                } else if matches!(
+                    a.as_str(),
+                    "-C" | "--git-dir" | "--work-tree" | "--namespace"
+                ) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            let rest = &args[i.min(args.len())..];
+            let sub = rest.first().map(String::as_str);
+            let sub_args = rest.get(1..).unwrap_or_default();
+            found.extend(scripts(option_values(
+                sub_args,
+                &["--upload-pack", "--receive-pack", "--exec", "--extcmd"],
+                &[],
+            )));
+            match sub {
+                Some("rebase") => {
+                    found.extend(scripts(option_values(sub_args, &[], &["-x"])));
+                }
+                Some("clone" | "fetch" | "pull" | "ls-remote" | "archive") => {
+                    found.extend(scripts(option_values(sub_args, &[], &["-u"])));
+                }
+                Some("difftool" | "mergetool") => {
+                    found.extend(scripts(option_values(sub_args, &[], &["-x"])));
+                }
+                Some("bisect") if sub_args.first().is_some_and(|a| a == "run") => {
+                    found.push(Inner::Words(sub_args[1..].to_vec(), false));
+                }
+                Some("submodule") if sub_args.iter().any(|a| a == "foreach") => {
+                    let at = sub_args.iter().position(|a| a == "foreach").unwrap_or(0);
+                    let cmd: Vec<&String> = sub_args[at + 1..]
+                        .iter()
+                        .filter(|a| !a.starts_with('-'))
+                        .collect();
+                    let cmd: Vec<String> = cmd.into_iter().cloned().collect();
+                    found.push(Inner::Script(cmd.join(" ")));
+                }
+                Some("filter-branch") => {
+                    found.extend(scripts(option_values(
+                        sub_args,
+                        &[
+                            "--tree-filter",
+                            "--index-filter",
+                            "--msg-filter",
+                            "--commit-filter",
+                            "--env-filter",
+                            "--parent-filter",
+                            "--tag-name-filter",
+                        ],
+                        &[],
+                    )));
+                }
+                _ => {}
+            }
+            found
+        }
+        "tar" | "gtar" | "bsdtar" => {
+            let mut found: Vec<Inner> = scripts(option_values(
+                args,
+                &[
+                    "--to-command",
+                    "--use-compress-program",
+                    "--info-script",
+                    "--new-volume-script",
+                    "--rsh-command",
+                ],
+                &["-I", "-F"],
+            ));
+            for v in option_values(args, &["--checkpoint-action"], &[]) {
+                if let Some(cmd) = v.strip_prefix("exec=") {
+                    found.push(Inner::Script(cmd.to_string()));
+                }
+            }
+            found
+        }
+        "rsync" => scripts(option_values(args, &["--rsh", "--rsync-path"], &["-e"])),
+        "scp" | "sftp" => scripts(option_values(args, &[], &["-S"]))
+            .into_iter()
+            .chain(
+                option_values(args, &[], &["-o"])
+                    .iter()
+                    .filter_map(|o| ssh_option_command(o)),
+            )
+            .collect(),
+        "sort" => scripts(option_values(args, &["--compress-program"], &[])),
+        "rg" => scripts(option_values(args, &["--pre"], &[])),
+        "man" => scripts(option_values(args, &["--pager", "--html"], &["-P", "-H"])),
+        "less" | "more" => scripts(option_values(args, &[], &["+!"])),
+        "nc" | "ncat" | "netcat" => scripts(option_values(
+            args,
+            &["--exec", "--sh-exec", "--lua-exec"],
+            &["-e", "-c"],
+        )),
+        "socat" => args
+            .iter()
+            .filter_map(|a| {
+                let upper = a.to_ascii_uppercase();
+                ["EXEC:", "SYSTEM:"].iter().find_map(|p| {
+                    upper.find(p).map(|at| {
+                        Inner::Script(
+                            a[at + p.len()..]
+                                .split(',')
+                                .next()
+                                .unwrap_or("")
+                                .to_string(),
+                        )
+                    })
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
