@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::client::Client;
 use crate::config::{Config, Overrides};
 use crate::model::{Record, Rule, Status};
+use crate::runs::RunEntry;
 use crate::transport::render::{clip, visible};
 
 #[derive(Debug, Parser)]
@@ -60,7 +61,11 @@ pub enum Verb {
     /// Ask for a decision on a command and print the record.
     /// Exit 0 approved, 1 not approved (or still pending with --no-wait), 2 error.
     Request(RequestArgs),
-    /// List requests waiting for a human.
+    /// Ask for a command and run it once approved (run mode); print its output.
+    /// Exit: the command's own code (128+N when killed by signal N), 124 timed out,
+    /// 126 not approved, 127 could not start, 125 execgate error.
+    Run(RunArgs),
+    /// List requests waiting for a human, and approved commands waiting to run.
     Pending(JsonFlag),
     /// List past requests, newest first.
     History(HistoryArgs),
@@ -116,6 +121,37 @@ pub struct RequestArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The agent name to ask as.
+    #[arg(long, env = "EXECGATE_AGENT", default_value = "cli")]
+    pub agent: String,
+    /// Working directory for the command (relative: to where you run this).
+    #[arg(long)]
+    pub cwd: Option<String>,
+    /// Why the command is needed (shown to the approver).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Execution timeout in milliseconds (default `exec.default_timeout_ms`).
+    #[arg(long)]
+    pub timeout_ms: Option<u64>,
+    /// text: the command's stdout and stderr as they are; json: the record; yaml:
+    /// exit_code, stdout and stderr (plus timed_out and error when set).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: RunFormat,
+    /// One argument: a shell command line (run with /bin/sh -c). Several: a program and
+    /// its arguments (no shell). Standard input is passed to the command.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum RunFormat {
+    Text,
+    Json,
+    Yaml,
+}
+
+#[derive(Debug, Args)]
 pub struct HistoryArgs {
     #[arg(long)]
     pub agent: Option<String>,
@@ -161,9 +197,15 @@ pub async fn run(global: &Global, verb: Verb) -> i32 {
         Ok(c) => c,
         Err(e) => return fail(&e.to_string()),
     };
+    // `run` exits with the command's code, so its own failures need a code no command
+    // is likely to use for itself.
+    let own_failure = if matches!(verb, Verb::Run(_)) { 125 } else { 2 };
     match verb_result(&config, verb).await {
         Ok(code) => code,
-        Err(message) => fail(&message),
+        Err(message) => {
+            fail(&message);
+            own_failure
+        }
     }
 }
 
@@ -178,6 +220,7 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
     match verb {
         Verb::Serve => unreachable!("serve is handled by main"),
         Verb::Request(args) => request(&agent, args).await,
+        Verb::Run(args) => run_command(&agent, args).await,
         Verb::Pending(flag) => {
             let list: Vec<Record> = expect(
                 &admin,
@@ -187,6 +230,10 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
             )
             .await?;
             print_records(&list, flag.json);
+            if !flag.json {
+                let runs: Vec<RunEntry> = expect(&admin, Method::GET, "/v1/runs", None).await?;
+                print_runs(&runs);
+            }
             Ok(0)
         }
         Verb::History(args) => {
@@ -262,15 +309,99 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
     }
 }
 
-async fn request(client: &Client, args: RequestArgs) -> Result<i32, String> {
-    // A relative --cwd means the caller's directory, not the daemon's.
-    let cwd = match args.cwd.as_deref().map(std::path::Path::new) {
+/// A relative --cwd means the caller's directory, not the daemon's.
+fn caller_cwd(cwd: Option<&str>) -> Result<Option<String>, String> {
+    Ok(match cwd.map(std::path::Path::new) {
         Some(p) if p.is_relative() => {
             let here = std::env::current_dir().map_err(|e| format!("cannot resolve --cwd: {e}"))?;
             Some(here.join(p).to_string_lossy().into_owned())
         }
-        _ => args.cwd.clone(),
+        _ => cwd.map(String::from),
+    })
+}
+
+/// One CMD argument is a shell line (`command`), several are `argv`.
+fn command_fields(body: &mut Value, cmd: &[String]) {
+    if cmd.len() == 1 {
+        body["command"] = json!(cmd[0]);
+    } else {
+        body["argv"] = json!(cmd);
+    }
+}
+
+async fn run_command(client: &Client, args: RunArgs) -> Result<i32, String> {
+    use std::io::{IsTerminal, Read};
+    // The command reads what this process reads; a terminal is not data.
+    let input = if std::io::stdin().is_terminal() {
+        None
+    } else {
+        let mut data = String::new();
+        std::io::stdin()
+            .read_to_string(&mut data)
+            .map_err(|e| format!("cannot read standard input (it must be UTF-8 text): {e}"))?;
+        (!data.is_empty()).then_some(data)
     };
+    let mut body = json!({
+        "agent": args.agent,
+        "cwd": caller_cwd(args.cwd.as_deref())?,
+        "reason": args.reason,
+        "timeout_ms": args.timeout_ms,
+        "input": input,
+        "run": true,
+    });
+    command_fields(&mut body, &args.cmd);
+    let (status, value) = client
+        .call(Method::POST, "/v1/requests", Some(&body))
+        .await
+        .map_err(|e| e.to_string())?;
+    if status != StatusCode::OK {
+        return Err(error_message(status, &value));
+    }
+    let record: Record = serde_json::from_value(value)
+        .map_err(|e| format!("unexpected answer from execgate: {e}"))?;
+    let Some(result) = record
+        .result
+        .as_ref()
+        .filter(|_| record.status == Status::Approved)
+    else {
+        if let RunFormat::Json = args.format {
+            print_json(&record);
+        }
+        eprintln!(
+            "execgate: {}",
+            record
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("command was not approved ({})", record.status))
+        );
+        return Ok(126);
+    };
+    match args.format {
+        RunFormat::Json => print_json(&record),
+        RunFormat::Yaml => print!("{}", crate::yaml::result(result)),
+        RunFormat::Text => {
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(result.stdout.as_bytes());
+            let _ = std::io::stderr().write_all(result.stderr.as_bytes());
+            if let Some(e) = &result.error {
+                eprintln!("execgate: {e}");
+            }
+        }
+    }
+    Ok(if result.timed_out {
+        124
+    } else if let Some(code) = result.exit_code {
+        code
+    } else if let Some(signal) = result.signal {
+        128 + signal
+    } else {
+        // It never started (the error says why).
+        127
+    })
+}
+
+async fn request(client: &Client, args: RequestArgs) -> Result<i32, String> {
+    let cwd = caller_cwd(args.cwd.as_deref())?;
     let mut body = json!({
         "agent": args.agent,
         "cwd": cwd,
@@ -278,11 +409,7 @@ async fn request(client: &Client, args: RequestArgs) -> Result<i32, String> {
         "session": args.session,
         "wait": !args.no_wait,
     });
-    if args.cmd.len() == 1 {
-        body["command"] = json!(args.cmd[0]);
-    } else {
-        body["argv"] = json!(args.cmd);
-    }
+    command_fields(&mut body, &args.cmd);
     let (status, value) = client
         .call(Method::POST, "/v1/requests", Some(&body))
         .await
@@ -402,7 +529,7 @@ fn print_records(list: &[Record], as_json: bool) {
         println!("(none)");
         return;
     }
-    let rows: Vec<[String; 6]> = list
+    let rows: Vec<[String; 7]> = list
         .iter()
         .map(|r| {
             [
@@ -411,14 +538,62 @@ fn print_records(list: &[Record], as_json: bool) {
                 visible(&r.agent),
                 r.status.to_string(),
                 r.via.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
+                r.result.as_ref().map_or_else(|| "-".into(), run_summary),
                 clip(&visible(&r.display_command()), 60),
             ]
         })
         .collect();
     print_table(
-        ["ID", "CREATED (UTC)", "AGENT", "STATUS", "VIA", "COMMAND"],
+        [
+            "ID",
+            "CREATED (UTC)",
+            "AGENT",
+            "STATUS",
+            "VIA",
+            "RAN",
+            "COMMAND",
+        ],
         &rows,
     );
+}
+
+/// How a run ended, in a few characters: `exit 0 12ms`, `timeout 30000ms`, `signal 9`.
+fn run_summary(r: &crate::model::ExecResult) -> String {
+    let how = if r.timed_out {
+        "timeout".to_string()
+    } else if let Some(code) = r.exit_code {
+        format!("exit {code}")
+    } else if let Some(signal) = r.signal {
+        format!("signal {signal}")
+    } else {
+        "not started".to_string()
+    };
+    format!("{how} {}ms", r.duration_ms)
+}
+
+/// Approved commands waiting for a slot, and those running.
+fn print_runs(runs: &[RunEntry]) {
+    if runs.is_empty() {
+        return;
+    }
+    println!();
+    let now = chrono::Utc::now();
+    let rows: Vec<[String; 4]> = runs
+        .iter()
+        .map(|e| {
+            let state = match e.started_at {
+                Some(t) => format!("running {}s", (now - t).num_seconds().max(0)),
+                None => format!("queued {}s", (now - e.queued_at).num_seconds().max(0)),
+            };
+            [
+                e.short_id.clone(),
+                visible(&e.agent),
+                state,
+                clip(&visible(&e.command), 60),
+            ]
+        })
+        .collect();
+    print_table(["ID", "AGENT", "RUN", "COMMAND"], &rows);
 }
 
 fn print_rules(rules: &[Rule]) {

@@ -132,6 +132,8 @@ pub struct ExecConfig {
     /// Default: [].
     #[serde(deserialize_with = "string_list")]
     pub env_passthrough: Vec<String>,
+    /// Approved commands that may run at once; the rest wait their turn. Default: 8.
+    pub max_concurrent: usize,
 }
 
 impl Default for ExecConfig {
@@ -142,6 +144,7 @@ impl Default for ExecConfig {
             max_output_bytes: 1_048_576,
             allowed_cwd_roots: vec![],
             env_passthrough: vec![],
+            max_concurrent: 8,
         }
     }
 }
@@ -395,6 +398,12 @@ impl Config {
                 "`exec.default_timeout_ms` ({}) must be between 1 and `exec.max_timeout_ms` ({})",
                 self.exec.default_timeout_ms, self.exec.max_timeout_ms
             ));
+        }
+        if self.exec.max_concurrent == 0 {
+            return bad("`exec.max_concurrent` must be at least 1".into());
+        }
+        if self.exec.max_output_bytes == 0 {
+            return bad("`exec.max_output_bytes` must be at least 1".into());
         }
         for name in self.agents.keys() {
             if !crate::policy::is_valid_agent_name(name) {

@@ -134,6 +134,7 @@ impl Daemon {
         let state = AppState {
             approvals: Arc::clone(&approvals),
             config: Arc::clone(&config),
+            runs: crate::runs::Runs::new(Arc::clone(&config), approvals.store().clone()),
         };
 
         let (stop, stopped) = watch::channel(false);

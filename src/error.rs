@@ -36,6 +36,11 @@ impl ApiError {
         ApiError::new(StatusCode::NOT_FOUND, "NOT_FOUND", message)
     }
 
+    /// The daemon's configuration stops it from serving this request (500).
+    pub fn config(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "CONFIG_ERROR", message)
+    }
+
     pub fn forbidden(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::FORBIDDEN, "FORBIDDEN", message)
     }

@@ -10,6 +10,9 @@
 //! - [`policy`]: the decision pipeline: security mode, deny list, allowed binaries, shell
 //!   analysis, allowlist, safe binaries, when to ask.
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution.
+//! - [`runs`]: run mode's queue (`exec.max_concurrent`) and its recorded results.
+//! - [`exec`]: run mode: running an approved command in its own process group, with a
+//!   cleared environment, capped output and a timeout that kills the whole group.
 //! - [`store`]: every SQL statement, behind one struct; schema in `migrations/`.
 //! - [`transport`]: putting requests in front of a human (Telegram, or the console when
 //!   no chat is configured) and the chat grammar every transport shares.
@@ -18,6 +21,7 @@
 //! - [`config`]: layered configuration (defaults < file < environment < flags).
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets.
 //! - [`model`]: the contract's words (statuses, decisions, channels) and the record.
+//! - [`yaml`]: the YAML rendering of a run's result, for tool fronts.
 //! - [`error`]: API errors; [`sys`]: the few raw system calls.
 
 pub mod api;
@@ -27,8 +31,11 @@ pub mod client;
 pub mod config;
 pub mod daemon;
 pub mod error;
+pub mod exec;
 pub mod model;
 pub mod policy;
+pub mod runs;
 pub mod store;
 pub mod sys;
 pub mod transport;
+pub mod yaml;

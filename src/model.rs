@@ -162,6 +162,19 @@ pub struct ExecResult {
     pub stderr: String,
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
+    /// Everything the command wrote to each stream, including what the cap discarded.
+    #[serde(default)]
+    pub stdout_bytes: u64,
+    #[serde(default)]
+    pub stderr_bytes: u64,
+    /// The captured bytes were not valid UTF-8 and were converted lossily (U+FFFD).
+    #[serde(default)]
+    pub stdout_lossy: bool,
+    #[serde(default)]
+    pub stderr_lossy: bool,
+    /// What went wrong, if anything: could not start, timed out.
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// One request and everything decided about it: the API's response body.

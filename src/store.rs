@@ -17,7 +17,7 @@ use sqlx::sqlite::{
 use sqlx::{FromRow, Row};
 use tracing::instrument;
 
-use crate::model::{Decision, Record, Risk, Rule, RuleKind, Status, Via};
+use crate::model::{Decision, ExecResult, Record, Risk, Rule, RuleKind, Status, Via};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -167,6 +167,12 @@ struct RequestRow {
     run: bool,
     peer_uid: Option<i64>,
     peer_pid: Option<i64>,
+    exit_code: Option<i64>,
+    signal: Option<i64>,
+    timed_out: Option<bool>,
+    duration_ms: Option<i64>,
+    stdout_bytes: Option<i64>,
+    stderr_bytes: Option<i64>,
 }
 
 impl RequestRow {
@@ -199,7 +205,22 @@ impl RequestRow {
             reason: self.reason,
             decided_by: self.decided_by,
             run: self.run,
-            result: None,
+            // A run's numbers, without its output (which is never stored).
+            result: self.duration_ms.map(|ms| ExecResult {
+                exit_code: self.exit_code.and_then(|c| i32::try_from(c).ok()),
+                signal: self.signal.and_then(|s| i32::try_from(s).ok()),
+                timed_out: self.timed_out.unwrap_or(false),
+                duration_ms: u64::try_from(ms).unwrap_or(0),
+                stdout_bytes: self
+                    .stdout_bytes
+                    .and_then(|b| u64::try_from(b).ok())
+                    .unwrap_or(0),
+                stderr_bytes: self
+                    .stderr_bytes
+                    .and_then(|b| u64::try_from(b).ok())
+                    .unwrap_or(0),
+                ..ExecResult::default()
+            }),
             error: self.error,
             peer_uid: self.peer_uid.and_then(|u| u32::try_from(u).ok()),
             peer_pid: self.peer_pid.and_then(|p| i32::try_from(p).ok()),
@@ -240,7 +261,8 @@ impl RuleRow {
 }
 
 const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
-     risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid";
+     risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid, \
+     exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes";
 
 /// How long an asked short id stays out of circulation.
 const SHORT_ID_QUARANTINE: chrono::TimeDelta = chrono::TimeDelta::hours(24);
@@ -465,6 +487,25 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.into_iter().map(RequestRow::into_record).collect()
+    }
+
+    /// Records how an approved command's run ended.
+    #[instrument(skip_all)]
+    pub async fn record_result(&self, id: &str, result: &ExecResult) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE exec_approval SET exit_code = ?, signal = ?, timed_out = ?, duration_ms = ?, \
+             stdout_bytes = ?, stderr_bytes = ? WHERE id = ?",
+        )
+        .bind(result.exit_code)
+        .bind(result.signal)
+        .bind(result.timed_out)
+        .bind(i64::try_from(result.duration_ms).unwrap_or(i64::MAX))
+        .bind(i64::try_from(result.stdout_bytes).unwrap_or(i64::MAX))
+        .bind(i64::try_from(result.stderr_bytes).unwrap_or(i64::MAX))
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     #[instrument(skip_all)]

@@ -129,9 +129,9 @@ async fn invalid_requests_name_the_problem() {
     .await;
     assert_rejected(
         &d,
-        json!({"agent": "a", "command": "ls", "run": true}),
+        json!({"agent": "a", "command": "ls", "run": true, "wait": false}),
         bad,
-        "run",
+        "wait",
     )
     .await;
 

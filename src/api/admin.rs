@@ -23,6 +23,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/requests", get(list))
         .route("/v1/requests/{id}", get(show))
         .route("/v1/requests/{id}/decision", post(decide))
+        .route("/v1/runs", get(list_runs))
         .route("/v1/allowlist", get(list_rules).post(add_rule))
         .route("/v1/allowlist/{id}", delete(remove_rule))
         .fallback(super::not_found)
@@ -196,4 +197,9 @@ async fn remove_rule(
     state.approvals.reload_rules().await?;
     tracing::info!(rule = id, "allowlist rule removed");
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Approved commands waiting for a run slot (`started_at` null) and running, oldest first.
+async fn list_runs(State(state): State<AppState>) -> Json<Vec<crate::runs::RunEntry>> {
+    Json(state.runs.snapshot())
 }

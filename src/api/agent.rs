@@ -1,7 +1,7 @@
 //! The agent API (DESIGN.md §2): submit a request, read your own requests, health. It
 //! has no route that resolves a request or touches the allowlist.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,8 +17,10 @@ use tokio::sync::{oneshot, watch};
 use super::{AppState, Peer, parse_query, query_number, read_json};
 use crate::approvals::{Submission, Submitted};
 use crate::error::ApiError;
-use crate::model::Record;
+use crate::exec::Program;
+use crate::model::{Record, Status};
 use crate::policy::is_valid_agent_name;
+use crate::runs::RunRequest;
 
 /// The longest a `GET …?wait_secs=N` holds the connection.
 const MAX_WAIT_SECS: u64 = 300;
@@ -58,7 +60,7 @@ fn yes() -> bool {
 
 impl ExecRequest {
     /// DESIGN.md §4 step 1, plus the cwd rule of §8: every problem named by its field.
-    fn validate(&self, state: &AppState) -> Result<Option<String>, ApiError> {
+    fn validate(&self, state: &AppState) -> Result<Option<PathBuf>, ApiError> {
         let bad = |m: String| Err(ApiError::bad_request(m));
         if !is_valid_agent_name(&self.agent) {
             return bad(format!(
@@ -100,9 +102,9 @@ impl ExecRequest {
         if self.session.as_ref().is_some_and(|s| s.len() > 256) {
             return bad("`session` is longer than 256 bytes".into());
         }
-        if self.run {
+        if self.run && !self.wait {
             return bad(
-                "`run: true` is not available yet: this execgate decides but does not execute"
+                "`run: true` needs `wait: true`: the output is returned to the waiting agent and never stored"
                     .into(),
             );
         }
@@ -114,13 +116,29 @@ impl ExecRequest {
                 ));
             }
         }
-        self.cwd.as_deref().map(resolve_cwd).transpose()
+        let roots = &state.config.exec.allowed_cwd_roots;
+        match self.cwd.as_deref() {
+            Some(cwd) => resolve_cwd(cwd, roots).map(Some),
+            // Run mode without a cwd runs where the daemon runs; the approver sees it.
+            None if self.run => std::env::current_dir()
+                .and_then(|d| d.canonicalize())
+                .map(Some)
+                .map_err(|e| {
+                    ApiError::unavailable(&format!(
+                        "cannot read the daemon's working directory: {e}"
+                    ))
+                }),
+            None => Ok(None),
+        }
     }
 }
 
-/// A cwd must exist and be a directory; a relative one is resolved against the daemon's
-/// working directory. The stored form is absolute, so the approver sees where it runs.
-fn resolve_cwd(cwd: &str) -> Result<String, ApiError> {
+/// A request's working directory, checked before anyone is asked: resolved against the
+/// daemon's working directory when relative, existing, a directory, made canonical (`..`
+/// and symlinks resolved), and inside a canonical `exec.allowed_cwd_roots` entry when
+/// any are set. A root that cannot be resolved is a configuration error: every request
+/// that gives a cwd is refused until it is fixed.
+fn resolve_cwd(cwd: &str, roots: &[PathBuf]) -> Result<PathBuf, ApiError> {
     let path = Path::new(cwd);
     let absolute = if path.is_absolute() {
         path.to_path_buf()
@@ -129,16 +147,48 @@ fn resolve_cwd(cwd: &str) -> Result<String, ApiError> {
             .map_err(|e| ApiError::bad_request(format!("cannot resolve relative `cwd`: {e}")))?
             .join(path)
     };
-    match std::fs::metadata(&absolute) {
-        Ok(m) if m.is_dir() => Ok(absolute.to_string_lossy().into_owned()),
-        Ok(_) => Err(ApiError::bad_request(format!(
-            "`cwd` {:?} is not a directory",
-            truncate(cwd)
-        ))),
-        Err(_) => Err(ApiError::bad_request(format!(
-            "`cwd` {:?} does not exist",
-            truncate(cwd)
-        ))),
+    let canonical = match absolute.canonicalize() {
+        Ok(c) if c.is_dir() => c,
+        Ok(_) => {
+            return Err(ApiError::bad_request(format!(
+                "`cwd` {:?} is not a directory",
+                truncate(cwd)
+            )));
+        }
+        Err(_) => {
+            return Err(ApiError::bad_request(format!(
+                "`cwd` {:?} does not exist",
+                truncate(cwd)
+            )));
+        }
+    };
+    if roots.is_empty() {
+        return Ok(canonical);
+    }
+    let mut inside = false;
+    for root in roots {
+        match root.canonicalize() {
+            Ok(r) => inside |= canonical.starts_with(&r),
+            Err(e) => {
+                tracing::error!(root = %root.display(), error = %e, "exec.allowed_cwd_roots has a root that cannot be resolved");
+                return Err(ApiError::config(format!(
+                    "configuration error: exec.allowed_cwd_roots entry {} cannot be resolved ({e}); requests that give a `cwd` are refused until it is fixed",
+                    root.display()
+                )));
+            }
+        }
+    }
+    if inside {
+        Ok(canonical)
+    } else {
+        Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "CWD_NOT_ALLOWED",
+            format!(
+                "`cwd` {} is not inside exec.allowed_cwd_roots",
+                canonical.display()
+            ),
+        ))
     }
 }
 
@@ -171,12 +221,29 @@ async fn create(
         )));
     }
 
+    // What runs, if this is run mode and it is approved: exactly what policy judged.
+    let to_run = match (&cwd, req.run) {
+        (Some(dir), true) => Some(RunRequest {
+            program: match (&req.command, &req.argv) {
+                (Some(c), _) => Program::Shell(c.clone()),
+                (None, Some(a)) => Program::Argv(a.clone()),
+                (None, None) => unreachable!("validated: one of command and argv"),
+            },
+            cwd: dir.clone(),
+            input: req.input.clone(),
+            timeout: Duration::from_millis(
+                req.timeout_ms
+                    .unwrap_or(state.config.exec.default_timeout_ms),
+            ),
+        }),
+        _ => None,
+    };
     let submission = Submission {
         agent: req.agent,
         session: req.session,
         command: req.command,
         argv: req.argv,
-        cwd,
+        cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
         reason: req.reason,
         run: req.run,
         peer_uid: peer.uid,
@@ -188,8 +255,9 @@ async fn create(
     let (gone, agent_left) = oneshot::channel::<()>();
     let approvals = Arc::clone(&state.approvals);
     let wait = req.wait;
+    let runs = Arc::clone(&state.runs);
     let task = tokio::spawn(async move {
-        match approvals.submit(submission).await? {
+        let decided = match approvals.submit(submission).await? {
             Submitted::Done(record) => Ok((StatusCode::OK, record)),
             Submitted::Pending { record, .. } if !wait => Ok((StatusCode::ACCEPTED, record)),
             Submitted::Pending { record, mut done } => {
@@ -205,6 +273,14 @@ async fn create(
                     }
                 }
             }
+        };
+        // Run mode: only an approved request runs, and only the command it was approved for.
+        match (decided, to_run) {
+            (Ok((status, mut record)), Some(run)) if record.status == Status::Approved => {
+                record.result = Some(runs.run(&record, run).await);
+                Ok((status, record))
+            }
+            (decided, _) => decided,
         }
     });
     let outcome: Result<(StatusCode, Record), ApiError> = match task.await {

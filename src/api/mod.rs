@@ -23,6 +23,7 @@ use crate::error::{ApiError, MAX_BODY_BYTES};
 pub struct AppState {
     pub approvals: Arc<Approvals>,
     pub config: Arc<Config>,
+    pub runs: Arc<crate::runs::Runs>,
 }
 
 /// Who is on the other end of a connection, from `SO_PEERCRED`: the kernel's word, which

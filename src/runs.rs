@@ -1,0 +1,128 @@
+//! Run mode's bookkeeping: at most `exec.max_concurrent` approved commands run at once,
+//! the rest wait their turn in order; what is queued and running can be listed; and
+//! each result is recorded on the request's row.
+//!
+//! The command that runs is the one that was approved: the request's own `command` (as
+//! `/bin/sh -c`) or `argv`, never a rebuilt string.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tokio::sync::Semaphore;
+
+use crate::config::Config;
+use crate::exec::{self, Program, RunSpec};
+use crate::model::{ExecResult, Record};
+use crate::store::Store;
+
+/// What to run for an approved request, as the agent asked.
+pub struct RunRequest {
+    pub program: Program,
+    pub cwd: PathBuf,
+    pub input: Option<String>,
+    pub timeout: Duration,
+}
+
+/// One entry of the run queue, as `GET /v1/runs` and `execgate pending` show it.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct RunEntry {
+    pub id: String,
+    pub short_id: String,
+    pub agent: String,
+    pub command: String,
+    /// When it joined the queue, and when it started (None while queued).
+    pub queued_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+}
+
+pub struct Runs {
+    config: Arc<Config>,
+    store: Store,
+    permits: Semaphore,
+    /// Queued and running entries, in arrival order (keyed by a sequence number).
+    entries: Mutex<BTreeMap<u64, RunEntry>>,
+    next: Mutex<u64>,
+}
+
+impl Runs {
+    pub fn new(config: Arc<Config>, store: Store) -> Arc<Runs> {
+        Arc::new(Runs {
+            permits: Semaphore::new(config.exec.max_concurrent),
+            config,
+            store,
+            entries: Mutex::new(BTreeMap::new()),
+            next: Mutex::new(0),
+        })
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, RunEntry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs an approved request when its turn comes, records the result on its row, and
+    /// returns it. The caller has checked that `record` is approved.
+    pub async fn run(&self, record: &Record, request: RunRequest) -> ExecResult {
+        let key = {
+            let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+            *next += 1;
+            *next
+        };
+        self.entries().insert(
+            key,
+            RunEntry {
+                id: record.id.clone(),
+                short_id: record.short_id.clone(),
+                agent: record.agent.clone(),
+                command: record.display_command(),
+                queued_at: Utc::now(),
+                started_at: None,
+            },
+        );
+        // Removes the entry however this future ends (finished, or dropped).
+        struct Leave<'a>(&'a Runs, u64);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                self.0.entries().remove(&self.1);
+            }
+        }
+        let _leave = Leave(self, key);
+
+        // The semaphore is fair: requests start in the order they were queued.
+        let _permit = self.permits.acquire().await;
+        if let Some(e) = self.entries().get_mut(&key) {
+            e.started_at = Some(Utc::now());
+        }
+        let spec = RunSpec {
+            program: request.program,
+            cwd: request.cwd,
+            input: request.input,
+            timeout: request.timeout,
+            max_output_bytes: self.config.exec.max_output_bytes as usize,
+            env: exec::minimal_env(&self.config.exec.env_passthrough),
+        };
+        tracing::info!(short_id = %record.short_id, "running an approved command");
+        let result = exec::run(spec).await;
+        tracing::info!(
+            short_id = %record.short_id,
+            exit_code = ?result.exit_code,
+            signal = ?result.signal,
+            timed_out = result.timed_out,
+            duration_ms = result.duration_ms,
+            "approved command finished"
+        );
+        if let Err(e) = self.store.record_result(&record.id, &result).await {
+            // The agent still gets its result; the row only lacks the numbers.
+            tracing::error!(short_id = %record.short_id, error = %e, "cannot record a run's result");
+        }
+        result
+    }
+
+    /// What waits to run and what runs now, in arrival order.
+    pub fn snapshot(&self) -> Vec<RunEntry> {
+        self.entries().values().cloned().collect()
+    }
+}
