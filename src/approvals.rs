@@ -6,14 +6,13 @@
 //! request, and that transports get an event for every change.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
-use crate::config::Config;
 use crate::model::{Decision, Record, RuleKind, Status, Via, not_approved_error};
 use crate::policy::{Outcome, Policy, Subject};
 use crate::store::{NewRequest, NewRule, Resolution, Store, StoreError};
@@ -88,7 +87,6 @@ struct Pending {
 pub struct Approvals {
     store: Store,
     policy: Arc<Policy>,
-    config: Arc<Config>,
     /// Pending requests by id. An entry exists before its row is inserted and is
     /// removed only by whoever wins the row's resolution, so a resolver that sees a
     /// pending row always finds its waiters here.
@@ -96,18 +94,20 @@ pub struct Approvals {
     events: broadcast::Sender<Event>,
     /// Set once shutdown begins: no new request is accepted after it.
     closing: AtomicBool,
+    /// Requests submitted since start, for the daemon's status line.
+    served: AtomicU64,
 }
 
 impl Approvals {
-    pub fn new(store: Store, policy: Arc<Policy>, config: Arc<Config>) -> Arc<Approvals> {
+    pub fn new(store: Store, policy: Arc<Policy>) -> Arc<Approvals> {
         let (events, _) = broadcast::channel(1024);
         Arc::new(Approvals {
             store,
             policy,
-            config,
             pending: Mutex::new(HashMap::new()),
             events,
             closing: AtomicBool::new(false),
+            served: AtomicU64::new(0),
         })
     }
 
@@ -140,6 +140,7 @@ impl Approvals {
         if self.closing.load(Ordering::SeqCst) {
             return Err(ApprovalError::ShuttingDown);
         }
+        self.served.fetch_add(1, Ordering::Relaxed);
         // Millisecond precision, as stored: the record returned is the row as read later.
         let now = Utc::now().trunc_subsecs(3);
         let subject = Subject {
@@ -215,7 +216,7 @@ impl Approvals {
         subject: Subject<'_>,
     ) -> Result<Submitted, ApprovalError> {
         let expires_at =
-            new.created_at + TimeDelta::seconds(self.config.approval.timeout_secs as i64);
+            new.created_at + TimeDelta::seconds(self.policy.config().approval.timeout_secs as i64);
         let (done, rx) = watch::channel(None);
         self.lock().insert(
             new.id.clone(),
@@ -433,6 +434,16 @@ impl Approvals {
             Some(p) => p.always_refusal.clone(),
             None => Some("the request is not pending".into()),
         }
+    }
+
+    /// How many requests wait for a human right now.
+    pub fn pending_count(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Requests submitted since the daemon started.
+    pub fn served(&self) -> u64 {
+        self.served.load(Ordering::Relaxed)
     }
 
     /// Requests waiting for a human, oldest first.

@@ -56,6 +56,8 @@ pub struct Daemon {
     /// Console and chat transports; they update their messages after shutdown's
     /// cancellations, so they are awaited before the store closes.
     transports: Vec<JoinHandle<()>>,
+    /// Socket files this daemon bound (not those systemd passed in): removed at shutdown.
+    owned_sockets: Vec<PathBuf>,
     /// Held for the daemon's life: one daemon per database.
     _lock: LockFile,
 }
@@ -65,14 +67,25 @@ pub struct Daemon {
 pub struct StartOptions {
     /// Where the console approver reads answers and prints requests. None: no console.
     pub console: Option<ConsoleIo>,
+    /// Sockets systemd passed in (socket activation); the rest are bound here.
+    pub activated: crate::systemd::Activated,
 }
 
 impl Daemon {
     /// Everything up to "ready": after this returns, both sockets accept connections.
     pub async fn start(config: Config, options: StartOptions) -> Result<Daemon, StartError> {
         let config = Arc::new(config);
-        for socket in [&config.socket, &config.admin_socket] {
-            prepare_socket_path(socket).await?;
+        let activated = options.activated;
+        // An activated socket is systemd's: it is live, and not ours to replace or remove.
+        let mut owned_sockets = Vec::new();
+        for (socket, passed) in [
+            (&config.socket, activated.agent.is_some()),
+            (&config.admin_socket, activated.admin.is_some()),
+        ] {
+            if !passed {
+                prepare_socket_path(socket).await?;
+                owned_sockets.push(socket.clone());
+            }
         }
 
         if let Some(dir) = config
@@ -120,7 +133,7 @@ impl Daemon {
         }
 
         let policy = Arc::new(Policy::new(Arc::clone(&config))?);
-        let approvals = Approvals::new(store, policy, Arc::clone(&config));
+        let approvals = Approvals::new(store, Arc::clone(&policy));
         approvals.reload_rules().await?;
         // Before the sockets exist: a token Telegram rejects stops the start here.
         let telegram = match config.telegram.bot_token {
@@ -133,8 +146,11 @@ impl Daemon {
         };
         let state = AppState {
             approvals: Arc::clone(&approvals),
-            config: Arc::clone(&config),
-            runs: crate::runs::Runs::new(Arc::clone(&config), approvals.store().clone()),
+            runs: crate::runs::Runs::new(
+                policy,
+                approvals.store().clone(),
+                config.exec.max_concurrent,
+            ),
         };
 
         let (stop, stopped) = watch::channel(false);
@@ -153,8 +169,8 @@ impl Daemon {
             transports.push(telegram.spawn(approvals.subscribe(), stopped.clone()));
         }
 
-        let agent = bind(&config.socket, 0o660)?;
-        let admin = bind(&config.admin_socket, 0o600)?;
+        let agent = listener(activated.agent, &config.socket, 0o660)?;
+        let admin = listener(activated.admin, &config.admin_socket, 0o600)?;
         let tasks = vec![
             serve(
                 agent,
@@ -175,12 +191,93 @@ impl Daemon {
             stop,
             tasks,
             transports,
+            owned_sockets,
             _lock: lock,
         })
     }
 
+    /// Puts a re-read configuration in force and reloads the allowlist, without dropping
+    /// a connection or a pending request. An invalid configuration is refused with a log
+    /// line and the running one stays. What only a restart can change (sockets, database,
+    /// Telegram, `exec.max_concurrent`) keeps its running value, with a warning.
+    pub async fn reload(&self, loaded: Result<Config, crate::config::ConfigError>) {
+        let new = match loaded {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "reload refused: the new configuration is invalid; the running one stays");
+                return;
+            }
+        };
+        let old = &self.config;
+        let mut needs_restart = Vec::new();
+        if new.socket != old.socket || new.admin_socket != old.admin_socket {
+            needs_restart.push("socket, admin_socket");
+        }
+        if new.database != old.database
+            || new.database_busy_timeout_ms != old.database_busy_timeout_ms
+        {
+            needs_restart.push("database, database_busy_timeout_ms");
+        }
+        if format!("{:?}", new.telegram) != format!("{:?}", old.telegram)
+            || new.telegram.bot_token != old.telegram.bot_token
+        {
+            needs_restart.push("telegram.*");
+        }
+        if new.exec.max_concurrent != old.exec.max_concurrent {
+            needs_restart.push("exec.max_concurrent");
+        }
+        for keys in &needs_restart {
+            tracing::warn!(
+                keys,
+                "changed in the configuration; takes effect after a restart"
+            );
+        }
+        let merged = Config {
+            socket: old.socket.clone(),
+            admin_socket: old.admin_socket.clone(),
+            database: old.database.clone(),
+            database_busy_timeout_ms: old.database_busy_timeout_ms,
+            telegram: old.telegram.clone(),
+            exec: crate::config::ExecConfig {
+                max_concurrent: old.exec.max_concurrent,
+                ..new.exec
+            },
+            ..new
+        };
+        if let Err(e) = self.approvals.policy().reconfigure(Arc::new(merged)) {
+            tracing::error!(error = %e, "reload refused: the new policy does not compile; the running one stays");
+            return;
+        }
+        match self.approvals.reload_rules().await {
+            Ok(()) => tracing::info!("configuration and allowlist reloaded"),
+            Err(e) => {
+                tracing::error!(error = %e, "configuration reloaded, but the allowlist could not be re-read; the previous one stays in force")
+            }
+        }
+    }
+
+    /// One line for `systemctl status`: what waits and what has been served.
+    pub fn status_line(&self) -> String {
+        format!(
+            "{} pending, {} requests served",
+            self.approvals.pending_count(),
+            self.approvals.served()
+        )
+    }
+
+    /// Whether the database answers: what the watchdog vouches for.
+    pub async fn healthy(&self) -> bool {
+        match self.approvals.store().ping().await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "the database does not answer");
+                false
+            }
+        }
+    }
+
     /// Stops accepting requests, cancels every pending one (via `shutdown`), lets
-    /// connections finish, and removes the socket files.
+    /// connections finish, and removes the socket files it bound.
     pub async fn shutdown(self) {
         tracing::info!("shutting down: cancelling pending requests");
         self.approvals.shutdown().await;
@@ -204,7 +301,7 @@ impl Daemon {
                 tracing::warn!("a connection did not finish within 5 s of shutdown");
             }
         }
-        for socket in [&self.config.socket, &self.config.admin_socket] {
+        for socket in &self.owned_sockets {
             let _ = std::fs::remove_file(socket);
         }
         self.approvals.store().close().await;
@@ -288,6 +385,22 @@ async fn prepare_socket_path(socket: &Path) -> Result<(), StartError> {
                 })
             }
         },
+    }
+}
+
+/// The socket systemd passed in, else one bound here at `path` with `mode`.
+fn listener(
+    passed: Option<std::os::unix::net::UnixListener>,
+    path: &Path,
+    mode: u32,
+) -> Result<UnixListener, StartError> {
+    match passed {
+        Some(l) => UnixListener::from_std(l).map_err(|source| StartError::Io {
+            what: "cannot use the socket systemd passed for",
+            path: path.into(),
+            source,
+        }),
+        None => bind(path, mode),
     }
 }
 

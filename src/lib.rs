@@ -22,6 +22,7 @@
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets.
 //! - [`model`]: the contract's words (statuses, decisions, channels) and the record.
 //! - [`yaml`]: the YAML rendering of a run's result, for tool fronts.
+//! - [`systemd`]: readiness, watchdog and socket activation.
 //! - [`error`]: API errors; [`sys`]: the few raw system calls.
 
 pub mod api;
@@ -37,5 +38,6 @@ pub mod policy;
 pub mod runs;
 pub mod store;
 pub mod sys;
+pub mod systemd;
 pub mod transport;
 pub mod yaml;

@@ -7,6 +7,7 @@ use clap::Parser;
 use execgate::cli::{Cli, Verb};
 use execgate::config::Config;
 use execgate::daemon::{Daemon, StartOptions};
+use execgate::systemd;
 use execgate::transport::console::ConsoleIo;
 
 fn main() {
@@ -19,6 +20,17 @@ fn main() {
         std::process::exit(2);
     }
     let cli = Cli::parse();
+    // Sockets from systemd are taken now, while this is the only thread.
+    let activated = match cli.verb {
+        Verb::Serve => match execgate::systemd::take_activated_sockets() {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("execgate: {e}");
+                std::process::exit(1);
+            }
+        },
+        _ => Default::default(),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("EXECGATE_LOG")
@@ -30,7 +42,7 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let code = runtime.block_on(async {
         match cli.verb {
-            Verb::Serve => match serve(&cli.global).await {
+            Verb::Serve => match serve(&cli.global, activated).await {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("execgate: {e:#}");
@@ -43,7 +55,10 @@ fn main() {
     std::process::exit(code);
 }
 
-async fn serve(global: &execgate::cli::Global) -> anyhow::Result<()> {
+async fn serve(
+    global: &execgate::cli::Global,
+    activated: execgate::systemd::Activated,
+) -> anyhow::Result<()> {
     let config = Config::load(&global.overrides()).context("loading configuration")?;
     // The console approver stands in for a chat, and needs a person at a terminal;
     // under systemd there is none.
@@ -57,25 +72,58 @@ async fn serve(global: &execgate::cli::Global) -> anyhow::Result<()> {
         );
         None
     };
-    let daemon = Daemon::start(config, StartOptions { console })
+    let daemon = Daemon::start(config, StartOptions { console, activated })
         .await
         .context("starting execgate")?;
-    wait_for_signal().await?;
+    systemd::ready(&daemon.status_line());
+    serve_until_stopped(&daemon, global).await?;
+    systemd::stopping();
     daemon.shutdown().await;
     Ok(())
 }
 
-/// SIGINT (ctrl-c), SIGTERM (systemd's stop) or SIGHUP (the terminal went away): each
-/// stops the daemon the orderly way, so pending requests end as `cancelled`.
-async fn wait_for_signal() -> anyhow::Result<()> {
+/// Serves until SIGTERM or SIGINT, meanwhile telling systemd how things stand and, while
+/// the database answers, that the daemon is alive.
+async fn serve_until_stopped(
+    daemon: &Daemon,
+    global: &execgate::cli::Global,
+) -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let mut hup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM received"),
-        _ = int.recv() => tracing::info!("SIGINT received"),
-        _ = hup.recv() => tracing::info!("SIGHUP received"),
+    // The watchdog is fed from this loop, so a stuck loop stops feeding it; the status
+    // line is refreshed on the same beat (every 5 s without a watchdog).
+    let beat = systemd::watchdog_interval().unwrap_or(std::time::Duration::from_secs(5));
+    let watchdog = systemd::watchdog_interval().is_some();
+    let mut ticker = tokio::time::interval(beat);
+    loop {
+        tokio::select! {
+            _ = term.recv() => {
+                tracing::info!("SIGTERM received");
+                return Ok(());
+            }
+            _ = int.recv() => {
+                tracing::info!("SIGINT received");
+                return Ok(());
+            }
+            _ = hup.recv() => {
+                tracing::info!("SIGHUP received: reloading the configuration and the allowlist");
+                systemd::reloading();
+                daemon.reload(Config::load(&global.overrides())).await;
+                systemd::ready(&daemon.status_line());
+            }
+            _ = ticker.tick() => {
+                // Only a daemon whose database answers says it is alive.
+                if daemon.healthy().await {
+                    if watchdog {
+                        systemd::watchdog();
+                    }
+                    systemd::status(&daemon.status_line());
+                } else {
+                    systemd::status("the database does not answer");
+                }
+            }
+        }
     }
-    Ok(())
 }

@@ -14,9 +14,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
-use crate::config::Config;
 use crate::exec::{self, Program, RunSpec};
 use crate::model::{ExecResult, Record};
+use crate::policy::Policy;
 use crate::store::Store;
 
 /// What to run for an approved request, as the agent asked.
@@ -40,7 +40,7 @@ pub struct RunEntry {
 }
 
 pub struct Runs {
-    config: Arc<Config>,
+    policy: Arc<Policy>,
     store: Store,
     permits: Semaphore,
     /// Queued and running entries, in arrival order (keyed by a sequence number).
@@ -49,10 +49,12 @@ pub struct Runs {
 }
 
 impl Runs {
-    pub fn new(config: Arc<Config>, store: Store) -> Arc<Runs> {
+    /// `max_concurrent` is fixed for the daemon's life; the rest of `exec.*` is read from
+    /// the configuration in force at each run.
+    pub fn new(policy: Arc<Policy>, store: Store, max_concurrent: usize) -> Arc<Runs> {
         Arc::new(Runs {
-            permits: Semaphore::new(config.exec.max_concurrent),
-            config,
+            permits: Semaphore::new(max_concurrent),
+            policy,
             store,
             entries: Mutex::new(BTreeMap::new()),
             next: Mutex::new(0),
@@ -96,13 +98,14 @@ impl Runs {
         if let Some(e) = self.entries().get_mut(&key) {
             e.started_at = Some(Utc::now());
         }
+        let config = self.policy.config();
         let spec = RunSpec {
             program: request.program,
             cwd: request.cwd,
             input: request.input,
             timeout: request.timeout,
-            max_output_bytes: self.config.exec.max_output_bytes as usize,
-            env: exec::minimal_env(&self.config.exec.env_passthrough),
+            max_output_bytes: config.exec.max_output_bytes as usize,
+            env: exec::minimal_env(&config.exec.env_passthrough),
         };
         tracing::info!(short_id = %record.short_id, "running an approved command");
         let result = exec::run(spec).await;

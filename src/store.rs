@@ -489,6 +489,12 @@ impl Store {
         rows.into_iter().map(RequestRow::into_record).collect()
     }
 
+    /// A trivial query: does the database answer at all?
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
     /// Records how an approved command's run ended.
     #[instrument(skip_all)]
     pub async fn record_result(&self, id: &str, result: &ExecResult) -> Result<(), StoreError> {

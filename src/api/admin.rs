@@ -41,7 +41,7 @@ async fn only_admins(
     next: Next,
 ) -> Response {
     match peer.uid {
-        Some(uid) if state.config.admin_uids.contains(&uid) => next.run(request).await,
+        Some(uid) if state.config().admin_uids.contains(&uid) => next.run(request).await,
         uid => {
             tracing::warn!(?uid, "refused a peer that is not in admin_uids");
             ApiError::forbidden("this uid may not use the admin socket").into_response()

@@ -109,14 +109,14 @@ impl ExecRequest {
             );
         }
         if let Some(ms) = self.timeout_ms {
-            let max = state.config.exec.max_timeout_ms;
+            let max = state.config().exec.max_timeout_ms;
             if ms == 0 || ms > max {
                 return bad(format!(
                     "`timeout_ms` must be between 1 and {max} (exec.max_timeout_ms), got {ms}"
                 ));
             }
         }
-        let roots = &state.config.exec.allowed_cwd_roots;
+        let roots = &state.config().exec.allowed_cwd_roots;
         match self.cwd.as_deref() {
             Some(cwd) => resolve_cwd(cwd, roots).map(Some),
             // Run mode without a cwd runs where the daemon runs; the approver sees it.
@@ -207,7 +207,7 @@ async fn create(
 
     // Step 2: identity. A bound agent name is usable only from its uids.
     if let Some(uids) = state
-        .config
+        .config()
         .agents
         .get(&req.agent)
         .and_then(|a| a.uids.as_ref())
@@ -233,7 +233,7 @@ async fn create(
             input: req.input.clone(),
             timeout: Duration::from_millis(
                 req.timeout_ms
-                    .unwrap_or(state.config.exec.default_timeout_ms),
+                    .unwrap_or(state.config().exec.default_timeout_ms),
             ),
         }),
         _ => None,

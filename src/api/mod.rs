@@ -22,8 +22,14 @@ use crate::error::{ApiError, MAX_BODY_BYTES};
 #[derive(Clone)]
 pub struct AppState {
     pub approvals: Arc<Approvals>,
-    pub config: Arc<Config>,
     pub runs: Arc<crate::runs::Runs>,
+}
+
+impl AppState {
+    /// The configuration in force (it changes on reload).
+    pub fn config(&self) -> Arc<Config> {
+        self.approvals.policy().config()
+    }
 }
 
 /// Who is on the other end of a connection, from `SO_PEERCRED`: the kernel's word, which

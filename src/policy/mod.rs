@@ -73,31 +73,67 @@ pub struct Verdict {
     pub fallback_approves: bool,
 }
 
-/// Everything policy needs, compiled once. The allowlist is swapped whole on change.
+/// Everything policy needs, compiled once. The configuration (with what is compiled from
+/// it) and the allowlist are each swapped whole on change: a request sees one version of
+/// each, never a mix.
 #[derive(Debug)]
 pub struct Policy {
+    current: RwLock<Arc<Compiled>>,
+    allowlist: RwLock<Arc<rules::Allowlist>>,
+}
+
+/// The configuration and what is compiled from it.
+#[derive(Debug)]
+struct Compiled {
     config: Arc<Config>,
     deny: rules::DenyList,
     binaries: rules::AllowedBinaries,
     own_files: risk::OwnFiles,
-    allowlist: RwLock<Arc<rules::Allowlist>>,
 }
 
-impl Policy {
-    pub fn new(config: Arc<Config>) -> Result<Policy, globset::Error> {
+impl Compiled {
+    fn new(config: Arc<Config>) -> Result<Compiled, globset::Error> {
         let mut own = vec![
             config.socket.clone(),
             config.admin_socket.clone(),
             config.database.clone(),
         ];
         own.extend(config.source_file.clone());
-        Ok(Policy {
+        own.extend(std::env::current_exe().ok());
+        Ok(Compiled {
             deny: rules::DenyList::new(&config.policy.deny)?,
             binaries: rules::AllowedBinaries::new(&config.policy.allowed_binaries),
             own_files: risk::OwnFiles { paths: own },
-            allowlist: RwLock::new(Arc::new(rules::Allowlist::default())),
             config,
         })
+    }
+}
+
+impl Policy {
+    pub fn new(config: Arc<Config>) -> Result<Policy, globset::Error> {
+        Ok(Policy {
+            current: RwLock::new(Arc::new(Compiled::new(config)?)),
+            allowlist: RwLock::new(Arc::new(rules::Allowlist::default())),
+        })
+    }
+
+    fn compiled(&self) -> Arc<Compiled> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> Arc<Config> {
+        self.compiled().config.clone()
+    }
+
+    /// Puts a new configuration in force (a reload). On error nothing changes.
+    pub fn reconfigure(&self, config: Arc<Config>) -> Result<(), globset::Error> {
+        let compiled = Arc::new(Compiled::new(config)?);
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = compiled;
+        Ok(())
     }
 
     /// Replaces the compiled allowlist (after any rule is added, removed or saved).
@@ -116,6 +152,13 @@ impl Policy {
     /// Runs steps 3–10 of the decision pipeline. Never fails: anything it cannot
     /// judge is at worst asked, never approved.
     pub fn evaluate(&self, subject: Subject<'_>, now: DateTime<Utc>) -> Verdict {
+        let current = self.compiled();
+        let Compiled {
+            config,
+            deny: deny_list,
+            binaries,
+            own_files,
+        } = &*current;
         let (line, analysis, lexical) = match (subject.command, subject.argv) {
             // argv runs no shell: its words are literal, so it is plain by construction.
             (None, Some(argv)) => {
@@ -135,7 +178,7 @@ impl Policy {
         // in case the parser and the shell disagree about where a command starts.
         let mut screened = segments.clone();
         screened.extend(lexical);
-        let (risk, mut risk_reasons) = risk::assess(&analysis, &self.own_files);
+        let (risk, mut risk_reasons) = risk::assess(&analysis, own_files);
         if !plain {
             risk_reasons.extend(analysis.not_plain.iter().map(|r| format!("not plain: {r}")));
         }
@@ -153,7 +196,7 @@ impl Policy {
         };
 
         // Step 3 (deny), then the hard limits that bind every mode: steps 4 and 5.
-        let security = self.config.security_for(subject.agent);
+        let security = config.security_for(subject.agent);
         if security == Security::Deny {
             deny(
                 &mut verdict,
@@ -161,14 +204,14 @@ impl Policy {
             );
             return verdict;
         }
-        if let Some(pattern) = self.deny.matches(&line, &screened) {
+        if let Some(pattern) = deny_list.matches(&line, &screened) {
             // The agent learns that the deny list matched, not which pattern: no map of
             // what to rephrase. The owner finds the pattern in the log.
             tracing::info!(agent = subject.agent, pattern, "deny list matched");
             deny(&mut verdict, "matches the deny list".into());
             return verdict;
         }
-        if let Some(program) = self.binaries.first_refused(&screened) {
+        if let Some(program) = binaries.first_refused(&screened) {
             let what = if program.is_empty() {
                 "a segment with no program".to_string()
             } else {
@@ -199,15 +242,15 @@ impl Policy {
         }
         let allowlisted = !verdict.rules_matched.is_empty();
         // Step 8.
-        let safe = plain && risk == Risk::Safe && self.config.policy.safe_bins;
+        let safe = plain && risk == Risk::Safe && config.policy.safe_bins;
 
-        verdict.fallback_approves = match self.config.approval.ask_fallback {
+        verdict.fallback_approves = match config.approval.ask_fallback {
             AskFallback::Deny => false,
             AskFallback::Allowlist => allowlisted,
             AskFallback::Full => true,
         };
         // Step 9.
-        verdict.outcome = match self.config.approval.ask {
+        verdict.outcome = match config.approval.ask {
             Ask::Always => Outcome::Ask,
             _ if allowlisted => Outcome::Approve { by_allowlist: true },
             _ if safe => Outcome::Approve {

@@ -63,9 +63,15 @@ impl TestDaemon {
             input: Box::pin(BufReader::new(daemon_in)),
             output: Box::pin(daemon_out),
         };
-        let daemon = Daemon::start(config_for(&env), StartOptions { console: Some(io) })
-            .await
-            .expect("daemon starts");
+        let daemon = Daemon::start(
+            config_for(&env),
+            StartOptions {
+                console: Some(io),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("daemon starts");
         TestDaemon {
             dir,
             daemon: Some(daemon),
