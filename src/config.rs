@@ -134,6 +134,8 @@ pub struct ExecConfig {
     pub env_passthrough: Vec<String>,
     /// Approved commands that may run at once; the rest wait their turn. Default: 8.
     pub max_concurrent: usize,
+    /// Whether run mode (`"run": true`) is available at all. Default: true.
+    pub enabled: bool,
 }
 
 impl Default for ExecConfig {
@@ -145,6 +147,7 @@ impl Default for ExecConfig {
             allowed_cwd_roots: vec![],
             env_passthrough: vec![],
             max_concurrent: 8,
+            enabled: true,
         }
     }
 }

@@ -404,6 +404,16 @@ async fn a_run_waits_for_a_human_and_runs_only_once_approved() {
     assert_eq!(v["result"]["exit_code"], 0);
     assert!(marker.exists());
 
+    // Run mode can be turned off: then only deciding is offered.
+    let off = TestDaemon::start(&[("EXECGATE_EXEC__ENABLED", "false")]).await;
+    let (status, v) = off
+        .submit(json!({"agent": "runner", "command": "true", "run": true}))
+        .await;
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("RUN_DISABLED"))
+    );
+
     // run needs a waiting agent: its output has nowhere else to go.
     let (status, v) = d
         .submit(json!({"agent": "runner", "command": "true", "run": true, "wait": false}))

@@ -102,6 +102,13 @@ impl ExecRequest {
         if self.session.as_ref().is_some_and(|s| s.len() > 256) {
             return bad("`session` is longer than 256 bytes".into());
         }
+        if self.run && !state.config().exec.enabled {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "RUN_DISABLED",
+                "run mode is turned off here (exec.enabled = false): ask without `run` and run the command yourself once approved",
+            ));
+        }
         if self.run && !self.wait {
             return bad(
                 "`run: true` needs `wait: true`: the output is returned to the waiting agent and never stored"
