@@ -20,6 +20,13 @@ fn main() {
         std::process::exit(2);
     }
     let cli = Cli::parse();
+    // A write past RLIMIT_FSIZE raises SIGXFSZ, whose default action kills the process.
+    // Ignored, the write fails with EFBIG instead: SQLite reports an error, the request
+    // fails closed with 503, and the daemon lives to serve once space returns.
+    // SAFETY: setting a signal disposition to SIG_IGN before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     // Sockets from systemd are taken now, while this is the only thread.
     let activated = match cli.verb {
         Verb::Serve => match execgate::systemd::take_activated_sockets() {
