@@ -57,6 +57,10 @@ pub enum ApprovalError {
     Store(#[from] StoreError),
     #[error("the daemon is shutting down")]
     ShuttingDown,
+    #[error(
+        "too many requests from this uid are already waiting for a human (limit {0}); wait for answers before asking more"
+    )]
+    TooManyPending(usize),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +79,8 @@ pub enum ResolveError {
 struct Pending {
     done: watch::Sender<Option<Record>>,
     timer: Option<AbortHandle>,
+    /// The peer uid that asked: pending requests are capped per uid.
+    uid: Option<u32>,
     agent: String,
     /// The normalized command an "always" rule would store.
     normalized: String,
@@ -116,6 +122,10 @@ impl Approvals {
     }
 
     pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn policy_arc(&self) -> &Arc<Policy> {
         &self.policy
     }
 
@@ -218,17 +228,28 @@ impl Approvals {
         let expires_at =
             new.created_at + TimeDelta::seconds(self.policy.config().approval.timeout_secs as i64);
         let (done, rx) = watch::channel(None);
-        self.lock().insert(
-            new.id.clone(),
-            Pending {
-                done,
-                timer: None,
-                agent: new.agent.clone(),
-                normalized: verdict.normalized.clone(),
-                always_refusal: self.policy.always_refusal(verdict, subject),
-                fallback_approves: verdict.fallback_approves,
-            },
-        );
+        {
+            // Count and insert under one lock: a flood from one uid cannot slip past the cap.
+            let mut pending = self.lock();
+            let cap = self.policy.config().limits.max_pending_per_uid;
+            let mine = pending.values().filter(|p| p.uid == new.peer_uid).count();
+            if mine >= cap {
+                tracing::warn!(uid = ?new.peer_uid, cap, "too many pending requests from one uid");
+                return Err(ApprovalError::TooManyPending(cap));
+            }
+            pending.insert(
+                new.id.clone(),
+                Pending {
+                    done,
+                    timer: None,
+                    uid: new.peer_uid,
+                    agent: new.agent.clone(),
+                    normalized: verdict.normalized.clone(),
+                    always_refusal: self.policy.always_refusal(verdict, subject),
+                    fallback_approves: verdict.fallback_approves,
+                },
+            );
+        }
         let record = match self.store.insert_pending(&new, expires_at).await {
             Ok(r) => r,
             Err(e) => {

@@ -55,6 +55,7 @@ pub struct Config {
     pub agents: BTreeMap<String, AgentConfig>,
     pub exec: ExecConfig,
     pub telegram: TelegramConfig,
+    pub limits: LimitsConfig,
     /// The file the configuration was read from, if any.
     pub source_file: Option<PathBuf>,
 }
@@ -115,6 +116,29 @@ pub struct AgentConfig {
     /// When set, only peers with one of these uids may speak as this agent.
     #[serde(deserialize_with = "opt_uid_list")]
     pub uids: Option<Vec<u32>>,
+}
+
+/// What one misbehaving client may take from everyone else.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Requests from one uid waiting for a human at once; more get 429. Default: 50.
+    pub max_pending_per_uid: usize,
+    /// Open connections from one uid per socket; more are answered 429 and closed.
+    /// Default: 64.
+    pub max_connections_per_uid: usize,
+    /// How long a client may take to send a request's headers and body. Default: 10000.
+    pub request_read_timeout_ms: u64,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            max_pending_per_uid: 50,
+            max_connections_per_uid: 64,
+            request_read_timeout_ms: 10_000,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -276,6 +300,7 @@ struct Raw {
     agents: BTreeMap<String, AgentConfig>,
     exec: ExecConfig,
     telegram: TelegramConfig,
+    limits: LimitsConfig,
 }
 
 impl Config {
@@ -376,6 +401,7 @@ impl Config {
             agents: raw.agents,
             exec: raw.exec,
             telegram: raw.telegram,
+            limits: raw.limits,
             source_file,
         };
         config.validate()?;
@@ -401,6 +427,12 @@ impl Config {
                 "`exec.default_timeout_ms` ({}) must be between 1 and `exec.max_timeout_ms` ({})",
                 self.exec.default_timeout_ms, self.exec.max_timeout_ms
             ));
+        }
+        if self.limits.max_pending_per_uid == 0
+            || self.limits.max_connections_per_uid == 0
+            || self.limits.request_read_timeout_ms == 0
+        {
+            return bad("every `limits.*` value must be at least 1".into());
         }
         if self.exec.max_concurrent == 0 {
             return bad("`exec.max_concurrent` must be at least 1".into());

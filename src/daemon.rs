@@ -12,7 +12,7 @@ use tokio::net::UnixListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::api::{AppState, Peer};
+use crate::api::{AppState, server};
 use crate::approvals::Approvals;
 use crate::config::Config;
 use crate::model::{Status, Via};
@@ -171,13 +171,15 @@ impl Daemon {
 
         let agent = listener(activated.agent, &config.socket, 0o660)?;
         let admin = listener(activated.admin, &config.admin_socket, 0o600)?;
+        let policy = Arc::clone(approvals.policy_arc());
         let tasks = vec![
-            serve(
+            server::serve(
                 agent,
                 crate::api::agent::router(state.clone()),
+                Arc::clone(&policy),
                 stopped.clone(),
             ),
-            serve(admin, crate::api::admin::router(state), stopped),
+            server::serve(admin, crate::api::admin::router(state), policy, stopped),
         ];
         tracing::info!(
             socket = %config.socket.display(),
@@ -307,24 +309,6 @@ impl Daemon {
         self.approvals.store().close().await;
         tracing::info!("execgate stopped");
     }
-}
-
-fn serve(
-    listener: UnixListener,
-    router: axum::Router,
-    mut stopped: watch::Receiver<bool>,
-) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let app = router.into_make_service_with_connect_info::<Peer>();
-        let result = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.wait_for(|s| *s).await.map(|_| ());
-            })
-            .await;
-        if let Err(e) = result {
-            tracing::error!(error = %e, "socket server failed");
-        }
-    })
 }
 
 /// Makes sure the socket's directory is ours and private (creating it 0700), and that the

@@ -79,11 +79,14 @@ async fn serve(
         );
         None
     };
+    // Signal handlers go in before the sockets open: a SIGHUP or SIGTERM that arrives
+    // as soon as the daemon answers must find them (SIGHUP's default would kill it).
+    let signals = Signals::install()?;
     let daemon = Daemon::start(config, StartOptions { console, activated })
         .await
         .context("starting execgate")?;
     systemd::ready(&daemon.status_line());
-    serve_until_stopped(&daemon, global).await?;
+    serve_until_stopped(&daemon, global, signals).await?;
     systemd::stopping();
     daemon.shutdown().await;
     Ok(())
@@ -91,14 +94,33 @@ async fn serve(
 
 /// Serves until SIGTERM or SIGINT, meanwhile telling systemd how things stand and, while
 /// the database answers, that the daemon is alive.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            term: signal(SignalKind::terminate()).context("installing the SIGTERM handler")?,
+            int: signal(SignalKind::interrupt()).context("installing the SIGINT handler")?,
+            hup: signal(SignalKind::hangup()).context("installing the SIGHUP handler")?,
+        })
+    }
+}
+
 async fn serve_until_stopped(
     daemon: &Daemon,
     global: &execgate::cli::Global,
+    signals: Signals,
 ) -> anyhow::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
-    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
-    let mut hup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
+    let Signals {
+        mut term,
+        mut int,
+        mut hup,
+    } = signals;
     // The watchdog is fed from this loop, so a stuck loop stops feeding it; the status
     // line is refreshed on the same beat (every 5 s without a watchdog).
     let beat = systemd::watchdog_interval().unwrap_or(std::time::Duration::from_secs(5));

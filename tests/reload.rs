@@ -107,7 +107,7 @@ async fn sighup_rereads_the_config_file_and_the_allowlist() {
     }
     daemon.signal(libc::SIGHUP);
     let mut reloaded = false;
-    for _ in 0..200 {
+    for _ in 0..500 {
         if ask("make deploy again").await.status == Status::Denied {
             reloaded = true;
             break;

@@ -99,7 +99,7 @@ async fn decide(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Record>, ApiError> {
-    let body: DecisionBody = read_json(&headers, body).await?;
+    let body: DecisionBody = read_json(&headers, body, state.read_timeout()).await?;
     Ok(Json(
         state
             .approvals
@@ -137,7 +137,7 @@ async fn add_rule(
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, Json<Rule>), ApiError> {
-    let body: NewRuleBody = read_json(&headers, body).await?;
+    let body: NewRuleBody = read_json(&headers, body, state.read_timeout()).await?;
     if let Some(agent) = &body.agent
         && !is_valid_agent_name(agent)
     {

@@ -209,7 +209,7 @@ async fn create(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let req: ExecRequest = read_json(&headers, body).await?;
+    let req: ExecRequest = read_json(&headers, body, state.read_timeout()).await?;
     let cwd = req.validate(&state)?;
 
     // Step 2: identity. A bound agent name is usable only from its uids.

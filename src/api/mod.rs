@@ -3,16 +3,14 @@
 
 pub mod admin;
 pub mod agent;
+pub mod server;
 
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::connect_info::Connected;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
-use axum::serve::IncomingStream;
 use http_body_util::BodyExt;
 use serde::de::DeserializeOwned;
-use tokio::net::UnixListener;
 
 use crate::approvals::Approvals;
 use crate::config::Config;
@@ -30,6 +28,11 @@ impl AppState {
     pub fn config(&self) -> Arc<Config> {
         self.approvals.policy().config()
     }
+
+    /// How long a client may take to send a request body.
+    pub fn read_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.config().limits.request_read_timeout_ms)
+    }
 }
 
 /// Who is on the other end of a connection, from `SO_PEERCRED`: the kernel's word, which
@@ -40,27 +43,14 @@ pub struct Peer {
     pub pid: Option<i32>,
 }
 
-impl Connected<IncomingStream<'_, UnixListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
-        match stream.io().peer_cred() {
-            Ok(cred) => Peer {
-                uid: Some(cred.uid()),
-                pid: cred.pid(),
-            },
-            // Unknown peers match no uid rule and no admin uid: they are refused there.
-            Err(_) => Peer {
-                uid: None,
-                pid: None,
-            },
-        }
-    }
-}
-
 /// Reads a JSON body of at most `MAX_BODY_BYTES`. Oversize bodies are refused whole (413),
 /// bad JSON gets serde's message, which names the field and position.
+/// A body that has not fully arrived within `timeout` is refused (408): a client that
+/// trickles bytes must not hold a connection and its memory forever.
 pub async fn read_json<T: DeserializeOwned>(
     headers: &HeaderMap,
     body: Body,
+    timeout: std::time::Duration,
 ) -> Result<T, ApiError> {
     if let Some(len) = headers
         .get(header::CONTENT_LENGTH)
@@ -69,9 +59,22 @@ pub async fn read_json<T: DeserializeOwned>(
     {
         return Err(ApiError::too_large());
     }
-    let bytes = http_body_util::Limited::new(body, MAX_BODY_BYTES)
-        .collect()
-        .await
+    let collected = tokio::time::timeout(
+        timeout,
+        http_body_util::Limited::new(body, MAX_BODY_BYTES).collect(),
+    )
+    .await
+    .map_err(|_| {
+        ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "REQUEST_TIMEOUT",
+            format!(
+                "the request body did not arrive within {} ms",
+                timeout.as_millis()
+            ),
+        )
+    })?;
+    let bytes = collected
         .map_err(|e| {
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some()

@@ -1,0 +1,160 @@
+//! Accepting connections on a socket: HTTP/1.1 via hyper, each request handed to the
+//! router with the peer's credentials. This is where one client's flood stops: each uid
+//! may hold a bounded number of open connections (more are answered `429` and closed),
+//! and a client that is slow to send its headers is cut off.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tower::ServiceExt;
+
+use super::Peer;
+use crate::policy::Policy;
+
+/// How long connections get to finish once the daemon stops.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Open connections per uid, shared by the accept loop and the connections it spawns.
+#[derive(Default)]
+struct Counts(Mutex<HashMap<Option<u32>, usize>>);
+
+/// One counted connection; dropping it gives the slot back.
+struct Slot {
+    counts: Arc<Counts>,
+    uid: Option<u32>,
+}
+
+impl Counts {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Option<u32>, usize>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn take(self: &Arc<Self>, uid: Option<u32>, cap: usize) -> Option<Slot> {
+        let mut counts = self.lock();
+        let n = counts.entry(uid).or_default();
+        if *n >= cap {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            counts: Arc::clone(self),
+            uid,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock();
+        if let Some(n) = counts.get_mut(&self.uid) {
+            *n -= 1;
+            if *n == 0 {
+                counts.remove(&self.uid);
+            }
+        }
+    }
+}
+
+/// Serves `router` on `listener` until `stopped`, then lets open connections finish
+/// (at most `DRAIN`). Limits are read from the configuration in force at each accept.
+pub fn serve(
+    listener: UnixListener,
+    router: Router,
+    policy: Arc<Policy>,
+    mut stopped: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let counts = Arc::new(Counts::default());
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        loop {
+            let accepted = tokio::select! {
+                _ = crate::transport::until_stopped(&mut stopped) => break,
+                a = listener.accept() => a,
+            };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors, most likely: back off instead of spinning.
+                    tracing::warn!(error = %e, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let peer = peer_of(&stream);
+            let limits = policy.config().limits.clone();
+            let Some(slot) = counts.take(peer.uid, limits.max_connections_per_uid) else {
+                tracing::warn!(uid = ?peer.uid, cap = limits.max_connections_per_uid, "too many connections from one uid");
+                tokio::spawn(refuse(stream, limits.max_connections_per_uid));
+                continue;
+            };
+            let router = router.clone();
+            let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+                let mut request = request.map(Body::new);
+                request.extensions_mut().insert(ConnectInfo(peer));
+                router.clone().oneshot(request)
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_millis(limits.request_read_timeout_ms))
+                .serve_connection(TokioIo::new(stream), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+                drop(slot);
+            });
+        }
+        if tokio::time::timeout(DRAIN, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "connections still open {} s after shutdown",
+                DRAIN.as_secs()
+            );
+        }
+    })
+}
+
+fn peer_of(stream: &UnixStream) -> Peer {
+    match stream.peer_cred() {
+        Ok(cred) => Peer {
+            uid: Some(cred.uid()),
+            pid: cred.pid(),
+        },
+        // Unknown peers match no uid rule and no admin uid: they are refused there.
+        Err(_) => Peer {
+            uid: None,
+            pid: None,
+        },
+    }
+}
+
+/// Answers a connection over its uid's cap with a clear 429, without reading it.
+async fn refuse(mut stream: UnixStream, cap: usize) {
+    let body = serde_json::json!({"error": {
+        "code": "TOO_MANY_CONNECTIONS",
+        "message": format!("this uid already has {cap} open connections to execgate (limits.max_connections_per_uid); close some and retry"),
+    }})
+    .to_string();
+    let response = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let _ = stream.write_all(response.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
+}
