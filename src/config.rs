@@ -12,7 +12,12 @@ use crate::transport::grammar::ReactionMap;
 
 /// Environment variables with our prefix that are not configuration keys: they belong to
 /// the CLI (or to logging) and must not be rejected as unknown keys.
-const NON_CONFIG_ENV: &[&str] = &["EXECGATE_CONFIG", "EXECGATE_LOG", "EXECGATE_AGENT"];
+const NON_CONFIG_ENV: &[&str] = &[
+    "EXECGATE_CONFIG",
+    "EXECGATE_LOG",
+    "EXECGATE_LOG_FORMAT",
+    "EXECGATE_AGENT",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

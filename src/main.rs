@@ -38,14 +38,21 @@ fn main() {
         },
         _ => Default::default(),
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("EXECGATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+    // Logs go to stderr (journald under systemd). EXECGATE_LOG_FORMAT=json gives one JSON
+    // object per line for log pipelines.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("EXECGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match std::env::var("EXECGATE_LOG_FORMAT").as_deref() {
+        Ok("json") => logs.json().init(),
+        Ok("text") | Err(_) => logs.with_ansi(std::io::stderr().is_terminal()).init(),
+        Ok(other) => {
+            eprintln!("execgate: EXECGATE_LOG_FORMAT must be `text` or `json`, not {other:?}");
+            std::process::exit(2);
+        }
+    }
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let code = runtime.block_on(async {
         match cli.verb {
