@@ -297,6 +297,18 @@ impl Store {
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .acquire_timeout(busy_timeout + Duration::from_secs(1))
+            // After a failed COMMIT (disk full: SQLite rolls back by itself) sqlx still
+            // counts the connection as inside a transaction, and every later BEGIN on it
+            // fails: the daemon would answer 503 long after space returned. A connection
+            // that comes back in a transaction is discarded instead (the ping first lets
+            // a queued ROLLBACK run).
+            .after_release(|conn, _| {
+                Box::pin(async move {
+                    use sqlx::Connection;
+                    conn.ping().await?;
+                    Ok(!conn.is_in_transaction())
+                })
+            })
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
