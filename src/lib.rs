@@ -6,7 +6,8 @@
 //!
 //! A tour, in the order a request travels:
 //!
-//! - [`api`]: the agent and admin HTTP APIs over Unix sockets (peer uid from the kernel).
+//! - [`api`]: the agent and admin HTTP APIs over Unix sockets (peer uid from the kernel),
+//!   and the accept loop that caps connections per uid and cuts off slow clients.
 //! - [`policy`]: the decision pipeline: security mode, deny list, allowed binaries, shell
 //!   analysis, allowlist, safe binaries, when to ask.
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution.
@@ -16,8 +17,8 @@
 //! - [`store`]: every SQL statement, behind one struct; schema in `migrations/`.
 //! - [`transport`]: putting requests in front of a human (Telegram, or the console when
 //!   no chat is configured) and the chat grammar every transport shares.
-//! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, transports, sockets) and
-//!   shutdown.
+//! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, transports, sockets),
+//!   reload and shutdown.
 //! - [`config`]: layered configuration (defaults < file < environment < flags).
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets.
 //! - [`model`]: the contract's words (statuses, decisions, channels) and the record.
