@@ -63,14 +63,6 @@ fn family(program: &str) -> &str {
     program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')
 }
 
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
-}
-
 /// A word the shell or program would read as a file path.
 fn is_path(word: &str) -> bool {
     word.contains('/') || word.starts_with('.') || word.starts_with('~')

@@ -3,8 +3,9 @@
 //! and depth-limited.
 
 use super::code::{SHELLS, ShellInput, Wrapper, code_source, shell_input, wrapper};
-use super::{MAX_DEPTH, MAX_FOUND, base, is_assignment};
+use super::{MAX_DEPTH, MAX_FOUND, base};
 use crate::policy::parse::{self, Analysis};
+use crate::policy::shell::is_assignment;
 
 /// Something a command runs: more words, or a script to parse.
 pub(super) enum Inner {
