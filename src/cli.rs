@@ -96,17 +96,24 @@ pub struct JsonFlag {
     pub json: bool,
 }
 
+/// What `request` and `run` both say about who asks, where, and why.
 #[derive(Debug, Args)]
-pub struct RequestArgs {
+pub struct AskArgs {
     /// The agent name to ask as.
     #[arg(long, env = "EXECGATE_AGENT", default_value = "cli")]
     pub agent: String,
-    /// Working directory for the command.
+    /// Working directory for the command (relative: to where you run this).
     #[arg(long)]
     pub cwd: Option<String>,
     /// Why the command is needed (shown to the approver).
     #[arg(long)]
     pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    #[command(flatten)]
+    pub ask: AskArgs,
     /// Session id, for session-scoped grants.
     #[arg(long)]
     pub session: Option<String>,
@@ -122,15 +129,8 @@ pub struct RequestArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The agent name to ask as.
-    #[arg(long, env = "EXECGATE_AGENT", default_value = "cli")]
-    pub agent: String,
-    /// Working directory for the command (relative: to where you run this).
-    #[arg(long)]
-    pub cwd: Option<String>,
-    /// Why the command is needed (shown to the approver).
-    #[arg(long)]
-    pub reason: Option<String>,
+    #[command(flatten)]
+    pub ask: AskArgs,
     /// Execution timeout in milliseconds (default `exec.default_timeout_ms`).
     #[arg(long)]
     pub timeout_ms: Option<u64>,
@@ -342,9 +342,9 @@ async fn run_command(client: &Client, args: RunArgs) -> Result<i32, String> {
         (!data.is_empty()).then_some(data)
     };
     let mut body = json!({
-        "agent": args.agent,
-        "cwd": caller_cwd(args.cwd.as_deref())?,
-        "reason": args.reason,
+        "agent": args.ask.agent,
+        "cwd": caller_cwd(args.ask.cwd.as_deref())?,
+        "reason": args.ask.reason,
         "timeout_ms": args.timeout_ms,
         "input": input,
         "run": true,
@@ -401,11 +401,11 @@ async fn run_command(client: &Client, args: RunArgs) -> Result<i32, String> {
 }
 
 async fn request(client: &Client, args: RequestArgs) -> Result<i32, String> {
-    let cwd = caller_cwd(args.cwd.as_deref())?;
+    let cwd = caller_cwd(args.ask.cwd.as_deref())?;
     let mut body = json!({
-        "agent": args.agent,
+        "agent": args.ask.agent,
         "cwd": cwd,
-        "reason": args.reason,
+        "reason": args.ask.reason,
         "session": args.session,
         "wait": !args.no_wait,
     });
