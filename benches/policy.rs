@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use criterion::{Criterion, Throughput};
-use execgate::config::{Config, Overrides};
 use execgate::model::{Rule, RuleKind};
 use execgate::policy::{Policy, Subject, parse};
 
@@ -62,18 +61,7 @@ fn rules() -> Vec<Rule> {
 }
 
 fn policy(dir: &std::path::Path) -> Policy {
-    let env = vec![
-        ("HOME".to_string(), dir.display().to_string()),
-        (
-            "EXECGATE_SOCKET".to_string(),
-            dir.join("run/agent.sock").display().to_string(),
-        ),
-        (
-            "EXECGATE_DATABASE".to_string(),
-            dir.join("state/execgate.db").display().to_string(),
-        ),
-    ];
-    let config = Config::load_from(&Overrides::default(), &env).expect("configuration");
+    let config = corpus::config(dir);
     let policy = Policy::new(Arc::new(config)).expect("policy compiles");
     policy.set_rules(&rules());
     policy

@@ -7,29 +7,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::Utc;
-use corpus::{CORPUS, Case, RuleSet};
-use execgate::config::{Config, Overrides};
+use corpus::{CORPUS, Case, RuleSet, config};
 use execgate::model::{Risk, Rule};
 use execgate::policy::{Outcome, Policy, Subject, Verdict};
 
 const AGENT: &str = "agent";
-
-/// A default configuration whose every path lies in a temp dir (deny list empty,
-/// `safe_bins` on, `ask = on-miss`).
-fn config(dir: &std::path::Path) -> Config {
-    let env = vec![
-        ("HOME".to_string(), dir.display().to_string()),
-        (
-            "EXECGATE_SOCKET".to_string(),
-            dir.join("run/agent.sock").display().to_string(),
-        ),
-        (
-            "EXECGATE_DATABASE".to_string(),
-            dir.join("state/execgate.db").display().to_string(),
-        ),
-    ];
-    Config::load_from(&Overrides::default(), &env).expect("test configuration is valid")
-}
 
 fn rules_of(set: RuleSet) -> Vec<Rule> {
     set.rules()

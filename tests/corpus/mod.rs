@@ -12,7 +12,25 @@
 //! `approval.ask = on-miss`.
 #![allow(dead_code)]
 
+use execgate::config::{Config, Overrides};
 use execgate::model::{Risk, RuleKind};
+
+/// The configuration the corpus is judged under: the defaults (deny list empty,
+/// `safe_bins` on, `ask = on-miss`), with every path in `dir`.
+pub fn config(dir: &std::path::Path) -> Config {
+    let env = vec![
+        ("HOME".to_string(), dir.display().to_string()),
+        (
+            "EXECGATE_SOCKET".to_string(),
+            dir.join("run/agent.sock").display().to_string(),
+        ),
+        (
+            "EXECGATE_DATABASE".to_string(),
+            dir.join("state/execgate.db").display().to_string(),
+        ),
+    ];
+    Config::load_from(&Overrides::default(), &env).expect("the corpus configuration is valid")
+}
 
 #[derive(Clone, Copy, Debug)]
 pub struct Case {
