@@ -56,14 +56,13 @@ async fn connections_over_the_per_uid_cap_get_429_and_slots_come_back() {
         .unwrap();
     assert_eq!(status, StatusCode::OK);
     drop(held);
-    let mut served = false;
-    for _ in 0..100 {
-        if let Ok((StatusCode::OK, _)) = d.agent().call(Method::GET, "/v1/health", None).await {
-            served = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let served = eventually(|| async {
+        matches!(
+            d.agent().call(Method::GET, "/v1/health", None).await,
+            Ok((StatusCode::OK, _))
+        )
+    })
+    .await;
     assert!(served, "closed connections give their slots back");
 }
 

@@ -30,6 +30,18 @@ async fn ran(d: &TestDaemon, body: Value) -> Record {
     serde_json::from_value(v).unwrap()
 }
 
+/// Submits `command` with `run: true` from a waiting agent, in the background.
+fn run_waiting(d: &TestDaemon, command: &str) -> tokio::task::JoinHandle<(StatusCode, Value)> {
+    let client = d.agent();
+    let body = json!({"agent": "runner", "command": command, "run": true});
+    tokio::spawn(async move {
+        client
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap()
+    })
+}
+
 fn error_of(v: &Value) -> String {
     v["error"]["message"]
         .as_str()
@@ -102,15 +114,8 @@ async fn the_whole_process_tree_dies_on_timeout() {
         .trim()
         .parse()
         .unwrap();
-    let mut gone = false;
-    for _ in 0..100 {
-        // SAFETY: signal 0 only asks whether the process exists.
-        if unsafe { libc::kill(pid, 0) } != 0 {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // SAFETY: signal 0 only asks whether the process exists.
+    let gone = eventually(|| async { (unsafe { libc::kill(pid, 0) }) != 0 }).await;
     assert!(gone, "the backgrounded grandchild {pid} outlived the run");
 }
 
@@ -281,15 +286,7 @@ async fn runs_beyond_the_limit_queue_and_all_finish() {
     let d = TestDaemon::start(&[FULL, ("EXECGATE_EXEC__MAX_CONCURRENT", "2")]).await;
     let mut tasks = Vec::new();
     for i in 0..5 {
-        let client = d.agent();
-        tasks.push(tokio::spawn(async move {
-            let body =
-                json!({"agent": "runner", "command": format!("sleep 0.4; echo {i}"), "run": true});
-            client
-                .call(Method::POST, "/v1/requests", Some(&body))
-                .await
-                .unwrap()
-        }));
+        tasks.push(run_waiting(&d, &format!("sleep 0.4; echo {i}")));
     }
     // While they run, some wait: the queue is visible on the admin socket and in the CLI.
     let mut saw_queue = false;
@@ -374,14 +371,7 @@ async fn a_run_waits_for_a_human_and_runs_only_once_approved() {
     let d = TestDaemon::start(&[]).await;
     let marker = d.dir.path().join("ran");
     let command = format!("touch {}", marker.display());
-    let client = d.agent();
-    let body = json!({"agent": "runner", "command": command, "run": true});
-    let waiting = tokio::spawn(async move {
-        client
-            .call(Method::POST, "/v1/requests", Some(&body))
-            .await
-            .unwrap()
-    });
+    let waiting = run_waiting(&d, &command);
     let pending = d.pending_for(&command).await;
     assert!(!marker.exists(), "nothing runs before a human decides");
     d.decide(&pending.id, "deny").await;
@@ -390,14 +380,7 @@ async fn a_run_waits_for_a_human_and_runs_only_once_approved() {
     assert!(v["result"].is_null());
     assert!(!marker.exists());
 
-    let client = d.agent();
-    let body = json!({"agent": "runner", "command": command, "run": true});
-    let waiting = tokio::spawn(async move {
-        client
-            .call(Method::POST, "/v1/requests", Some(&body))
-            .await
-            .unwrap()
-    });
+    let waiting = run_waiting(&d, &command);
     let pending = d.pending_for(&command).await;
     d.decide(&pending.id, "allow-once").await;
     let (_, v) = waiting.await.unwrap();

@@ -282,6 +282,21 @@ pub async fn send_and_hold(socket: &Path, body: &Value) -> tokio::net::UnixStrea
     stream
 }
 
+/// Polls `check` every 20 ms for up to 10 s; true once it holds.
+pub async fn eventually<F, Fut>(mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..500 {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
