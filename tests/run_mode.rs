@@ -404,3 +404,30 @@ async fn a_run_waits_for_a_human_and_runs_only_once_approved() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(error_of(&v).contains("wait"), "{v}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_never_carry_a_commands_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = common::process::Process::start(
+        dir.path(),
+        &[
+            FULL,
+            ("EXECGATE_LOG_FORMAT", "json"),
+            ("EXECGATE_LOG", "debug"),
+        ],
+    )
+    .await;
+    let out = run_cli(&daemon.env, &["run", "--", "echo SECRET-OUTPUT-42"]).await;
+    assert_eq!(stdout(&out), "SECRET-OUTPUT-42\n");
+    daemon.signal(libc::SIGTERM);
+    let (status, log) = daemon.wait().await;
+    assert!(status.success(), "{log}");
+    let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(lines.len() > 3, "{log}");
+    for line in &lines {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(v["fields"].is_object(), "{line}");
+    }
+    assert!(log.contains("approved command finished"), "{log}");
+    assert!(!log.contains("SECRET-OUTPUT-42"), "{log}");
+}
