@@ -11,8 +11,8 @@ use crate::model::{Record, Rule};
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        let hidden = c.is_control()
-            || matches!(c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x2069 | 0xFEFF | 0x00AD);
+        // The same set that makes a command not plain: what the approver cannot see.
+        let hidden = c.is_control() || crate::policy::parse::is_bidi_or_invisible(c);
         if hidden {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
