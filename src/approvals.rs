@@ -189,14 +189,14 @@ impl Approvals {
                 } else {
                     Via::Policy
                 };
-                let rules: &[i64] = if *by_allowlist {
-                    &verdict.rules_matched
+                let rules = if *by_allowlist {
+                    verdict.rules_matched.clone()
                 } else {
-                    &[]
+                    Vec::new()
                 };
                 let record = self
                     .store
-                    .insert_decided(&new, &decided(Status::Approved, via), None, rules)
+                    .insert_decided(new, decided(Status::Approved, via), None, rules)
                     .await?;
                 tracing::info!(agent = %sub.agent, %via, "request approved by policy");
                 Ok(Submitted::Done(record))
@@ -206,10 +206,10 @@ impl Approvals {
                 let record = self
                     .store
                     .insert_decided(
-                        &new,
-                        &decided(Status::Denied, Via::Policy),
-                        Some(&error),
-                        &[],
+                        new,
+                        decided(Status::Denied, Via::Policy),
+                        Some(error),
+                        Vec::new(),
                     )
                     .await?;
                 tracing::info!(agent = %sub.agent, %reason, "request denied by policy");
@@ -250,15 +250,16 @@ impl Approvals {
                 },
             );
         }
-        let record = match self.store.insert_pending(&new, expires_at).await {
+        let id = new.id.clone();
+        let record = match self.store.insert_pending(new, expires_at).await {
             Ok(r) => r,
             Err(e) => {
-                self.lock().remove(&new.id);
+                self.lock().remove(&id);
                 return Err(e.into());
             }
         };
-        let timer = self.spawn_timer(new.id.clone(), expires_at);
-        match self.lock().get_mut(&new.id) {
+        let timer = self.spawn_timer(id.clone(), expires_at);
+        match self.lock().get_mut(&id) {
             Some(p) => p.timer = Some(timer),
             // Already resolved between the insert and now (the timer is then moot).
             None => timer.abort(),
@@ -266,7 +267,7 @@ impl Approvals {
         // Shutdown may have swept the pending set while the row was being written.
         if self.closing.load(Ordering::SeqCst) {
             let _ = self
-                .finish(&new.id, Status::Cancelled, None, Via::Shutdown, None)
+                .finish(&id, Status::Cancelled, None, Via::Shutdown, None)
                 .await;
         }
         tracing::info!(agent = %record.agent, short_id = %record.short_id, "request waits for a human");
@@ -409,17 +410,16 @@ impl Approvals {
             _ => None,
         };
         let error = not_approved_error(status);
+        let saves_rule = always_rule.is_some();
         if !self
             .store
-            .resolve(id, &resolution, error.as_deref(), always_rule.as_ref())
+            .resolve(id, resolution, error.clone(), always_rule)
             .await?
         {
             return Ok(None);
         }
         let entry = self.lock().remove(id);
-        if always_rule.is_some()
-            && let Err(e) = self.reload_rules().await
-        {
+        if saves_rule && let Err(e) = self.reload_rules().await {
             // The rule is stored; until a reload succeeds it simply is not used.
             tracing::error!(error = %e, "could not reload the allowlist after saving a rule");
         }

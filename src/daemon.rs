@@ -115,7 +115,7 @@ impl Daemon {
         .await?;
         let swept = store
             .sweep_pending(
-                &Resolution {
+                Resolution {
                     status: Status::Cancelled,
                     decision: None,
                     via: Via::Restart,

@@ -14,7 +14,9 @@
 //! - [`runs`]: run mode's queue (`exec.max_concurrent`) and its recorded results.
 //! - [`exec`]: run mode: running an approved command in its own process group, with a
 //!   cleared environment, capped output and a timeout that kills the whole group.
-//! - [`store`]: every SQL statement, behind one struct; schema in `migrations/`.
+//! - [`store`]: every SQL statement, behind one struct; schema in `migrations/`. Reads use
+//!   a read-only pool; every write goes through one writer task that commits concurrent
+//!   writes together (`store/writer.rs`, group commit).
 //! - [`transport`]: putting requests in front of a human (Telegram, or the console when
 //!   no chat is configured) and the chat grammar every transport shares.
 //! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, transports, sockets),

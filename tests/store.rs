@@ -48,7 +48,7 @@ async fn asked_short_ids_are_not_reused_within_a_day() {
     for i in 0..1500 {
         let new = new_request(i);
         let short = store
-            .insert_pending(&new, Utc::now())
+            .insert_pending(new.clone(), Utc::now())
             .await
             .unwrap()
             .short_id;
@@ -62,7 +62,7 @@ async fn asked_short_ids_are_not_reused_within_a_day() {
         if i % 2 == 0 {
             assert!(
                 store
-                    .resolve(&new.id, &resolution(Status::Expired), None, None)
+                    .resolve(&new.id, resolution(Status::Expired), None, None)
                     .await
                     .unwrap()
             );
@@ -78,35 +78,41 @@ async fn a_request_leaves_pending_exactly_once() {
         .unwrap();
     let new = new_request(0);
     let short = store
-        .insert_pending(&new, Utc::now())
+        .insert_pending(new.clone(), Utc::now())
         .await
         .unwrap()
         .short_id;
     assert!(
         store
-            .resolve(&new.id, &resolution(Status::Denied), Some("no"), None)
+            .resolve(&new.id, resolution(Status::Denied), Some("no".into()), None)
             .await
             .unwrap()
     );
     assert!(
         !store
-            .resolve(&new.id, &resolution(Status::Approved), None, None)
+            .resolve(&new.id, resolution(Status::Approved), None, None)
             .await
             .unwrap()
     );
     let r = store.find(&short.to_uppercase()).await.unwrap().unwrap();
-    assert_eq!((r.status, r.error.as_deref()), (Status::Denied, Some("no")));
+    assert_eq!(
+        (r.status, r.error.as_deref()),
+        (Status::Denied, Some("no"))
+    );
     assert!(
         !store
-            .resolve("no-such-id", &resolution(Status::Approved), None, None)
+            .resolve("no-such-id", resolution(Status::Approved), None, None)
             .await
             .unwrap()
     );
     // The startup sweep touches only what is still pending.
     let other = new_request(1);
-    store.insert_pending(&other, Utc::now()).await.unwrap();
+    store
+        .insert_pending(other.clone(), Utc::now())
+        .await
+        .unwrap();
     let swept = store
-        .sweep_pending(&resolution(Status::Cancelled), "restarted")
+        .sweep_pending(resolution(Status::Cancelled), "restarted")
         .await
         .unwrap();
     assert_eq!(swept, 1);
@@ -117,5 +123,71 @@ async fn a_request_leaves_pending_exactly_once() {
     assert_eq!(
         store.get(&other.id).await.unwrap().unwrap().status,
         Status::Cancelled
+    );
+}
+
+/// Concurrent writes are committed together, each caller hears only after the commit that
+/// holds its write (a read through another connection sees the row at once), and a
+/// write that fails takes nobody else down: its group is committed again one by one.
+#[tokio::test]
+async fn concurrent_writes_commit_together_and_a_failure_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let taken = new_request(0);
+    store
+        .insert_decided(taken.clone(), resolution(Status::Approved), None, vec![])
+        .await
+        .unwrap();
+    let before = store.write_stats();
+
+    // On this single-threaded runtime all 64 are queued before the writer next runs.
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 1..=64 {
+        let store = store.clone();
+        // One of them reuses an id that is already stored: its insert must fail.
+        let new = if i == 32 {
+            taken.clone()
+        } else {
+            new_request(i)
+        };
+        tasks.spawn(async move {
+            let id = new.id.clone();
+            let written = store
+                .insert_decided(new, resolution(Status::Denied), Some("no".into()), vec![])
+                .await;
+            let visible = store.get(&id).await.unwrap().map(|r| r.status);
+            (id, written.is_ok(), visible)
+        });
+    }
+    let mut failed = Vec::new();
+    while let Some(outcome) = tasks.join_next().await {
+        let (id, ok, visible) = outcome.unwrap();
+        if ok {
+            assert_eq!(
+                visible,
+                Some(Status::Denied),
+                "{id} acknowledged, not readable"
+            );
+        } else {
+            failed.push((id, visible));
+        }
+    }
+    assert_eq!(
+        failed,
+        vec![(taken.id.clone(), Some(Status::Approved))],
+        "only the duplicate fails, and the row it collided with is untouched"
+    );
+
+    let after = store.write_stats();
+    assert_eq!(after.writes - before.writes, 64);
+    assert!(
+        after.groups - before.groups < 64,
+        "the writes were not grouped: {before:?} → {after:?}"
+    );
+    assert!(
+        after.retried_groups > before.retried_groups,
+        "the failing group was not retried: {after:?}"
     );
 }

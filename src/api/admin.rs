@@ -176,7 +176,7 @@ async fn add_rule(
         created_by: by(&peer),
         expires_at: body.expires_at,
     };
-    let stored = state.approvals.store().add_rule(&rule, now).await?;
+    let stored = state.approvals.store().add_rule(rule, now).await?;
     state.approvals.reload_rules().await?;
     tracing::info!(rule = stored.id, pattern = %stored.pattern, kind = %stored.kind, "allowlist rule added");
     Ok((StatusCode::CREATED, Json(stored)))

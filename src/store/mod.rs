@@ -1,9 +1,15 @@
 //! Every SQL statement execgate runs, behind one struct.
 //!
-//! Writes that read before they write run in `BEGIN IMMEDIATE` transactions so SQLite
-//! takes the write lock up front (a deferred transaction would fail at once with
-//! "database is locked" when it tries to upgrade). The one transition out of `pending`
-//! is an `UPDATE … WHERE status = 'pending'` whose affected-row count says who won.
+//! Reads go to a small pool of read-only connections (WAL lets them run beside a
+//! write). Every write is a [`Write`] handed to the one writer task (`writer.rs`), which
+//! commits concurrent writes together in `BEGIN IMMEDIATE` transactions and answers each
+//! caller only after the commit that holds its write. The one transition out of
+//! `pending` is an `UPDATE … WHERE status = 'pending'` whose affected-row count says who
+//! won.
+
+mod writer;
+
+pub use writer::WriteStats;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -12,9 +18,10 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 use rand::Rng;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
-use sqlx::{FromRow, Row};
+use sqlx::{ConnectOptions, FromRow, Row};
 use tracing::instrument;
 
 use crate::model::{Decision, ExecResult, Record, Risk, Rule, RuleKind, Status, Via};
@@ -34,6 +41,8 @@ pub enum StoreError {
     ShortIdsExhausted,
     #[error("corrupt row {id}: {what}")]
     Corrupt { id: String, what: String },
+    #[error("the database writer has stopped")]
+    WriterStopped,
 }
 
 /// Formats a timestamp the one way the database stores it.
@@ -269,12 +278,14 @@ const SHORT_ID_QUARANTINE: chrono::TimeDelta = chrono::TimeDelta::hours(24);
 
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
+    /// Read-only connections: a write through them fails loudly instead of racing the writer.
+    reads: SqlitePool,
+    writer: writer::Writer,
 }
 
 impl Store {
     /// Opens (creating if missing) the database, with WAL, `synchronous=FULL`, foreign
-    /// keys and a busy timeout, and applies the embedded migrations.
+    /// keys and a busy timeout, applies the embedded migrations, and starts the writer.
     pub async fn open(path: &Path, busy_timeout: Duration) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             create_private_dir(dir).map_err(|source| StoreError::Dir {
@@ -293,169 +304,111 @@ impl Store {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(busy_timeout);
-        // One writer at a time is all SQLite allows; a few connections let reads overlap.
-        let pool = SqlitePoolOptions::new()
+        let mut conn = options.connect().await?;
+        sqlx::migrate!("./migrations").run(&mut conn).await?;
+        let writer = writer::Writer::spawn(conn, options.clone());
+        let read_options = options
+            .read_only(true)
+            .create_if_missing(false)
+            .journal_mode(SqliteJournalMode::Wal);
+        let reads = SqlitePoolOptions::new()
             .max_connections(4)
             .acquire_timeout(busy_timeout + Duration::from_secs(1))
-            // After a failed COMMIT (disk full: SQLite rolls back by itself) sqlx still
-            // counts the connection as inside a transaction, and every later BEGIN on it
-            // fails: the daemon would answer 503 long after space returned. A connection
-            // that comes back in a transaction is discarded instead (the ping first lets
-            // a queued ROLLBACK run).
-            .after_release(|conn, _| {
-                Box::pin(async move {
-                    use sqlx::Connection;
-                    conn.ping().await?;
-                    Ok(!conn.is_in_transaction())
-                })
-            })
-            .connect_with(options)
+            .connect_with(read_options)
             .await?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Store { pool })
+        Ok(Store { reads, writer })
     }
 
-    /// Closes every connection (used at shutdown, after the last write).
+    /// How the writer has grouped writes since start.
+    pub fn write_stats(&self) -> WriteStats {
+        self.writer.stats()
+    }
+
+    /// Commits what is queued, then closes every connection (used at shutdown, after
+    /// the last write).
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.writer.close().await;
+        self.reads.close().await;
     }
 
     /// Records a request that policy decided without a human. When an allowlist rule
     /// approved it, the rule's use is recorded in the same transaction.
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     pub async fn insert_decided(
         &self,
-        new: &NewRequest,
-        resolution: &Resolution,
-        error: Option<&str>,
-        rules_used: &[i64],
+        new: NewRequest,
+        resolution: Resolution,
+        error: Option<String>,
+        rules_used: Vec<i64>,
     ) -> Result<Record, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        // No human sees this id, so it need not be unique; lookups prefer pending rows.
-        let short_id = random_short_id();
-        insert_request(
-            &mut tx,
+        let write = Write::InsertDecided {
             new,
-            &short_id,
-            resolution.status,
-            Some(resolution),
+            resolution,
             error,
-            None,
-            false,
-        )
-        .await?;
-        for rule in rules_used {
-            sqlx::query(
-                "UPDATE exec_allowlist SET last_used_at = ?, last_command = ?, use_count = use_count + 1 WHERE id = ?",
-            )
-            .bind(ts(resolution.resolved_at))
-            .bind(crate::policy::display_command(new.command.as_deref(), new.argv.as_deref()))
-            .bind(rule)
-            .execute(&mut *tx)
-            .await?;
+            rules_used,
+        };
+        match self.writer.write(write).await? {
+            Written::Record(r) => Ok(*r),
+            other => unreachable!("insert_decided answered {other:?}"),
         }
-        tx.commit().await?;
-        Ok(new.record(&short_id, Some(resolution), error, None))
     }
 
     /// Records a request that waits for a human, choosing a short id that no pending
     /// request holds and no asked request used in the last 24 hours.
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     pub async fn insert_pending(
         &self,
-        new: &NewRequest,
+        new: NewRequest,
         expires_at: DateTime<Utc>,
     ) -> Result<Record, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let cutoff = ts(new.created_at - SHORT_ID_QUARANTINE);
-        let mut chosen = None;
-        for _ in 0..64 {
-            let candidate = random_short_id();
-            let taken: bool = sqlx::query_scalar(
-                "SELECT EXISTS (SELECT 1 FROM exec_approval WHERE short_id = ? \
-                 AND (status = 'pending' OR (asked = 1 AND created_at > ?)))",
-            )
-            .bind(&candidate)
-            .bind(&cutoff)
-            .fetch_one(&mut *tx)
-            .await?;
-            if !taken {
-                chosen = Some(candidate);
-                break;
-            }
+        match self
+            .writer
+            .write(Write::InsertPending { new, expires_at })
+            .await?
+        {
+            Written::Record(r) => Ok(*r),
+            other => unreachable!("insert_pending answered {other:?}"),
         }
-        let short_id = chosen.ok_or(StoreError::ShortIdsExhausted)?;
-        insert_request(
-            &mut tx,
-            new,
-            &short_id,
-            Status::Pending,
-            None,
-            None,
-            Some(expires_at),
-            true,
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(new.record(&short_id, None, None, Some(expires_at)))
     }
 
     /// Moves a pending request to its terminal state. Returns false when it was not
     /// pending (someone else resolved it first, or it never existed): exactly one caller
     /// ever gets true. With `always_rule`, the rule is stored in the same transaction.
-    #[instrument(skip_all, fields(id = %id))]
+    #[instrument(level = "debug", skip_all, fields(id = %id))]
     pub async fn resolve(
         &self,
         id: &str,
-        resolution: &Resolution,
-        error: Option<&str>,
-        always_rule: Option<&NewRule>,
+        resolution: Resolution,
+        error: Option<String>,
+        always_rule: Option<NewRule>,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let done = sqlx::query(
-            "UPDATE exec_approval SET status = ?, decision = ?, via = ?, decided_by = ?, resolved_at = ?, error = ? \
-             WHERE id = ? AND status = 'pending'",
-        )
-        .bind(resolution.status.as_str())
-        .bind(resolution.decision.map(Decision::as_str))
-        .bind(resolution.via.as_str())
-        .bind(&resolution.decided_by)
-        .bind(ts(resolution.resolved_at))
-        .bind(error)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected()
-            == 1;
-        if !done {
-            tx.rollback().await?;
-            return Ok(false);
+        let write = Write::Resolve {
+            id: id.to_string(),
+            resolution,
+            error,
+            always_rule,
+        };
+        match self.writer.write(write).await? {
+            Written::Changed(done) => Ok(done),
+            other => unreachable!("resolve answered {other:?}"),
         }
-        if let Some(rule) = always_rule {
-            insert_rule(&mut tx, rule, resolution.resolved_at).await?;
-        }
-        tx.commit().await?;
-        Ok(true)
     }
 
     /// Resolves every pending request at once (crash recovery at startup). Returns how many.
     #[instrument(skip_all)]
     pub async fn sweep_pending(
         &self,
-        resolution: &Resolution,
+        resolution: Resolution,
         error: &str,
     ) -> Result<u64, StoreError> {
-        Ok(sqlx::query(
-            "UPDATE exec_approval SET status = ?, decision = NULL, via = ?, decided_by = NULL, resolved_at = ?, error = ? \
-             WHERE status = 'pending'",
-        )
-        .bind(resolution.status.as_str())
-        .bind(resolution.via.as_str())
-        .bind(ts(resolution.resolved_at))
-        .bind(error)
-        .execute(&self.pool)
-        .await?
-        .rows_affected())
+        let write = Write::SweepPending {
+            resolution,
+            error: error.to_string(),
+        };
+        match self.writer.write(write).await? {
+            Written::Count(n) => Ok(n),
+            other => unreachable!("sweep_pending answered {other:?}"),
+        }
     }
 
     #[instrument(skip_all)]
@@ -463,7 +416,7 @@ impl Store {
         let sql = select_requests("WHERE id = ?");
         let row: Option<RequestRow> = sqlx::query_as(sql)
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.reads)
             .await?;
         row.map(RequestRow::into_record).transpose()
     }
@@ -480,7 +433,7 @@ impl Store {
         );
         let row: Option<RequestRow> = sqlx::query_as(sql)
             .bind(id_or_short)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.reads)
             .await?;
         row.map(RequestRow::into_record).transpose()
     }
@@ -496,51 +449,41 @@ impl Store {
             .bind(filter.status.map(Status::as_str))
             .bind(&filter.agent)
             .bind(i64::from(filter.limit))
-            .fetch_all(&self.pool)
+            .fetch_all(&self.reads)
             .await?;
         rows.into_iter().map(RequestRow::into_record).collect()
     }
 
-    /// Does the database answer? A read of the requests table: `SELECT 1` alone would not
-    /// touch the file.
+    /// Does the database answer? A read of the requests table (`SELECT 1` alone would not
+    /// touch the file), and the writer working through its queue.
     pub async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1 FROM exec_approval LIMIT 1")
-            .execute(&self.pool)
+            .execute(&self.reads)
             .await?;
-        Ok(())
+        self.writer.ping().await
     }
 
-    /// Records how an approved command's run ended.
-    #[instrument(skip_all)]
+    /// Records how an approved command's run ended (its numbers; output is never stored).
+    #[instrument(level = "debug", skip_all)]
     pub async fn record_result(&self, id: &str, result: &ExecResult) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE exec_approval SET exit_code = ?, signal = ?, timed_out = ?, duration_ms = ?, \
-             stdout_bytes = ?, stderr_bytes = ? WHERE id = ?",
-        )
-        .bind(result.exit_code)
-        .bind(result.signal)
-        .bind(result.timed_out)
-        .bind(i64::try_from(result.duration_ms).unwrap_or(i64::MAX))
-        .bind(i64::try_from(result.stdout_bytes).unwrap_or(i64::MAX))
-        .bind(i64::try_from(result.stderr_bytes).unwrap_or(i64::MAX))
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        let write = Write::RecordResult {
+            id: id.to_string(),
+            result: RunNumbers::of(result),
+        };
+        self.writer.write(write).await.map(drop)
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     pub async fn set_message_external_id(
         &self,
         id: &str,
         external: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query("UPDATE exec_approval SET message_external_id = ? WHERE id = ?")
-            .bind(external)
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        let write = Write::SetMessageExternalId {
+            id: id.to_string(),
+            external: external.to_string(),
+        };
+        self.writer.write(write).await.map(drop)
     }
 
     #[instrument(skip_all)]
@@ -551,7 +494,7 @@ impl Store {
         let sql = select_requests("WHERE message_external_id = ? ORDER BY created_at DESC LIMIT 1");
         let row: Option<RequestRow> = sqlx::query_as(sql)
             .bind(external)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.reads)
             .await?;
         row.map(RequestRow::into_record).transpose()
     }
@@ -562,7 +505,7 @@ impl Store {
             "SELECT id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, last_command, \
              use_count FROM exec_allowlist ORDER BY id",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&self.reads)
         .await?;
         rows.into_iter().map(RuleRow::into_rule).collect()
     }
@@ -570,29 +513,277 @@ impl Store {
     /// Adds a rule; an identical rule (same agent, kind and pattern) is returned instead
     /// of duplicated.
     #[instrument(skip_all)]
-    pub async fn add_rule(&self, rule: &NewRule, now: DateTime<Utc>) -> Result<Rule, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let id = insert_rule(&mut tx, rule, now).await?;
-        let row: RuleRow = sqlx::query_as(
-            "SELECT id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, last_command, \
-             use_count FROM exec_allowlist WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        row.into_rule()
+    pub async fn add_rule(&self, rule: NewRule, now: DateTime<Utc>) -> Result<Rule, StoreError> {
+        match self.writer.write(Write::AddRule { rule, now }).await? {
+            Written::Rule(r) => Ok(r),
+            other => unreachable!("add_rule answered {other:?}"),
+        }
     }
 
     /// Returns false when no rule had that id.
     #[instrument(skip_all)]
     pub async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
-        Ok(sqlx::query("DELETE FROM exec_allowlist WHERE id = ?")
-            .bind(id)
-            .execute(&self.pool)
-            .await?
-            .rows_affected()
-            == 1)
+        match self.writer.write(Write::RemoveRule { id }).await? {
+            Written::Changed(done) => Ok(done),
+            other => unreachable!("remove_rule answered {other:?}"),
+        }
+    }
+}
+
+/// A change to the database, as handed to the writer. Each owns its data: it crosses to
+/// the writer task, and is applied a second time, alone, if the group it was committed
+/// with fails.
+#[derive(Debug)]
+pub(crate) enum Write {
+    InsertDecided {
+        new: NewRequest,
+        resolution: Resolution,
+        error: Option<String>,
+        rules_used: Vec<i64>,
+    },
+    InsertPending {
+        new: NewRequest,
+        expires_at: DateTime<Utc>,
+    },
+    Resolve {
+        id: String,
+        resolution: Resolution,
+        error: Option<String>,
+        always_rule: Option<NewRule>,
+    },
+    SweepPending {
+        resolution: Resolution,
+        error: String,
+    },
+    RecordResult {
+        id: String,
+        result: RunNumbers,
+    },
+    SetMessageExternalId {
+        id: String,
+        external: String,
+    },
+    AddRule {
+        rule: NewRule,
+        now: DateTime<Utc>,
+    },
+    RemoveRule {
+        id: i64,
+    },
+}
+
+/// What a write produced, once committed.
+#[derive(Debug)]
+pub(crate) enum Written {
+    Record(Box<Record>),
+    /// Whether the row it aimed at changed.
+    Changed(bool),
+    Count(u64),
+    Rule(Rule),
+    Nothing,
+}
+
+/// A run's numbers as stored.
+#[derive(Debug)]
+pub(crate) struct RunNumbers {
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    timed_out: bool,
+    duration_ms: i64,
+    stdout_bytes: i64,
+    stderr_bytes: i64,
+}
+
+impl RunNumbers {
+    fn of(r: &ExecResult) -> RunNumbers {
+        RunNumbers {
+            exit_code: r.exit_code,
+            signal: r.signal,
+            timed_out: r.timed_out,
+            duration_ms: i64::try_from(r.duration_ms).unwrap_or(i64::MAX),
+            stdout_bytes: i64::try_from(r.stdout_bytes).unwrap_or(i64::MAX),
+            stderr_bytes: i64::try_from(r.stderr_bytes).unwrap_or(i64::MAX),
+        }
+    }
+}
+
+impl Write {
+    /// True when the write is a single statement, which SQLite commits atomically on its
+    /// own: alone, it needs no BEGIN and COMMIT around it.
+    fn is_one_statement(&self) -> bool {
+        match self {
+            Write::InsertDecided { rules_used, .. } => rules_used.is_empty(),
+            Write::Resolve { always_rule, .. } => always_rule.is_none(),
+            Write::SweepPending { .. }
+            | Write::RecordResult { .. }
+            | Write::SetMessageExternalId { .. }
+            | Write::RemoveRule { .. } => true,
+            Write::InsertPending { .. } | Write::AddRule { .. } => false,
+        }
+    }
+
+    /// Runs the write's statements on `conn`, inside whatever transaction the writer
+    /// opened.
+    async fn apply(&self, conn: &mut SqliteConnection) -> Result<Written, StoreError> {
+        match self {
+            Write::InsertDecided {
+                new,
+                resolution,
+                error,
+                rules_used,
+            } => {
+                // No human sees this id, so it need not be unique; lookups prefer pending rows.
+                let short_id = random_short_id();
+                let error = error.as_deref();
+                insert_request(
+                    conn,
+                    new,
+                    &short_id,
+                    resolution.status,
+                    Some(resolution),
+                    error,
+                    None,
+                    false,
+                )
+                .await?;
+                for rule in rules_used {
+                    sqlx::query(
+                        "UPDATE exec_allowlist SET last_used_at = ?, last_command = ?, use_count = use_count + 1 WHERE id = ?",
+                    )
+                    .bind(ts(resolution.resolved_at))
+                    .bind(crate::policy::display_command(new.command.as_deref(), new.argv.as_deref()))
+                    .bind(rule)
+                    .execute(&mut *conn)
+                    .await?;
+                }
+                Ok(Written::Record(Box::new(new.record(
+                    &short_id,
+                    Some(resolution),
+                    error,
+                    None,
+                ))))
+            }
+            Write::InsertPending { new, expires_at } => {
+                let cutoff = ts(new.created_at - SHORT_ID_QUARANTINE);
+                let mut chosen = None;
+                for _ in 0..64 {
+                    let candidate = random_short_id();
+                    let taken: bool = sqlx::query_scalar(
+                        "SELECT EXISTS (SELECT 1 FROM exec_approval WHERE short_id = ? \
+                         AND (status = 'pending' OR (asked = 1 AND created_at > ?)))",
+                    )
+                    .bind(&candidate)
+                    .bind(&cutoff)
+                    .fetch_one(&mut *conn)
+                    .await?;
+                    if !taken {
+                        chosen = Some(candidate);
+                        break;
+                    }
+                }
+                let short_id = chosen.ok_or(StoreError::ShortIdsExhausted)?;
+                insert_request(
+                    conn,
+                    new,
+                    &short_id,
+                    Status::Pending,
+                    None,
+                    None,
+                    Some(*expires_at),
+                    true,
+                )
+                .await?;
+                Ok(Written::Record(Box::new(new.record(
+                    &short_id,
+                    None,
+                    None,
+                    Some(*expires_at),
+                ))))
+            }
+            Write::Resolve {
+                id,
+                resolution,
+                error,
+                always_rule,
+            } => {
+                let done = sqlx::query(
+                    "UPDATE exec_approval SET status = ?, decision = ?, via = ?, decided_by = ?, resolved_at = ?, error = ? \
+                     WHERE id = ? AND status = 'pending'",
+                )
+                .bind(resolution.status.as_str())
+                .bind(resolution.decision.map(Decision::as_str))
+                .bind(resolution.via.as_str())
+                .bind(&resolution.decided_by)
+                .bind(ts(resolution.resolved_at))
+                .bind(error)
+                .bind(id)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected()
+                    == 1;
+                // Only the winner of the transition stores the rule.
+                if done && let Some(rule) = always_rule {
+                    insert_rule(conn, rule, resolution.resolved_at).await?;
+                }
+                Ok(Written::Changed(done))
+            }
+            Write::SweepPending { resolution, error } => Ok(Written::Count(
+                sqlx::query(
+                    "UPDATE exec_approval SET status = ?, decision = NULL, via = ?, decided_by = NULL, resolved_at = ?, error = ? \
+                     WHERE status = 'pending'",
+                )
+                .bind(resolution.status.as_str())
+                .bind(resolution.via.as_str())
+                .bind(ts(resolution.resolved_at))
+                .bind(error)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected(),
+            )),
+            Write::RecordResult { id, result } => {
+                sqlx::query(
+                    "UPDATE exec_approval SET exit_code = ?, signal = ?, timed_out = ?, duration_ms = ?, \
+                     stdout_bytes = ?, stderr_bytes = ? WHERE id = ?",
+                )
+                .bind(result.exit_code)
+                .bind(result.signal)
+                .bind(result.timed_out)
+                .bind(result.duration_ms)
+                .bind(result.stdout_bytes)
+                .bind(result.stderr_bytes)
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+                Ok(Written::Nothing)
+            }
+            Write::SetMessageExternalId { id, external } => {
+                sqlx::query("UPDATE exec_approval SET message_external_id = ? WHERE id = ?")
+                    .bind(external)
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(Written::Nothing)
+            }
+            Write::AddRule { rule, now } => {
+                let id = insert_rule(conn, rule, *now).await?;
+                let row: RuleRow = sqlx::query_as(
+                    "SELECT id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, last_command, \
+                     use_count FROM exec_allowlist WHERE id = ?",
+                )
+                .bind(id)
+                .fetch_one(&mut *conn)
+                .await?;
+                Ok(Written::Rule(row.into_rule()?))
+            }
+            Write::RemoveRule { id } => Ok(Written::Changed(
+                sqlx::query("DELETE FROM exec_allowlist WHERE id = ?")
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await?
+                    .rows_affected()
+                    == 1,
+            )),
+        }
     }
 }
 
