@@ -90,13 +90,65 @@ struct Pending {
     fallback_approves: bool,
 }
 
+/// The pending requests, with a count per uid kept beside them so that the cap is checked
+/// in constant time however many wait.
+#[derive(Default)]
+struct PendingSet {
+    by_id: HashMap<String, Pending>,
+    per_uid: HashMap<Option<u32>, usize>,
+}
+
+impl PendingSet {
+    fn count_for(&self, uid: Option<u32>) -> usize {
+        self.per_uid.get(&uid).copied().unwrap_or(0)
+    }
+
+    fn insert(&mut self, id: String, entry: Pending) {
+        *self.per_uid.entry(entry.uid).or_default() += 1;
+        if let Some(old) = self.by_id.insert(id, entry) {
+            self.forget(old.uid);
+        }
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Pending> {
+        let entry = self.by_id.remove(id)?;
+        self.forget(entry.uid);
+        Some(entry)
+    }
+
+    fn forget(&mut self, uid: Option<u32>) {
+        if let Some(n) = self.per_uid.get_mut(&uid) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_uid.remove(&uid);
+            }
+        }
+    }
+
+    fn get(&self, id: &str) -> Option<&Pending> {
+        self.by_id.get(id)
+    }
+
+    fn get_mut(&mut self, id: &str) -> Option<&mut Pending> {
+        self.by_id.get_mut(id)
+    }
+
+    fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    fn ids(&self) -> Vec<String> {
+        self.by_id.keys().cloned().collect()
+    }
+}
+
 pub struct Approvals {
     store: Store,
     policy: Arc<Policy>,
     /// Pending requests by id. An entry exists before its row is inserted and is
     /// removed only by whoever wins the row's resolution, so a resolver that sees a
     /// pending row always finds its waiters here.
-    pending: Mutex<HashMap<String, Pending>>,
+    pending: Mutex<PendingSet>,
     events: broadcast::Sender<Event>,
     /// Set once shutdown begins: no new request is accepted after it.
     closing: AtomicBool,
@@ -110,7 +162,7 @@ impl Approvals {
         Arc::new(Approvals {
             store,
             policy,
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::new(PendingSet::default()),
             events,
             closing: AtomicBool::new(false),
             served: AtomicU64::new(0),
@@ -133,7 +185,7 @@ impl Approvals {
         self.events.subscribe()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PendingSet> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -232,7 +284,7 @@ impl Approvals {
             // Count and insert under one lock: a flood from one uid cannot slip past the cap.
             let mut pending = self.lock();
             let cap = self.policy.config().limits.max_pending_per_uid;
-            let mine = pending.values().filter(|p| p.uid == new.peer_uid).count();
+            let mine = pending.count_for(new.peer_uid);
             if mine >= cap {
                 tracing::warn!(uid = ?new.peer_uid, cap, "too many pending requests from one uid");
                 return Err(ApprovalError::TooManyPending(cap));
@@ -484,7 +536,7 @@ impl Approvals {
     /// Stops accepting requests and cancels every pending one (via `shutdown`).
     pub async fn shutdown(&self) {
         self.closing.store(true, Ordering::SeqCst);
-        let ids: Vec<String> = self.lock().keys().cloned().collect();
+        let ids = self.lock().ids();
         for id in ids {
             if let Err(e) = self
                 .finish(&id, Status::Cancelled, None, Via::Shutdown, None)
