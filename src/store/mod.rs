@@ -1,9 +1,10 @@
 //! Every SQL statement execgate runs, behind one struct.
 //!
-//! Reads go to a small pool of read-only connections (WAL lets them run beside a
-//! write). Every write is a [`Write`] handed to the one writer task (`writer.rs`), which
-//! commits concurrent writes together in `BEGIN IMMEDIATE` transactions and answers each
-//! caller only after the commit that holds its write. The one transition out of
+//! Reads go to a small pool of read-only connections (sqlx; WAL lets them run beside a
+//! write). Every write is a [`Write`] handed to the one writer thread (`writer.rs`, with
+//! its own synchronous connection), which commits concurrent writes together in
+//! `BEGIN IMMEDIATE` transactions and answers each caller only after the commit that holds
+//! its write. Migrations run through sqlx before the writer starts. The one transition out of
 //! `pending` is an `UPDATE … WHERE status = 'pending'` whose affected-row count says who
 //! won.
 
@@ -17,11 +18,11 @@ use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use rand::Rng;
+use rusqlite::params;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{ConnectOptions, FromRow, Row};
+use sqlx::{ConnectOptions, Connection, FromRow};
 use tracing::instrument;
 
 use crate::model::{Decision, ExecResult, Record, Risk, Rule, RuleKind, Status, Via};
@@ -41,6 +42,10 @@ pub enum StoreError {
     ShortIdsExhausted,
     #[error("corrupt row {id}: {what}")]
     Corrupt { id: String, what: String },
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot start the database writer: {0}")]
+    Thread(std::io::Error),
     #[error("the database writer has stopped")]
     WriterStopped,
 }
@@ -306,7 +311,8 @@ impl Store {
             .busy_timeout(busy_timeout);
         let mut conn = options.connect().await?;
         sqlx::migrate!("./migrations").run(&mut conn).await?;
-        let writer = writer::Writer::spawn(conn, options.clone());
+        conn.close().await?;
+        let writer = writer::Writer::start(path, busy_timeout)?;
         let read_options = options
             .read_only(true)
             .create_if_missing(false)
@@ -623,8 +629,8 @@ impl Write {
     }
 
     /// Runs the write's statements on `conn`, inside whatever transaction the writer
-    /// opened.
-    async fn apply(&self, conn: &mut SqliteConnection) -> Result<Written, StoreError> {
+    /// opened. Statements are prepared once per connection and cached.
+    fn apply(&self, conn: &rusqlite::Connection) -> Result<Written, StoreError> {
         match self {
             Write::InsertDecided {
                 new,
@@ -644,17 +650,16 @@ impl Write {
                     error,
                     None,
                     false,
-                )
-                .await?;
-                for rule in rules_used {
-                    sqlx::query(
-                        "UPDATE exec_allowlist SET last_used_at = ?, last_command = ?, use_count = use_count + 1 WHERE id = ?",
-                    )
-                    .bind(ts(resolution.resolved_at))
-                    .bind(crate::policy::display_command(new.command.as_deref(), new.argv.as_deref()))
-                    .bind(rule)
-                    .execute(&mut *conn)
-                    .await?;
+                )?;
+                if !rules_used.is_empty() {
+                    let mut used = conn.prepare_cached(
+                        "UPDATE exec_allowlist SET last_used_at = ?1, last_command = ?2, use_count = use_count + 1 WHERE id = ?3",
+                    )?;
+                    let command =
+                        crate::policy::display_command(new.command.as_deref(), new.argv.as_deref());
+                    for rule in rules_used {
+                        used.execute(params![ts(resolution.resolved_at), command, rule])?;
+                    }
                 }
                 Ok(Written::Record(Box::new(new.record(
                     &short_id,
@@ -665,18 +670,14 @@ impl Write {
             }
             Write::InsertPending { new, expires_at } => {
                 let cutoff = ts(new.created_at - SHORT_ID_QUARANTINE);
+                let mut taken = conn.prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM exec_approval WHERE short_id = ?1 \
+                     AND (status = 'pending' OR (asked = 1 AND created_at > ?2)))",
+                )?;
                 let mut chosen = None;
                 for _ in 0..64 {
                     let candidate = random_short_id();
-                    let taken: bool = sqlx::query_scalar(
-                        "SELECT EXISTS (SELECT 1 FROM exec_approval WHERE short_id = ? \
-                         AND (status = 'pending' OR (asked = 1 AND created_at > ?)))",
-                    )
-                    .bind(&candidate)
-                    .bind(&cutoff)
-                    .fetch_one(&mut *conn)
-                    .await?;
-                    if !taken {
+                    if !taken.query_row(params![candidate, cutoff], |row| row.get::<_, bool>(0))? {
                         chosen = Some(candidate);
                         break;
                     }
@@ -691,8 +692,7 @@ impl Write {
                     None,
                     Some(*expires_at),
                     true,
-                )
-                .await?;
+                )?;
                 Ok(Written::Record(Box::new(new.record(
                     &short_id,
                     None,
@@ -706,81 +706,90 @@ impl Write {
                 error,
                 always_rule,
             } => {
-                let done = sqlx::query(
-                    "UPDATE exec_approval SET status = ?, decision = ?, via = ?, decided_by = ?, resolved_at = ?, error = ? \
-                     WHERE id = ? AND status = 'pending'",
-                )
-                .bind(resolution.status.as_str())
-                .bind(resolution.decision.map(Decision::as_str))
-                .bind(resolution.via.as_str())
-                .bind(&resolution.decided_by)
-                .bind(ts(resolution.resolved_at))
-                .bind(error)
-                .bind(id)
-                .execute(&mut *conn)
-                .await?
-                .rows_affected()
+                let done = conn
+                    .prepare_cached(
+                        "UPDATE exec_approval SET status = ?1, decision = ?2, via = ?3, decided_by = ?4, resolved_at = ?5, \
+                         error = ?6 WHERE id = ?7 AND status = 'pending'",
+                    )?
+                    .execute(params![
+                        resolution.status.as_str(),
+                        resolution.decision.map(Decision::as_str),
+                        resolution.via.as_str(),
+                        resolution.decided_by,
+                        ts(resolution.resolved_at),
+                        error,
+                        id,
+                    ])?
                     == 1;
                 // Only the winner of the transition stores the rule.
                 if done && let Some(rule) = always_rule {
-                    insert_rule(conn, rule, resolution.resolved_at).await?;
+                    insert_rule(conn, rule, resolution.resolved_at)?;
                 }
                 Ok(Written::Changed(done))
             }
-            Write::SweepPending { resolution, error } => Ok(Written::Count(
-                sqlx::query(
-                    "UPDATE exec_approval SET status = ?, decision = NULL, via = ?, decided_by = NULL, resolved_at = ?, error = ? \
-                     WHERE status = 'pending'",
-                )
-                .bind(resolution.status.as_str())
-                .bind(resolution.via.as_str())
-                .bind(ts(resolution.resolved_at))
-                .bind(error)
-                .execute(&mut *conn)
-                .await?
-                .rows_affected(),
-            )),
+            Write::SweepPending { resolution, error } => {
+                let swept = conn
+                    .prepare_cached(
+                        "UPDATE exec_approval SET status = ?1, decision = NULL, via = ?2, decided_by = NULL, \
+                         resolved_at = ?3, error = ?4 WHERE status = 'pending'",
+                    )?
+                    .execute(params![
+                        resolution.status.as_str(),
+                        resolution.via.as_str(),
+                        ts(resolution.resolved_at),
+                        error,
+                    ])?;
+                Ok(Written::Count(swept as u64))
+            }
             Write::RecordResult { id, result } => {
-                sqlx::query(
-                    "UPDATE exec_approval SET exit_code = ?, signal = ?, timed_out = ?, duration_ms = ?, \
-                     stdout_bytes = ?, stderr_bytes = ? WHERE id = ?",
-                )
-                .bind(result.exit_code)
-                .bind(result.signal)
-                .bind(result.timed_out)
-                .bind(result.duration_ms)
-                .bind(result.stdout_bytes)
-                .bind(result.stderr_bytes)
-                .bind(id)
-                .execute(&mut *conn)
-                .await?;
+                conn.prepare_cached(
+                    "UPDATE exec_approval SET exit_code = ?1, signal = ?2, timed_out = ?3, duration_ms = ?4, \
+                     stdout_bytes = ?5, stderr_bytes = ?6 WHERE id = ?7",
+                )?
+                .execute(params![
+                    result.exit_code,
+                    result.signal,
+                    result.timed_out,
+                    result.duration_ms,
+                    result.stdout_bytes,
+                    result.stderr_bytes,
+                    id,
+                ])?;
                 Ok(Written::Nothing)
             }
             Write::SetMessageExternalId { id, external } => {
-                sqlx::query("UPDATE exec_approval SET message_external_id = ? WHERE id = ?")
-                    .bind(external)
-                    .bind(id)
-                    .execute(&mut *conn)
-                    .await?;
+                conn.prepare_cached(
+                    "UPDATE exec_approval SET message_external_id = ?1 WHERE id = ?2",
+                )?
+                .execute(params![external, id])?;
                 Ok(Written::Nothing)
             }
             Write::AddRule { rule, now } => {
-                let id = insert_rule(conn, rule, *now).await?;
-                let row: RuleRow = sqlx::query_as(
-                    "SELECT id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, last_command, \
-                     use_count FROM exec_allowlist WHERE id = ?",
-                )
-                .bind(id)
-                .fetch_one(&mut *conn)
-                .await?;
+                let id = insert_rule(conn, rule, *now)?;
+                let row = conn
+                    .prepare_cached(
+                        "SELECT id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, \
+                         last_command, use_count FROM exec_allowlist WHERE id = ?1",
+                    )?
+                    .query_row(params![id], |row| {
+                        Ok(RuleRow {
+                            id: row.get(0)?,
+                            agent_id: row.get(1)?,
+                            pattern: row.get(2)?,
+                            kind: row.get(3)?,
+                            created_at: row.get(4)?,
+                            created_by: row.get(5)?,
+                            expires_at: row.get(6)?,
+                            last_used_at: row.get(7)?,
+                            last_command: row.get(8)?,
+                            use_count: row.get(9)?,
+                        })
+                    })?;
                 Ok(Written::Rule(row.into_rule()?))
             }
             Write::RemoveRule { id } => Ok(Written::Changed(
-                sqlx::query("DELETE FROM exec_allowlist WHERE id = ?")
-                    .bind(id)
-                    .execute(&mut *conn)
-                    .await?
-                    .rows_affected()
+                conn.prepare_cached("DELETE FROM exec_allowlist WHERE id = ?1")?
+                    .execute(params![id])?
                     == 1,
             )),
         }
@@ -799,8 +808,8 @@ fn random_short_id() -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn insert_request(
-    tx: &mut sqlx::SqliteConnection,
+fn insert_request(
+    conn: &rusqlite::Connection,
     new: &NewRequest,
     short_id: &str,
     status: Status,
@@ -814,64 +823,66 @@ async fn insert_request(
         .as_ref()
         .map(|a| serde_json::to_string(a).expect("strings serialise"));
     let reasons = serde_json::to_string(&new.risk_reasons).expect("strings serialise");
-    sqlx::query(
+    conn.prepare_cached(
         "INSERT INTO exec_approval (id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
          risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, asked, \
-         peer_uid, peer_pid, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&new.id)
-    .bind(short_id)
-    .bind(&new.agent)
-    .bind(&new.session)
-    .bind(&new.command)
-    .bind(argv)
-    .bind(&new.cwd)
-    .bind(&new.reason)
-    .bind(new.risk.as_str())
-    .bind(reasons)
-    .bind(status.as_str())
-    .bind(resolution.and_then(|r| r.decision).map(Decision::as_str))
-    .bind(resolution.map(|r| r.via.as_str()))
-    .bind(resolution.and_then(|r| r.decided_by.clone()))
-    .bind(error)
-    .bind(ts(new.created_at))
-    .bind(expires_at.map(ts))
-    .bind(resolution.map(|r| ts(r.resolved_at)))
-    .bind(asked)
-    .bind(new.peer_uid)
-    .bind(new.peer_pid)
-    .bind(new.run)
-    .execute(&mut *tx)
-    .await?;
+         peer_uid, peer_pid, run) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+    )?
+    .execute(params![
+        new.id,
+        short_id,
+        new.agent,
+        new.session,
+        new.command,
+        argv,
+        new.cwd,
+        new.reason,
+        new.risk.as_str(),
+        reasons,
+        status.as_str(),
+        resolution.and_then(|r| r.decision).map(Decision::as_str),
+        resolution.map(|r| r.via.as_str()),
+        resolution.and_then(|r| r.decided_by.as_deref()),
+        error,
+        ts(new.created_at),
+        expires_at.map(ts),
+        resolution.map(|r| ts(r.resolved_at)),
+        asked,
+        new.peer_uid,
+        new.peer_pid,
+        new.run,
+    ])?;
     Ok(())
 }
 
 /// Inserts a rule unless an identical one exists; returns the rule's id either way.
-async fn insert_rule(
-    tx: &mut sqlx::SqliteConnection,
+fn insert_rule(
+    conn: &rusqlite::Connection,
     rule: &NewRule,
     now: DateTime<Utc>,
 ) -> Result<i64, StoreError> {
-    sqlx::query(
+    conn.prepare_cached(
         "INSERT INTO exec_allowlist (agent_id, pattern, kind, created_at, created_by, expires_at) \
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-    )
-    .bind(&rule.agent)
-    .bind(&rule.pattern)
-    .bind(rule.kind.as_str())
-    .bind(ts(now))
-    .bind(&rule.created_by)
-    .bind(rule.expires_at.map(ts))
-    .execute(&mut *tx)
-    .await?;
-    let id = sqlx::query("SELECT id FROM exec_allowlist WHERE ifnull(agent_id, '') = ifnull(?, '') AND kind = ? AND pattern = ?")
-        .bind(&rule.agent)
-        .bind(rule.kind.as_str())
-        .bind(&rule.pattern)
-        .fetch_one(&mut *tx)
-        .await?
-        .try_get::<i64, _>(0)?;
-    Ok(id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+    )?
+    .execute(params![
+        rule.agent,
+        rule.pattern,
+        rule.kind.as_str(),
+        ts(now),
+        rule.created_by,
+        rule.expires_at.map(ts),
+    ])?;
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM exec_allowlist \
+             WHERE ifnull(agent_id, '') = ifnull(?1, '') AND kind = ?2 AND pattern = ?3",
+        )?
+        .query_row(
+            params![rule.agent, rule.kind.as_str(), rule.pattern],
+            |row| row.get(0),
+        )?)
 }
 
 /// Creates `dir` (and parents) with mode 0700 when missing.

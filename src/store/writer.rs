@@ -1,33 +1,44 @@
-//! The one writer: every change to the database goes through this task, which commits
+//! The one writer: every change to the database goes through this thread, which commits
 //! the writes that arrive together in one transaction (group commit).
 //!
 //! SQLite admits one writer at a time, and with `synchronous=FULL` a commit costs a
 //! flush to disk. Writers that each take the write lock queue behind each other's flush;
-//! one task that drains its queue into a single `BEGIN IMMEDIATE … COMMIT` pays one flush
-//! for all of them. Nobody is answered before the commit that holds their write: a caller
-//! that hears Ok knows its row is on disk.
+//! one thread that drains its queue into a single `BEGIN IMMEDIATE … COMMIT` pays one
+//! flush for all of them. Nobody is answered before the commit that holds their write: a
+//! caller that hears Ok knows its row is on disk.
+//!
+//! The writer is an OS thread with its own synchronous connection (rusqlite), not an
+//! async task: the flush blocks, so it must stay off the runtime's workers, and an async
+//! driver that ships every statement to a worker thread and back pays two thread
+//! wake-ups per statement, which on a small machine cost more than the statements. Here
+//! a write costs one hand-over each way. Statements are prepared once and cached.
 //!
 //! A write that fails must not take its neighbours down with it, so a failed group is
 //! rolled back and its writes are committed again one by one: each caller gets its own
-//! outcome, exactly as if it had been alone. After any failure the connection is checked,
-//! and replaced when SQLite left it inside a transaction (a failed COMMIT on a full disk
-//! does that), so one bad moment cannot wedge every later write.
+//! outcome, exactly as if it had been alone. After any failure the connection is asked
+//! whether it is still inside a transaction (a failed COMMIT on a full disk may leave it
+//! either way), rolled back if so, and replaced if even that fails, so one bad moment
+//! cannot wedge every later write.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
-use sqlx::{ConnectOptions, Connection};
+use rusqlite::{Connection, OpenFlags};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{StoreError, Write, Written};
 
 /// The most writes committed together. Bounds how long the first caller of a group waits
-/// for the others' statements (each a few microseconds) before its flush.
+/// for the others' statements (a few microseconds each) before its flush.
 const MAX_GROUP: usize = 256;
 
 /// How many writes may queue before callers wait to hand theirs over.
 const QUEUE: usize = 4096;
+
+/// How many distinct statements stay prepared (there are about a dozen).
+const STATEMENT_CACHE: usize = 64;
 
 type Reply = oneshot::Sender<Result<Written, StoreError>>;
 
@@ -39,7 +50,7 @@ enum Message {
     Close(oneshot::Sender<()>),
 }
 
-/// A handle to the writer task; clones share it.
+/// A handle to the writer thread; clones share it.
 #[derive(Clone, Debug)]
 pub struct Writer {
     queue: mpsc::Sender<Message>,
@@ -64,14 +75,29 @@ struct Counters {
     retried_groups: AtomicU64,
 }
 
+/// Where and how the writer (re)opens its connection.
+struct Target {
+    path: PathBuf,
+    busy_timeout: Duration,
+}
+
 impl Writer {
-    /// Starts the writer on `conn` (migrated already); it reconnects with `options`
-    /// after a failure leaves the connection unusable.
-    pub fn spawn(conn: SqliteConnection, options: SqliteConnectOptions) -> Writer {
+    /// Opens the writer's connection to the (already migrated) database at `path` and
+    /// starts its thread.
+    pub fn start(path: &Path, busy_timeout: Duration) -> Result<Writer, StoreError> {
+        let target = Target {
+            path: path.to_path_buf(),
+            busy_timeout,
+        };
+        let conn = target.open()?;
         let (queue, inbox) = mpsc::channel(QUEUE);
         let stats = Arc::new(Counters::default());
-        tokio::spawn(run(inbox, Some(conn), options, Arc::clone(&stats)));
-        Writer { queue, stats }
+        let counters = Arc::clone(&stats);
+        std::thread::Builder::new()
+            .name("execgate-writer".into())
+            .spawn(move || run(inbox, Some(conn), &target, &counters))
+            .map_err(StoreError::Thread)?;
+        Ok(Writer { queue, stats })
     }
 
     pub fn stats(&self) -> WriteStats {
@@ -111,16 +137,32 @@ impl Writer {
     }
 }
 
-async fn run(
+impl Target {
+    fn open(&self) -> Result<Connection, StoreError> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(self.busy_timeout)?;
+        // Per connection, like the read pool's: FULL makes every commit a flush.
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        Ok(conn)
+    }
+}
+
+fn run(
     mut inbox: mpsc::Receiver<Message>,
-    mut conn: Option<SqliteConnection>,
-    options: SqliteConnectOptions,
-    stats: Arc<Counters>,
+    mut conn: Option<Connection>,
+    target: &Target,
+    stats: &Counters,
 ) {
     let mut group: Vec<(Box<Write>, Reply)> = Vec::with_capacity(MAX_GROUP);
     let mut acks: Vec<oneshot::Sender<()>> = Vec::new();
     let mut closing = None;
-    while let Some(first) = inbox.recv().await {
+    while let Some(first) = inbox.blocking_recv() {
         // Take what is already queued, no more: nobody waits for a group to fill.
         let mut next = Some(first);
         while let Some(message) = next.take() {
@@ -141,7 +183,7 @@ async fn run(
             stats
                 .writes
                 .fetch_add(group.len() as u64, Ordering::Relaxed);
-            if !commit(&mut conn, &options, &mut group).await {
+            if !commit(&mut conn, target, &mut group) {
                 stats.retried_groups.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -150,7 +192,7 @@ async fn run(
         }
         if let Some(ack) = closing.take() {
             if let Some(c) = conn.take()
-                && let Err(e) = c.close().await
+                && let Err((_, e)) = c.close()
             {
                 tracing::warn!(error = %e, "closing the database writer's connection");
             }
@@ -162,15 +204,15 @@ async fn run(
 
 /// Commits `group` and answers every caller in it. False when a group of several had to
 /// be committed again one write at a time.
-async fn commit(
-    conn: &mut Option<SqliteConnection>,
-    options: &SqliteConnectOptions,
+fn commit(
+    conn: &mut Option<Connection>,
+    target: &Target,
     group: &mut Vec<(Box<Write>, Reply)>,
 ) -> bool {
     let several = group.len() > 1;
     if several {
-        match connection(conn, options).await {
-            Ok(c) => match together(c, group).await {
+        match connection(conn, target) {
+            Ok(c) => match together(c, group) {
                 Ok(results) => {
                     for ((_, reply), result) in group.drain(..).zip(results) {
                         let _ = reply.send(Ok(result));
@@ -179,19 +221,16 @@ async fn commit(
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, writes = group.len(), "a group commit failed; committing its writes one by one");
-                    recover(conn).await;
+                    recover(conn);
                 }
             },
             Err(e) => tracing::error!(error = %e, "cannot open the database for writing"),
         }
     }
     for (write, reply) in group.drain(..) {
-        let result = match connection(conn, options).await {
-            Ok(c) => alone(c, &write).await,
-            Err(e) => Err(e),
-        };
+        let result = connection(conn, target).and_then(|c| alone(c, &write));
         if result.is_err() {
-            recover(conn).await;
+            recover(conn);
         }
         let _ = reply.send(result);
     }
@@ -199,54 +238,47 @@ async fn commit(
 }
 
 /// Every write of `group` in one transaction; the first error aborts them all.
-async fn together(
-    conn: &mut SqliteConnection,
-    group: &[(Box<Write>, Reply)],
-) -> Result<Vec<Written>, StoreError> {
-    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-    let mut results = Vec::with_capacity(group.len());
-    for (write, _) in group {
-        results.push(write.apply(&mut tx).await?);
-    }
-    tx.commit().await?;
+fn together(conn: &Connection, group: &[(Box<Write>, Reply)]) -> Result<Vec<Written>, StoreError> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let results = group
+        .iter()
+        .map(|(write, _)| write.apply(conn))
+        .collect::<Result<Vec<_>, _>>()?;
+    conn.execute_batch("COMMIT")?;
     Ok(results)
 }
 
 /// One write in its own transaction, or as the single statement it is (SQLite makes
 /// every statement atomic, and commits it durably, by itself).
-async fn alone(conn: &mut SqliteConnection, write: &Write) -> Result<Written, StoreError> {
+fn alone(conn: &Connection, write: &Write) -> Result<Written, StoreError> {
     if write.is_one_statement() {
-        return write.apply(conn).await;
+        return write.apply(conn);
     }
-    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-    let result = write.apply(&mut tx).await?;
-    tx.commit().await?;
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let result = write.apply(conn)?;
+    conn.execute_batch("COMMIT")?;
     Ok(result)
 }
 
-/// The open connection, reconnecting if an earlier failure discarded it.
-async fn connection<'c>(
-    conn: &'c mut Option<SqliteConnection>,
-    options: &SqliteConnectOptions,
-) -> Result<&'c mut SqliteConnection, StoreError> {
+/// The open connection, reopening it if an earlier failure discarded it.
+fn connection<'c>(
+    conn: &'c mut Option<Connection>,
+    target: &Target,
+) -> Result<&'c Connection, StoreError> {
     if conn.is_none() {
-        *conn = Some(options.connect().await?);
-        tracing::info!("the database writer reconnected");
+        *conn = Some(target.open()?);
+        tracing::info!("the database writer reopened its connection");
     }
-    Ok(conn.as_mut().expect("just connected"))
+    Ok(conn.as_ref().expect("just opened"))
 }
 
-/// After a failed write: lets the rollback that dropping its transaction queued run, and
-/// discards the connection if it is still inside a transaction. sqlx counts a transaction
-/// whose COMMIT failed as still open, even when SQLite has already rolled it back (a
-/// full disk does that), and refuses every later BEGIN on that connection.
-async fn recover(conn: &mut Option<SqliteConnection>) {
-    let Some(c) = conn.as_mut() else { return };
-    if c.ping().await.is_ok() && !c.is_in_transaction() {
+/// After a failed write: rolls back what SQLite still holds open, and discards the
+/// connection if even that fails.
+fn recover(conn: &mut Option<Connection>) {
+    let Some(c) = conn.as_ref() else { return };
+    if c.is_autocommit() || c.execute_batch("ROLLBACK").is_ok() {
         return;
     }
-    tracing::warn!("discarding the database writer's connection after a failed transaction");
-    if let Some(c) = conn.take() {
-        let _ = c.close_hard().await;
-    }
+    tracing::warn!("discarding the database writer's connection after a failed rollback");
+    *conn = None;
 }
