@@ -3,87 +3,18 @@
 //!
 //! `cargo bench --bench policy`; the last line printed is the per-command median.
 
-#[path = "../tests/corpus/mod.rs"]
-mod corpus;
+mod common;
 
 use std::hint::black_box;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use chrono::Utc;
+use common::{RULES, corpus_len, evaluate_corpus, median_per_command};
 use criterion::{Criterion, Throughput};
-use execgate::model::{Rule, RuleKind};
-use execgate::policy::{Policy, Subject, parse};
-
-const RULES: usize = 10_000;
-
-fn rule(id: usize, agent: Option<&str>, pattern: String, kind: RuleKind) -> Rule {
-    Rule {
-        id: id as i64,
-        agent: agent.map(str::to_string),
-        pattern,
-        kind,
-        created_at: Utc::now(),
-        created_by: "bench".into(),
-        expires_at: None,
-        last_used_at: None,
-        last_command: None,
-        use_count: 0,
-    }
-}
-
-/// 10,000 rules: the corpus rule sets merged, then mostly exact `make target-N` rules,
-/// every tenth a glob `tool-N *`, every seventh scoped to an agent.
-fn rules() -> Vec<Rule> {
-    let mut out = Vec::with_capacity(RULES);
-    for set in corpus::RuleSet::ALL {
-        for (agent, pattern, kind) in set.rules() {
-            out.push(rule(out.len() + 1, agent, pattern.to_string(), kind));
-        }
-    }
-    let mut n = 0;
-    while out.len() < RULES {
-        let agent = (n % 7 == 0).then_some("other-agent");
-        let r = if n % 10 == 0 {
-            rule(out.len() + 1, agent, format!("tool-{n} *"), RuleKind::Glob)
-        } else {
-            rule(
-                out.len() + 1,
-                agent,
-                format!("make target-{n}"),
-                RuleKind::Exact,
-            )
-        };
-        out.push(r);
-        n += 1;
-    }
-    out
-}
-
-fn policy(dir: &std::path::Path) -> Policy {
-    let config = corpus::config(dir);
-    let policy = Policy::new(Arc::new(config)).expect("policy compiles");
-    policy.set_rules(&rules());
-    policy
-}
-
-fn evaluate_corpus(policy: &Policy) {
-    let now = Utc::now();
-    for case in corpus::CORPUS {
-        black_box(policy.evaluate(
-            Subject {
-                agent: "agent",
-                command: Some(black_box(case.command)),
-                argv: None,
-            },
-            now,
-        ));
-    }
-}
+use execgate::policy::{Policy, parse};
 
 fn bench(c: &mut Criterion, policy: &Policy) {
     let mut group = c.benchmark_group("policy");
-    group.throughput(Throughput::Elements(corpus::CORPUS.len() as u64));
+    group.throughput(Throughput::Elements(corpus_len() as u64));
     group.bench_function("evaluate corpus (10k rules)", |b| {
         b.iter(|| evaluate_corpus(policy))
     });
@@ -100,25 +31,17 @@ fn bench(c: &mut Criterion, policy: &Policy) {
 
 /// Our own per-command median, printed last so it is easy to quote.
 fn report_median(policy: &Policy) {
-    let n = corpus::CORPUS.len();
-    let mut rounds: Vec<Duration> = (0..50)
-        .map(|_| {
-            let start = Instant::now();
-            evaluate_corpus(policy);
-            start.elapsed()
-        })
-        .collect();
-    rounds.sort();
-    let median = rounds[rounds.len() / 2];
+    let median = median_per_command(policy, 50);
     eprintln!(
-        "policy: median {:.2} µs per command ({n} corpus commands, {RULES} rules)",
-        median.as_secs_f64() * 1e6 / n as f64
+        "policy: median {:.2} µs per command ({} corpus commands, {RULES} rules)",
+        median.as_secs_f64() * 1e6,
+        corpus_len()
     );
 }
 
 fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let policy = policy(dir.path());
+    let policy = common::policy(dir.path());
     let mut c = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(1))

@@ -95,10 +95,7 @@ async fn a_request_leaves_pending_exactly_once() {
             .unwrap()
     );
     let r = store.find(&short.to_uppercase()).await.unwrap().unwrap();
-    assert_eq!(
-        (r.status, r.error.as_deref()),
-        (Status::Denied, Some("no"))
-    );
+    assert_eq!((r.status, r.error.as_deref()), (Status::Denied, Some("no")));
     assert!(
         !store
             .resolve("no-such-id", resolution(Status::Approved), None, None)
