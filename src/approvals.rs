@@ -33,13 +33,25 @@ pub struct Submission {
 
 /// What submitting produced.
 pub enum Submitted {
-    /// Policy decided at once.
+    /// Policy decided at once, and the decision is stored.
     Done(Record),
-    /// A human must decide; the receiver yields the terminal record.
-    Pending {
-        record: Record,
-        done: watch::Receiver<Option<Record>>,
-    },
+    /// A human must decide: hand it to [`Approvals::register`].
+    Ask(Ask),
+}
+
+/// A request policy put to a human, not yet registered or stored.
+pub struct Ask {
+    new: NewRequest,
+    verdict: crate::policy::Verdict,
+    /// Why "always" must be refused, judged now, while the request's words are at hand.
+    always_refusal: Option<String>,
+}
+
+/// A request registered for a human.
+pub struct Registered {
+    pub record: Record,
+    /// Yields the terminal record.
+    pub done: watch::Receiver<Option<Record>>,
 }
 
 /// What transports hear about.
@@ -196,8 +208,12 @@ impl Approvals {
         Ok(())
     }
 
-    /// Decides a request or registers it for a human. Any store error means the request
+    /// Decides a request, or says that a human must. Any store error means the request
     /// is not approved; the caller reports it as unavailable.
+    ///
+    /// Safe to abandon half way: a decision's write, once handed to the writer, commits
+    /// whether or not anyone still waits for it. Registering is not (it takes the waiter,
+    /// the row and the timer in turn), so that is a separate call, for a task of its own.
     pub async fn submit(self: &Arc<Self>, sub: Submission) -> Result<Submitted, ApprovalError> {
         if self.closing.load(Ordering::SeqCst) {
             return Err(ApprovalError::ShuttingDown);
@@ -267,16 +283,22 @@ impl Approvals {
                 tracing::info!(agent = %sub.agent, %reason, "request denied by policy");
                 Ok(Submitted::Done(record))
             }
-            Outcome::Ask => self.register(new, &verdict, subject).await,
+            Outcome::Ask => Ok(Submitted::Ask(Ask {
+                always_refusal: self.policy.always_refusal(&verdict, subject),
+                new,
+                verdict,
+            })),
         }
     }
 
-    async fn register(
-        self: &Arc<Self>,
-        new: NewRequest,
-        verdict: &crate::policy::Verdict,
-        subject: Subject<'_>,
-    ) -> Result<Submitted, ApprovalError> {
+    /// Registers a request for a human: the waiter, the row, the timer, the transports'
+    /// event. Must not be abandoned half way: run it in a task of its own.
+    pub async fn register(self: &Arc<Self>, ask: Ask) -> Result<Registered, ApprovalError> {
+        let Ask {
+            new,
+            verdict,
+            always_refusal,
+        } = ask;
         let expires_at =
             new.created_at + TimeDelta::seconds(self.policy.config().approval.timeout_secs as i64);
         let (done, rx) = watch::channel(None);
@@ -296,8 +318,8 @@ impl Approvals {
                     timer: None,
                     uid: new.peer_uid,
                     agent: new.agent.clone(),
-                    normalized: verdict.normalized.clone(),
-                    always_refusal: self.policy.always_refusal(verdict, subject),
+                    normalized: verdict.normalized,
+                    always_refusal,
                     fallback_approves: verdict.fallback_approves,
                 },
             );
@@ -324,7 +346,7 @@ impl Approvals {
         }
         tracing::info!(agent = %record.agent, short_id = %record.short_id, "request waits for a human");
         let _ = self.events.send(Event::Pending(record.clone()));
-        Ok(Submitted::Pending { record, done: rx })
+        Ok(Registered { record, done: rx })
     }
 
     fn spawn_timer(self: &Arc<Self>, id: String, at: DateTime<Utc>) -> AbortHandle {

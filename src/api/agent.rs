@@ -15,7 +15,7 @@ use serde::Deserialize;
 use tokio::sync::{oneshot, watch};
 
 use super::{AppState, Peer, parse_query, query_number, read_json};
-use crate::approvals::{Submission, Submitted};
+use crate::approvals::{Registered, Submission, Submitted};
 use crate::error::ApiError;
 use crate::exec::Program;
 use crate::model::{Record, Status};
@@ -256,30 +256,39 @@ async fn create(
         peer_uid: peer.uid,
         peer_pid: peer.pid,
     };
-    // Deciding and waiting run in their own task, so an agent that hangs up cannot cut
-    // a write in half. `gone` is dropped with this handler when hyper sees the
+    // Most requests end here: policy decides, and the decision is stored.
+    let submitted = match state.approvals.submit(submission).await? {
+        Submitted::Done(record) if to_run.is_none() || record.status != Status::Approved => {
+            return Ok((StatusCode::OK, Json(record)).into_response());
+        }
+        other => other,
+    };
+    // Registering, waiting and running go on in their own task, so an agent that hangs
+    // up cannot cut them in half. `gone` is dropped with this handler when hyper sees the
     // connection close: that is how the task learns the waiter went away.
     let (gone, agent_left) = oneshot::channel::<()>();
     let approvals = Arc::clone(&state.approvals);
     let wait = req.wait;
     let runs = Arc::clone(&state.runs);
     let task = tokio::spawn(async move {
-        let decided = match approvals.submit(submission).await? {
+        let decided = match submitted {
             Submitted::Done(record) => Ok((StatusCode::OK, record)),
-            Submitted::Pending { record, .. } if !wait => Ok((StatusCode::ACCEPTED, record)),
-            Submitted::Pending { record, mut done } => {
-                tokio::select! {
-                    finished = terminal(&mut done) => match finished {
-                        Some(r) => Ok((StatusCode::OK, r)),
-                        // The sender went away without a final record: ask the store.
-                        None => Ok((StatusCode::OK, approvals.store().get(&record.id).await?.unwrap_or(record))),
-                    },
-                    _ = agent_left => {
-                        approvals.cancel_abandoned(&record.id).await;
-                        Err(ApiError::bad_request("the agent closed its connection; request cancelled"))
+            Submitted::Ask(ask) => match approvals.register(ask).await? {
+                Registered { record, .. } if !wait => Ok((StatusCode::ACCEPTED, record)),
+                Registered { record, mut done } => {
+                    tokio::select! {
+                        finished = terminal(&mut done) => match finished {
+                            Some(r) => Ok((StatusCode::OK, r)),
+                            // The sender went away without a final record: ask the store.
+                            None => Ok((StatusCode::OK, approvals.store().get(&record.id).await?.unwrap_or(record))),
+                        },
+                        _ = agent_left => {
+                            approvals.cancel_abandoned(&record.id).await;
+                            Err(ApiError::bad_request("the agent closed its connection; request cancelled"))
+                        }
                     }
                 }
-            }
+            },
         };
         // Run mode: only an approved request runs, and only the command it was approved for.
         match (decided, to_run) {
