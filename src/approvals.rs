@@ -556,16 +556,21 @@ impl Approvals {
     }
 
     /// Stops accepting requests and cancels every pending one (via `shutdown`).
-    pub async fn shutdown(&self) {
+    pub async fn shutdown(self: &Arc<Self>) {
         self.closing.store(true, Ordering::SeqCst);
-        let ids = self.lock().ids();
-        for id in ids {
-            if let Err(e) = self
-                .finish(&id, Status::Cancelled, None, Via::Shutdown, None)
-                .await
-            {
-                tracing::error!(%id, error = %e, "could not cancel a pending request at shutdown");
-            }
+        // All at once: the writer commits the cancellations together, not one flush each.
+        let mut cancels = tokio::task::JoinSet::new();
+        for id in self.lock().ids() {
+            let this = Arc::clone(self);
+            cancels.spawn(async move {
+                if let Err(e) = this
+                    .finish(&id, Status::Cancelled, None, Via::Shutdown, None)
+                    .await
+                {
+                    tracing::error!(%id, error = %e, "could not cancel a pending request at shutdown");
+                }
+            });
         }
+        while cancels.join_next().await.is_some() {}
     }
 }
