@@ -188,3 +188,81 @@ async fn concurrent_writes_commit_together_and_a_failure_fails_alone() {
         "the failing group was not retried: {after:?}"
     );
 }
+
+/// Every combination of listing filters returns what it names, newest first, and a short
+/// id finds only requests that were put to a human (others' short ids were never shown).
+#[tokio::test]
+async fn listing_filters_and_short_id_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let mut decided = Vec::new();
+    for (i, (agent, status)) in [
+        ("a", Status::Approved),
+        ("b", Status::Denied),
+        ("a", Status::Denied),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut new = new_request(i);
+        new.agent = agent.into();
+        decided.push(
+            store
+                .insert_decided(new, resolution(status), None, vec![])
+                .await
+                .unwrap(),
+        );
+    }
+    let mut asked = new_request(10);
+    asked.agent = "b".into();
+    let pending = store.insert_pending(asked, Utc::now()).await.unwrap();
+
+    let list = |status: Option<Status>, agent: Option<&str>| {
+        let store = store.clone();
+        let filter = execgate::store::RequestFilter {
+            status,
+            agent: agent.map(str::to_string),
+            limit: 10,
+        };
+        async move {
+            store
+                .list(&filter)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect::<Vec<_>>()
+        }
+    };
+    let id = |i: usize| decided[i].id.clone();
+    assert_eq!(
+        list(None, None).await,
+        [pending.id.clone(), id(2), id(1), id(0)]
+    );
+    assert_eq!(list(None, Some("a")).await, [id(2), id(0)]);
+    assert_eq!(
+        list(Some(Status::Pending), None).await,
+        [pending.id.clone()]
+    );
+    assert_eq!(
+        list(Some(Status::Pending), Some("b")).await,
+        [pending.id.clone()]
+    );
+    assert!(list(Some(Status::Pending), Some("a")).await.is_empty());
+    assert_eq!(list(Some(Status::Denied), None).await, [id(2), id(1)]);
+    assert_eq!(list(Some(Status::Denied), Some("a")).await, [id(2)]);
+
+    let found = store.find(&pending.short_id.to_uppercase()).await.unwrap();
+    assert_eq!(found.map(|r| r.id), Some(pending.id.clone()));
+    for r in &decided {
+        if r.short_id != pending.short_id {
+            assert!(store.find(&r.short_id).await.unwrap().is_none());
+        }
+        assert_eq!(
+            store.find(&r.id).await.unwrap().map(|f| f.id),
+            Some(r.id.clone())
+        );
+    }
+}

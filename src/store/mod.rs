@@ -428,14 +428,16 @@ impl Store {
     }
 
     /// Finds a request by full id or by short id (case-insensitive). A short id names the
-    /// pending request holding it, else the newest request that had it.
+    /// pending request holding it, else the newest asked request that had it: requests
+    /// policy decided have short ids nobody was shown, and are found by full id.
     #[instrument(skip_all)]
     pub async fn find(&self, id_or_short: &str) -> Result<Option<Record>, StoreError> {
         if id_or_short.len() != 4 {
             return self.get(id_or_short).await;
         }
         let sql = select_requests(
-            "WHERE short_id = lower(?) ORDER BY (status = 'pending') DESC, created_at DESC, id DESC LIMIT 1",
+            "WHERE asked = 1 AND short_id = lower(?) \
+             ORDER BY (status = 'pending') DESC, created_at DESC, id DESC LIMIT 1",
         );
         let row: Option<RequestRow> = sqlx::query_as(sql)
             .bind(id_or_short)
@@ -447,16 +449,41 @@ impl Store {
     /// Newest first.
     #[instrument(skip_all)]
     pub async fn list(&self, filter: &RequestFilter) -> Result<Vec<Record>, StoreError> {
-        let sql = select_requests(
-            "WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR agent_id = ?2) \
-             ORDER BY created_at DESC, id DESC LIMIT ?3",
-        );
-        let rows: Vec<RequestRow> = sqlx::query_as(sql)
-            .bind(filter.status.map(Status::as_str))
-            .bind(&filter.agent)
-            .bind(i64::from(filter.limit))
-            .fetch_all(&self.reads)
-            .await?;
+        // One statement per combination of filters: `(? IS NULL OR col = ?)` would hide
+        // the indexes from SQLite's planner, and listing what is pending would read the
+        // whole history.
+        // Parameters: ?1 the limit, then the agent if filtered by, then the status if
+        // filtered by one other than pending.
+        let sql = match (filter.status, filter.agent.is_some()) {
+            (Some(Status::Pending), false) => select_requests(
+                "WHERE status = 'pending' ORDER BY created_at DESC, id DESC LIMIT ?1",
+            ),
+            // Few rows are pending, while one agent may have a million.
+            (Some(Status::Pending), true) => select_requests(
+                "INDEXED BY exec_approval_pending WHERE status = 'pending' AND agent_id = ?2 \
+                 ORDER BY created_at DESC, id DESC LIMIT ?1",
+            ),
+            // Newest first until the limit is met, rather than sorting the whole history.
+            (Some(_), false) => select_requests(
+                "INDEXED BY exec_approval_created WHERE status = ?2 \
+                 ORDER BY created_at DESC, id DESC LIMIT ?1",
+            ),
+            (Some(_), true) => select_requests(
+                "WHERE agent_id = ?2 AND status = ?3 ORDER BY created_at DESC, id DESC LIMIT ?1",
+            ),
+            (None, false) => select_requests("ORDER BY created_at DESC, id DESC LIMIT ?1"),
+            (None, true) => {
+                select_requests("WHERE agent_id = ?2 ORDER BY created_at DESC, id DESC LIMIT ?1")
+            }
+        };
+        let mut query = sqlx::query_as::<_, RequestRow>(sql).bind(i64::from(filter.limit));
+        if let Some(agent) = &filter.agent {
+            query = query.bind(agent);
+        }
+        if let Some(status) = filter.status.filter(|s| *s != Status::Pending) {
+            query = query.bind(status.as_str());
+        }
+        let rows = query.fetch_all(&self.reads).await?;
         rows.into_iter().map(RequestRow::into_record).collect()
     }
 
@@ -671,8 +698,8 @@ impl Write {
             Write::InsertPending { new, expires_at } => {
                 let cutoff = ts(new.created_at - SHORT_ID_QUARANTINE);
                 let mut taken = conn.prepare_cached(
-                    "SELECT EXISTS (SELECT 1 FROM exec_approval WHERE short_id = ?1 \
-                     AND (status = 'pending' OR (asked = 1 AND created_at > ?2)))",
+                    "SELECT EXISTS (SELECT 1 FROM exec_approval WHERE asked = 1 AND short_id = ?1 \
+                     AND (status = 'pending' OR created_at > ?2))",
                 )?;
                 let mut chosen = None;
                 for _ in 0..64 {
