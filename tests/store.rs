@@ -243,7 +243,10 @@ async fn listing_filters_and_short_id_lookups() {
         [pending.id.clone(), id(2), id(1), id(0)]
     );
     assert_eq!(list(None, Some("a")).await, [id(2), id(0)]);
-    assert_eq!(list(Some(Status::Pending), None).await, [p.clone()]);
+    assert_eq!(
+        list(Some(Status::Pending), None).await,
+        std::slice::from_ref(&p)
+    );
     assert_eq!(list(Some(Status::Pending), Some("b")).await, [p]);
     assert!(list(Some(Status::Pending), Some("a")).await.is_empty());
     assert_eq!(list(Some(Status::Denied), None).await, [id(2), id(1)]);
