@@ -19,8 +19,9 @@
 //! - **E.** Policy analysis + match per command with 10,000 rules, in process.
 //!
 //! The load generator is one tokio `current_thread` runtime in this process, so it uses
-//! at most one core; the daemon and the trivial server get tokio's default multi-thread
-//! runtime. Latencies are reported as multiples of the baseline, throughput as multiples
+//! at most one core; the daemon and the trivial server run on execgate's runtime
+//! (`execgate::daemon::runtime`; `TOKIO_WORKER_THREADS` set for the bench is passed on to
+//! both, to compare runtime sizes). Latencies are reported as multiples of the baseline, throughput as multiples
 //! of the single-stream rate, so runs on different machines compare.
 //!
 //! Reproduce with `cargo bench --bench daemon` (`cargo bench` runs this and the policy
@@ -237,6 +238,14 @@ async fn run(mode: Mode) -> Result<()> {
     Ok(())
 }
 
+/// `TOKIO_WORKER_THREADS`, when set for the bench, is handed to the daemon (and the
+/// trivial server inherits it), to compare runtimes of other sizes on the same machine.
+fn runtime_env() -> Vec<(String, String)> {
+    std::env::var("TOKIO_WORKER_THREADS")
+        .map(|n| vec![("TOKIO_WORKER_THREADS".to_string(), n)])
+        .unwrap_or_default()
+}
+
 fn profile() -> &'static str {
     if cfg!(debug_assertions) {
         "debug"
@@ -398,10 +407,11 @@ fn fsyncs(path: &Path, n: usize) -> Result<Stats> {
     Stats::of(samples)
 }
 
-/// The `--trivial-server` process: hyper on the same runtime the daemon uses (one worker
-/// per core), reading each request whole and answering a fixed record-sized JSON body.
+/// The `--trivial-server` process: hyper on the same runtime the daemon uses
+/// (`execgate::daemon::runtime`), reading each request whole and answering a fixed
+/// record-sized JSON body.
 fn trivial_server(socket: &Path) -> Result<()> {
-    tokio::runtime::Runtime::new()?.block_on(serve_trivial(socket))
+    execgate::daemon::runtime()?.block_on(serve_trivial(socket))
 }
 
 async fn serve_trivial(socket: &Path) -> Result<()> {
@@ -1261,6 +1271,7 @@ impl Lab {
             .env("EXECGATE_LIMITS__MAX_CONNECTIONS_PER_UID", "1024")
             .env("EXECGATE_APPROVAL__TIMEOUT_SECS", "3600")
             .env("NOTIFY_SOCKET", &notify_path)
+            .envs(runtime_env())
             .stdin(Stdio::null())
             .stdout(log_file.try_clone()?)
             .stderr(log_file)
@@ -1711,9 +1722,12 @@ fn print_header(mode: Mode, m: &Machine, temp: &Path) {
         m.cores, m.cpu, m.memory, m.kernel
     );
     println!("temp dir: {} on {}", temp.display(), m.filesystem);
+    let workers = std::env::var("TOKIO_WORKER_THREADS")
+        .map(|n| format!("{n} workers (TOKIO_WORKER_THREADS)"))
+        .unwrap_or_else(|_| "execgate's default workers (half the cores, at least one)".into());
     println!(
         "load generator: one tokio current_thread runtime in this process (at most one core); \
-         daemon and trivial server: tokio multi-thread, default workers"
+         daemon and trivial server: tokio multi-thread, {workers}"
     );
     println!("daemon log level: its default (info: a line per request, to a file)");
     if !mode.judged() {

@@ -46,6 +46,21 @@ pub enum StartError {
     Telegram(String),
 }
 
+/// The tokio runtime execgate runs on: half as many workers as cores, at least one.
+/// Durable writes are made by the store's own writer thread, which wants a core of its
+/// own under load; and on a small machine a second worker adds hand-overs between
+/// workers to every request without serving more of them (BENCHMARKS.md has both runs).
+/// `TOKIO_WORKER_THREADS` overrides the count.
+pub fn runtime() -> io::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        builder.worker_threads((cores / 2).max(1));
+    }
+    builder.build()
+}
+
 /// A running daemon. Dropping it does not stop it: call `shutdown`.
 pub struct Daemon {
     pub approvals: Arc<Approvals>,

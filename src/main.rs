@@ -53,7 +53,7 @@ fn main() {
             std::process::exit(2);
         }
     }
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let runtime = execgate::daemon::runtime().expect("a tokio runtime");
     let code = runtime.block_on(async {
         match cli.verb {
             Verb::Serve => match serve(&cli.global, activated).await {
