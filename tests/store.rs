@@ -26,6 +26,12 @@ fn new_request(i: usize) -> NewRequest {
     }
 }
 
+async fn open(dir: &tempfile::TempDir) -> Store {
+    Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
+        .await
+        .unwrap()
+}
+
 fn resolution(status: Status) -> Resolution {
     Resolution {
         status,
@@ -39,9 +45,7 @@ fn resolution(status: Status) -> Resolution {
 #[tokio::test]
 async fn asked_short_ids_are_not_reused_within_a_day() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let store = open(&dir).await;
     // 1500 random 16-bit ids would collide with near certainty (birthday bound ≈ 300);
     // the quarantine must keep every one distinct, resolved or not.
     let mut seen = HashSet::new();
@@ -73,9 +77,7 @@ async fn asked_short_ids_are_not_reused_within_a_day() {
 #[tokio::test]
 async fn a_request_leaves_pending_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let store = open(&dir).await;
     let new = new_request(0);
     let short = store
         .insert_pending(new.clone(), Utc::now())
@@ -129,9 +131,7 @@ async fn a_request_leaves_pending_exactly_once() {
 #[tokio::test]
 async fn concurrent_writes_commit_together_and_a_failure_fails_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let store = open(&dir).await;
     let taken = new_request(0);
     store
         .insert_decided(taken.clone(), resolution(Status::Approved), None, vec![])
@@ -194,9 +194,7 @@ async fn concurrent_writes_commit_together_and_a_failure_fails_alone() {
 #[tokio::test]
 async fn listing_filters_and_short_id_lookups() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let store = open(&dir).await;
     let mut decided = Vec::new();
     for (i, (agent, status)) in [
         ("a", Status::Approved),
