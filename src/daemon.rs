@@ -261,14 +261,23 @@ impl Daemon {
             },
             ..new
         };
-        if let Err(e) = self.approvals.policy().reconfigure(Arc::new(merged)) {
-            tracing::error!(error = %e, "reload refused: the new policy does not compile; the running one stays");
-            return;
-        }
-        match self.approvals.reload_rules().await {
-            Ok(()) => tracing::info!("configuration and allowlist reloaded"),
+        // The allowlist is re-read first, so that it goes in force with the configuration.
+        let rules = match self.approvals.store().list_rules().await {
+            Ok(rules) => Some(rules),
             Err(e) => {
-                tracing::error!(error = %e, "configuration reloaded, but the allowlist could not be re-read; the previous one stays in force")
+                tracing::error!(error = %e, "the allowlist could not be re-read; the previous one stays in force");
+                None
+            }
+        };
+        match self
+            .approvals
+            .policy()
+            .reconfigure(Arc::new(merged), rules.as_deref())
+        {
+            Ok(()) if rules.is_some() => tracing::info!("configuration and allowlist reloaded"),
+            Ok(()) => tracing::info!("configuration reloaded"),
+            Err(e) => {
+                tracing::error!(error = %e, "reload refused: the new policy does not compile; the running one stays")
             }
         }
     }

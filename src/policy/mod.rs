@@ -129,10 +129,24 @@ impl Policy {
         self.compiled().config.clone()
     }
 
-    /// Puts a new configuration in force (a reload). On error nothing changes.
-    pub fn reconfigure(&self, config: Arc<Config>) -> Result<(), globset::Error> {
+    /// Puts a new configuration in force (a reload), with the allowlist re-read for it
+    /// (None keeps the current one). Both are compiled first and swapped together, so no
+    /// request is judged by the new configuration and the old allowlist. On error
+    /// nothing changes.
+    pub fn reconfigure(
+        &self,
+        config: Arc<Config>,
+        rules: Option<&[Rule]>,
+    ) -> Result<(), globset::Error> {
         let compiled = Arc::new(Compiled::new(config)?);
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = compiled;
+        let allowlist = rules.map(|r| Arc::new(rules::Allowlist::compile(r)));
+        // Always taken in this order; readers hold one lock at a time.
+        let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
+        let mut rules_in_force = self.allowlist.write().unwrap_or_else(|e| e.into_inner());
+        *current = compiled;
+        if let Some(allowlist) = allowlist {
+            *rules_in_force = allowlist;
+        }
         Ok(())
     }
 
