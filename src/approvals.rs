@@ -414,21 +414,17 @@ impl Approvals {
         } else {
             Status::Approved
         };
+        let id = record.id.clone();
+        // The record was just read and is pending: no second read before the transition.
         match self
-            .finish(
-                &record.id,
-                status,
-                Some(decision),
-                via,
-                Some(by.to_string()),
-            )
+            .finish_from(record, status, Some(decision), via, Some(by.to_string()))
             .await?
         {
             Some(r) => Ok(r),
             None => {
                 let now = self
                     .store
-                    .get(&record.id)
+                    .get(&id)
                     .await?
                     .ok_or_else(|| ResolveError::NotFound(target.into()))?;
                 Err(ResolveError::AlreadyResolved(Box::new(now)))
@@ -459,12 +455,25 @@ impl Approvals {
     ) -> Result<Option<Record>, StoreError> {
         // Read first, so nothing fallible is left once the transition commits: an error
         // returned from here always means "nothing changed".
-        let Some(before) = self.store.get(id).await? else {
-            return Ok(None);
-        };
-        if before.status.is_terminal() {
-            return Ok(None);
+        match self.store.get(id).await? {
+            Some(before) if !before.status.is_terminal() => {
+                self.finish_from(before, status, decision, via, decided_by)
+                    .await
+            }
+            _ => Ok(None),
         }
+    }
+
+    /// `finish` for a caller that has just read the request (`before`) as pending.
+    async fn finish_from(
+        &self,
+        before: Record,
+        status: Status,
+        decision: Option<Decision>,
+        via: Via,
+        decided_by: Option<String>,
+    ) -> Result<Option<Record>, StoreError> {
+        let id = before.id.as_str();
         let now = Utc::now().trunc_subsecs(3);
         let resolution = Resolution {
             status,
