@@ -354,7 +354,10 @@ impl Approvals {
         let wait = (at - Utc::now()).to_std().unwrap_or_default();
         tokio::spawn(async move {
             tokio::time::sleep(wait).await;
-            this.expire(&id).await;
+            // Boxed: a task is allocated at the size of its largest state, and every
+            // pending request holds a timer; expiring (a read, a write, the record) is
+            // allocated only when the time comes.
+            Box::pin(this.expire(&id)).await;
         })
         .abort_handle()
     }
