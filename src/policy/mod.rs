@@ -7,6 +7,8 @@
 //! much harm a command could do.
 
 pub mod parse;
+pub mod paths;
+pub mod programs;
 pub mod risk;
 pub mod rules;
 pub mod shell;

@@ -1,0 +1,5 @@
+//! (being written)
+
+use super::Profile;
+
+pub const PROFILES: &[&Profile] = &[];
