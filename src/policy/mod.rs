@@ -6,6 +6,7 @@
 //! `rules` the compiled deny list, allowed binaries and allowlist, and `risk` judges how
 //! much harm a command could do.
 
+pub mod gitrepo;
 pub mod parse;
 pub mod paths;
 pub mod programs;

@@ -96,6 +96,8 @@ pub enum Role {
     Code(&'static str),
     /// A target, script or test of the project in the working directory, which runs its code.
     Project(&'static str),
+    /// Something the program changes in the repository it works on (a branch created).
+    Repo(&'static str),
     /// Words handed on to other code (the project's test binary, a script's arguments).
     Passthrough,
     /// A setting that changes configuration or what the program does.
@@ -154,6 +156,7 @@ pub enum Effect {
     Writes(String),
     Code(String),
     Project(String),
+    Repo(String),
     Net(String),
     Config(String),
     Env(String),
@@ -196,6 +199,7 @@ impl std::fmt::Display for Effect {
             Effect::Writes(p) => write!(f, "writes `{p}`"),
             Effect::Code(s)
             | Effect::Project(s)
+            | Effect::Repo(s)
             | Effect::Net(s)
             | Effect::Config(s)
             | Effect::Env(s)
@@ -255,7 +259,7 @@ impl Understanding {
             }
             let refused = match &f.effect {
                 Effect::Reads(p) | Effect::ReadsTree(p) => paths::is_secret(p),
-                Effect::Net(_) | Effect::Project(_) => false,
+                Effect::Net(_) | Effect::Project(_) | Effect::Repo(_) => false,
                 Effect::Writes(_)
                 | Effect::Code(_)
                 | Effect::Config(_)

@@ -115,6 +115,7 @@ fn effect_of(does: Does, shown: &str, value: Option<&str>) -> Option<Effect> {
         },
         Does::Code(why) => Effect::Code(format!("{shown} {why}")),
         Does::Project(why) => Effect::Project(format!("{shown} {why}")),
+        Does::Repo(why) => Effect::Repo(format!("{shown} {why}")),
         Does::Config(why) => Effect::Config(format!("{shown} {why}")),
         Does::Net(why) => Effect::Net(format!("{shown} {why}")),
         Does::Env(why) => Effect::Env(format!("{shown} {why}")),
@@ -140,14 +141,14 @@ pub(super) fn read(top: &'static Compiled, words: &[String], piped: bool) -> Vec
         stopped: false,
         roles: None,
     };
-    r.does(top.profile.does, 0);
     let mut level = top;
+    let mut level_at = 0;
     let mut scope: Vec<&'static Compiled> = vec![top];
     let mut checks = Vec::new();
     let mut i = 1;
     while let Next::Sub(sub, at) = read_level(level, &scope, &mut r, i) {
         checks.extend(level.profile.check);
-        r.does(sub.profile.does, at);
+        level_at = at;
         r.path.push(sub.profile.names[0]);
         if !sub.profile.inherit {
             scope.clear();
@@ -156,6 +157,9 @@ pub(super) fn read(top: &'static Compiled, words: &[String], piped: bool) -> Vec
         level = sub;
         i = at + 1;
     }
+    // What running it does is the innermost subcommand's (`git stash` stashes, `git
+    // stash list` lists).
+    r.does(level.profile.does, level_at);
     checks.extend(level.profile.check);
     for check in checks {
         check(&mut r);
@@ -201,7 +205,7 @@ fn read_level(
                     }
                     return Next::Sub(sub, i);
                 }
-                if level.profile.operands.is_empty() {
+                if level.profile.operands.is_empty() && level.profile.rest == Role::Nothing {
                     r.unknown(
                         i,
                         format!(
@@ -349,16 +353,11 @@ fn read_option<'w>(
     if let Some(opt) = find_dash_long(scope, body) {
         return take(opt, None, r, i);
     }
-    if body.bytes().all(|b| b.is_ascii_digit()) {
-        if let Some(opt) = find_number(scope) {
-            r.give(opt, Some(body), None, Span::one(i));
-            return Some(i + 1);
-        }
-        r.unknown(
-            i,
-            format!("`{w}` is not an option execgate knows for `{program}`"),
-        );
-        return None;
+    if body.bytes().all(|b| b.is_ascii_digit())
+        && let Some(opt) = find_number(scope)
+    {
+        r.give(opt, Some(body), None, Span::one(i));
+        return Some(i + 1);
     }
     let mut chars = body.char_indices();
     while let Some((j, c)) = chars.next() {
@@ -543,6 +542,7 @@ fn finish(r: &mut Reading<'_>, first: &'static [Role], rest: Role) {
             Role::Revision => Some(Effect::Reads(w.to_string())),
             Role::Code(why) => Some(Effect::Code(format!("{why} `{w}`"))),
             Role::Project(why) => Some(Effect::Project(format!("{why} `{w}`"))),
+            Role::Repo(why) => Some(Effect::Repo(format!("{why} `{w}`"))),
             Role::Config(why) => Some(Effect::Config(format!("`{w}` {why}"))),
             Role::Danger(why) => Some(Effect::Danger(format!("`{w}` {why}"))),
             Role::Nothing => Some(Effect::Unknown(format!(

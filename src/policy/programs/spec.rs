@@ -18,7 +18,8 @@
 //! or `writes` (its value is a path), `recurses` (the operands, or the working directory,
 //! are read as whole trees), `code: WHY` (it runs other code), `config: WHY` (it changes
 //! configuration or what the program is), `project: WHY` (it runs the project's own
-//! code: a Makefile's recipe, a package script), `net: WHY`, `env: WHY` (it reads the
+//! code: a Makefile's recipe, a package script), `repo: WHY` (it changes the repository it
+//! works on: a commit, a branch, the files it tracks), `net: WHY`, `env: WHY` (it reads the
 //! environment), `danger: WHY` (it destroys or discards data), `unknown` (it exists, but
 //! execgate does not vouch for it: a human decides).
 
@@ -49,6 +50,8 @@ pub enum Does {
     Code(&'static str),
     /// Runs the project's own code (a Makefile's recipe, a package's script, its tests).
     Project(&'static str),
+    /// Changes the repository it works on (a commit, a branch, the index, files it tracks).
+    Repo(&'static str),
     Config(&'static str),
     Net(&'static str),
     Env(&'static str),
@@ -244,6 +247,7 @@ fn does(line: &str, text: &'static str) -> Result<Does, String> {
         "unknown" => Ok(Does::Unknown),
         "code" => needs_why(Does::Code),
         "project" => needs_why(Does::Project),
+        "repo" => needs_why(Does::Repo),
         "config" => needs_why(Does::Config),
         "net" => needs_why(Does::Net),
         "env" => needs_why(Does::Env),
