@@ -132,6 +132,9 @@ pub struct Profile {
     pub decides_code: bool,
     /// Rules that need more than one word at a time, run after reading.
     pub check: Option<fn(&mut Reading<'_>)>,
+    /// tar's old style: a first word without a dash is a bundle of short options whose
+    /// values are the following words, in order (`tar xzf a.tgz`).
+    pub old_style: bool,
 }
 
 /// The defaults a profile is written against: `..BASE`.
@@ -146,6 +149,7 @@ pub const BASE: Profile = Profile {
     inherit: false,
     decides_code: false,
     check: None,
+    old_style: false,
 };
 
 /// What one word (or a run of words) does.

@@ -185,6 +185,20 @@ fn read_level(
     let syntax = level.profile.syntax;
     let has_subs = !level.subs.is_empty();
     let mut only_operands = false;
+    if level.profile.old_style
+        && let Some(w) = r.words.get(i)
+        && !w.starts_with('-')
+        && !w.is_empty()
+        && w.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
+        match read_bundle(scope, r, i) {
+            Some(next) => i = next,
+            None => {
+                r.stopped = true;
+                return Next::Done;
+            }
+        }
+    }
     while i < r.words.len() {
         let w = r.words[i].as_str();
         if !only_operands && w == "--" && syntax != Syntax::Operands {
@@ -225,7 +239,12 @@ fn read_level(
             continue;
         }
         match read_option(scope, syntax, r, i) {
-            Some(next) => i = next,
+            Some(next) => {
+                i = next;
+                if r.given.last().is_some_and(|g| g.opt.ends) {
+                    only_operands = true;
+                }
+            }
             None => {
                 r.stopped = true;
                 return Next::Done;
@@ -394,6 +413,49 @@ fn read_option<'w>(
         return take(opt, attached, r, i);
     }
     Some(i + 1)
+}
+
+/// tar's old-style bundle at word `i`: each letter an option, each value the next
+/// unused word after the bundle (`tar cfb a.tar 20`). The index of the next word.
+fn read_bundle(scope: &[&'static Compiled], r: &mut Reading<'_>, i: usize) -> Option<usize> {
+    let words = r.words;
+    let mut next = i + 1;
+    for c in words[i].chars() {
+        let Some(opt) = find_short(scope, c) else {
+            r.unknown(
+                i,
+                format!(
+                    "`{c}` (in `{}`) is not an option execgate knows for `{}`",
+                    words[i], r.program
+                ),
+            );
+            return None;
+        };
+        match opt.arg {
+            Arg::No | Arg::Opt | Arg::OptDigits => r.give(opt, None, None, Span::one(i)),
+            Arg::Req => {
+                let Some(v) = words.get(next) else {
+                    r.unknown(i, format!("`{c}` (in `{}`) needs a value", words[i]));
+                    return None;
+                };
+                r.give(
+                    opt,
+                    Some(v.as_str()),
+                    None,
+                    Span {
+                        first: i,
+                        last: next,
+                    },
+                );
+                next += 1;
+            }
+            Arg::Two => {
+                r.unknown(i, format!("`{c}` (in `{}`) takes two values", words[i]));
+                return None;
+            }
+        }
+    }
+    Some(next)
 }
 
 /// Takes an option's value as its arity says; the index of the next word.

@@ -81,6 +81,8 @@ pub struct Opt {
     pub key: &'static str,
     pub arg: Arg,
     pub does: Does,
+    /// The options end after this one (and its value): later words are all operands.
+    pub ends: bool,
     /// The line it came from, for messages and tests.
     pub line: &'static str,
 }
@@ -126,8 +128,11 @@ pub fn compile(line: &'static str) -> Result<Vec<Opt>, String> {
     let mut names: Vec<(Name, Option<Arg>)> = Vec::new();
     let mut line_arg: Option<Arg> = None;
     let mut values = 0;
+    let mut ends = false;
     for token in names_part.split([' ', ',']).filter(|t| !t.is_empty()) {
-        if let Some(rest) = token.strip_prefix("--") {
+        if token == "..." {
+            ends = true;
+        } else if let Some(rest) = token.strip_prefix("--") {
             let (name, a) = split_value(rest)?;
             if name.is_empty() {
                 return Err(format!("{line:?}: empty long option name"));
@@ -194,6 +199,7 @@ pub fn compile(line: &'static str) -> Result<Vec<Opt>, String> {
                 names: vec![name],
                 arg,
                 does,
+                ends,
                 key,
                 line,
             }),
@@ -296,6 +302,8 @@ mod tests {
         let opts = compile("-I[FMT], --iso-8601[=FMT]").unwrap();
         assert_eq!(opts.len(), 1);
         assert_eq!(opts[0].arg, Arg::Opt);
+        let o = one("-m MODULE ...  code: runs MODULE");
+        assert!(o.ends && o.arg == Arg::Req);
     }
 
     #[test]
