@@ -1122,11 +1122,13 @@ impl PolicyCost {
 }
 
 fn policy(lab: &Lab, plan: &Plan, round_trip: Duration) -> PolicyCost {
-    let policy = common::policy(&lab.path().join("policy"));
+    let (policy, repo) = common::policy(&lab.path().join("policy"));
     // One pass first, so lazily built state is not billed to the first round.
-    common::evaluate_corpus(&policy);
+    common::evaluate_corpus(&policy, &repo);
     PolicyCost {
-        per_command: common::median_per_command(&policy, plan.policy_rounds),
+        per_command: common::median_per_command(plan.policy_rounds, || {
+            common::evaluate_corpus(&policy, &repo)
+        }),
         commands: common::corpus_len(),
         rounds: plan.policy_rounds,
         round_trip,

@@ -225,6 +225,8 @@ impl Approvals {
             agent: &sub.agent,
             command: sub.command.as_deref(),
             argv: sub.argv.as_deref(),
+            cwd: sub.cwd.as_deref().map(std::path::Path::new),
+            run: sub.run,
         };
         let verdict = self.policy.evaluate(subject, now);
         let new = NewRequest {

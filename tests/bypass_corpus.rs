@@ -34,6 +34,8 @@ fn rules_of(set: RuleSet) -> Vec<Rule> {
 
 struct Policies {
     _dir: tempfile::TempDir,
+    /// A clean git repository: the corpus's commands are judged as run there.
+    repo: std::path::PathBuf,
     by_set: HashMap<RuleSet, Policy>,
 }
 
@@ -53,19 +55,26 @@ impl Policies {
                 (set, policy)
             })
             .collect();
-        Policies { _dir: dir, by_set }
+        let repo = corpus::repo(dir.path());
+        Policies {
+            _dir: dir,
+            repo,
+            by_set,
+        }
     }
 
     fn evaluate(&self, set: RuleSet, command: &str) -> Verdict {
-        self.by_set[&set].evaluate(subject(command), Utc::now())
+        self.by_set[&set].evaluate(self.subject(command), Utc::now())
     }
-}
 
-fn subject(command: &str) -> Subject<'_> {
-    Subject {
-        agent: AGENT,
-        command: Some(command),
-        argv: None,
+    fn subject<'a>(&'a self, command: &'a str) -> Subject<'a> {
+        Subject {
+            agent: AGENT,
+            command: Some(command),
+            argv: None,
+            cwd: Some(&self.repo),
+            run: false,
+        }
     }
 }
 
@@ -203,6 +212,8 @@ fn argv_requests() {
                 agent: AGENT,
                 command: None,
                 argv: Some(&argv),
+                cwd: Some(&policies.repo),
+                run: false,
             },
             Utc::now(),
         );
@@ -271,15 +282,17 @@ fn always_is_refused_for_dangerous_not_plain_wrappers_and_inline_code() {
     let policies = Policies::new();
     let policy = &policies.by_set[&RuleSet::NoRules];
     let refusal = |command: &str| {
-        let v = policy.evaluate(subject(command), Utc::now());
-        policy.always_refusal(&v, subject(command))
+        let v = policy.evaluate(policies.subject(command), Utc::now());
+        policy.always_refusal(&v, policies.subject(command))
     };
     let mut failures = Vec::new();
     // Every corpus command that is dangerous or not plain (as policy judged it).
     for case in CORPUS {
-        let v = policy.evaluate(subject(case.command), Utc::now());
+        let v = policy.evaluate(policies.subject(case.command), Utc::now());
         if (v.risk == Risk::Dangerous || !v.plain)
-            && policy.always_refusal(&v, subject(case.command)).is_none()
+            && policy
+                .always_refusal(&v, policies.subject(case.command))
+                .is_none()
         {
             failures.push(format!(
                 "line {} {:?} (risk {}, plain {}): always not refused",

@@ -5,6 +5,7 @@
 mod corpus;
 
 use std::hint::black_box;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -62,38 +63,72 @@ fn rules() -> Vec<Rule> {
     out
 }
 
-/// The corpus configuration (paths in `dir`) with the 10,000 rules loaded.
-pub fn policy(dir: &std::path::Path) -> Policy {
+/// The corpus configuration (paths in `dir`) with the 10,000 rules loaded, and the clean
+/// git repository the corpus's commands are judged in.
+pub fn policy(dir: &std::path::Path) -> (Policy, PathBuf) {
     let config = corpus::config(dir);
     let policy = Policy::new(Arc::new(config)).expect("policy compiles");
     policy.set_rules(&rules());
-    policy
+    (policy, corpus::repo(dir))
 }
 
-/// Analyses and matches every corpus command once.
-pub fn evaluate_corpus(policy: &Policy) {
-    let now = Utc::now();
-    for case in corpus::CORPUS {
-        black_box(policy.evaluate(
-            Subject {
-                agent: "agent",
-                command: Some(black_box(case.command)),
-                argv: None,
-            },
-            now,
-        ));
+fn subject<'a>(command: &'a str, repo: &'a Path) -> Subject<'a> {
+    Subject {
+        agent: "agent",
+        command: Some(command),
+        argv: None,
+        cwd: Some(repo),
+        run: false,
     }
 }
 
-/// Median time per command over `rounds` passes of the corpus.
-pub fn median_per_command(policy: &Policy, rounds: usize) -> Duration {
+/// Analyses and matches every corpus command once.
+pub fn evaluate_corpus(policy: &Policy, repo: &Path) {
+    let now = Utc::now();
+    for case in corpus::CORPUS {
+        black_box(policy.evaluate(subject(black_box(case.command), repo), now));
+    }
+}
+
+/// The floor under any decision: parsing every corpus command with tree-sitter, once.
+#[allow(dead_code)] // the policy bench's; the daemon bench reports against a round trip
+pub fn parse_corpus() {
+    for case in corpus::CORPUS {
+        black_box(execgate::policy::parse::analyse(black_box(case.command)));
+    }
+}
+
+/// Median time per command over `rounds` passes of `pass` over the corpus.
+pub fn median_per_command(rounds: usize, mut pass: impl FnMut()) -> Duration {
     let mut passes: Vec<Duration> = (0..rounds)
         .map(|_| {
             let start = Instant::now();
-            evaluate_corpus(policy);
+            pass();
             start.elapsed()
         })
         .collect();
     passes.sort();
     passes[passes.len() / 2] / corpus_len() as u32
+}
+
+/// The corpus command that takes longest (the median of `rounds` evaluations of each),
+/// with its time.
+#[allow(dead_code)] // the policy bench's
+pub fn worst_command(policy: &Policy, repo: &Path, rounds: usize) -> (&'static str, Duration) {
+    let now = Utc::now();
+    corpus::CORPUS
+        .iter()
+        .map(|case| {
+            let mut times: Vec<Duration> = (0..rounds)
+                .map(|_| {
+                    let start = Instant::now();
+                    black_box(policy.evaluate(subject(black_box(case.command), repo), now));
+                    start.elapsed()
+                })
+                .collect();
+            times.sort();
+            (case.command, times[times.len() / 2])
+        })
+        .max_by_key(|(_, t)| *t)
+        .unwrap_or(("", Duration::ZERO))
 }

@@ -3,8 +3,11 @@
 //!
 //! `parse` analyses a command line with tree-sitter (is it plain, which commands does it
 //! run), `shell` holds the lexical helpers (normalising, quoting, a blunt splitter),
-//! `rules` the compiled deny list, allowed binaries and allowlist, and `risk` judges how
-//! much harm a command could do.
+//! `programs` is execgate's knowledge of each program (what every word of a command
+//! means, read as the program reads it), `paths` judges paths (secrets, sensitive
+//! files), `gitrepo` reads what a git repository would make git run, `rules` the
+//! compiled deny list, allowed binaries and allowlist, and `risk` judges how much harm
+//! a command could do.
 
 pub mod gitrepo;
 pub mod parse;
@@ -14,12 +17,14 @@ pub mod risk;
 pub mod rules;
 pub mod shell;
 
+use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
 use crate::model::{Ask, AskFallback, Risk, Rule, Security};
+use programs::Understanding;
 pub use shell::shell_join;
 
 /// True for `[A-Za-z0-9._-]{1,64}`.
@@ -46,6 +51,11 @@ pub struct Subject<'a> {
     pub agent: &'a str,
     pub command: Option<&'a str>,
     pub argv: Option<&'a [String]>,
+    /// The canonical working directory, when the request gave one (run mode always has
+    /// one): where git's repository configuration is read from.
+    pub cwd: Option<&'a Path>,
+    /// Run mode: execgate itself will run the command, as its own user.
+    pub run: bool,
 }
 
 /// What policy concluded before any human is involved.
@@ -195,7 +205,13 @@ impl Policy {
         // in case the parser and the shell disagree about where a command starts.
         let mut screened = segments.clone();
         screened.extend(lexical);
-        let (risk, mut risk_reasons) = risk::assess(&analysis, own_files);
+        // Each command read once against its program's profile, for risk and rules.
+        let understood: Vec<Understanding> = analysis
+            .commands
+            .iter()
+            .map(|c| programs::understand(&c.words, c.piped))
+            .collect();
+        let (risk, mut risk_reasons) = risk::assess_understood(&analysis, &understood, own_files);
         if !plain {
             risk_reasons.extend(analysis.not_plain.iter().map(|r| format!("not plain: {r}")));
         }
@@ -249,6 +265,15 @@ impl Policy {
 
         // Step 7: only plain commands are ever approved by a rule.
         if plain {
+            let segments: Vec<rules::Segment<'_>> = analysis
+                .commands
+                .iter()
+                .zip(&understood)
+                .map(|(c, u)| rules::Segment {
+                    text: &c.text,
+                    understanding: u,
+                })
+                .collect();
             verdict.rules_matched = self.allowlist().approve(
                 subject.agent,
                 &line,
@@ -257,9 +282,24 @@ impl Policy {
                 now,
             );
         }
-        let allowlisted = !verdict.rules_matched.is_empty();
         // Step 8.
-        let safe = plain && risk == Risk::Safe && config.policy.safe_bins;
+        let mut safe = plain && risk == Risk::Safe && config.policy.safe_bins;
+        if safe && subject.run && !inside_roots(subject.cwd, &config.exec.allowed_cwd_roots) {
+            safe = false;
+            verdict.risk_reasons.push(
+                "run mode: execgate runs safe commands without a human only inside exec.allowed_cwd_roots"
+                    .into(),
+            );
+        }
+        // Neither step approves git without reading what its repository would make it run.
+        if (safe || !verdict.rules_matched.is_empty())
+            && let Some(why) = git_gate(&analysis, &understood, subject)
+        {
+            safe = false;
+            verdict.rules_matched.clear();
+            verdict.risk_reasons.push(why);
+        }
+        let allowlisted = !verdict.rules_matched.is_empty();
 
         verdict.fallback_approves = match config.approval.ask_fallback {
             AskFallback::Deny => false,
@@ -303,7 +343,13 @@ impl Policy {
             let Some(words) = commands.first() else {
                 continue;
             };
+            let understood = programs::understand(words, command.piped);
+            let runs_code = understood
+                .findings
+                .iter()
+                .any(|f| matches!(f.effect, programs::Effect::Code(_)));
             if commands.len() > 1
+                || runs_code
                 || risk::runs_other_code(words)
                 || risk::is_wrapper_or_interpreter(&words[0])
             {
@@ -315,4 +361,104 @@ impl Policy {
         }
         None
     }
+}
+
+/// Whether `cwd` lies inside one of `roots` (both canonical: roots are made canonical
+/// here, the request's cwd was at validation). No roots, or none that resolves: no.
+fn inside_roots(cwd: Option<&Path>, roots: &[std::path::PathBuf]) -> bool {
+    let Some(cwd) = cwd else {
+        return false;
+    };
+    roots
+        .iter()
+        .filter_map(|r| r.canonicalize().ok())
+        .any(|r| cwd.starts_with(r))
+}
+
+/// Why git in this command must not be approved without a human, if it must not: git
+/// runs programs its repository's configuration names (`core.fsmonitor` on `status`,
+/// `diff.external` and textconv drivers on `diff`, filters, aliases) and hooks from
+/// `.git/hooks`, which an agent can often write. In decide-only mode the agent runs git
+/// itself, so the repository must set no program-valued key and hold no hook the
+/// command could run; in run mode execgate neutralises them (`gitrepo::neutralising_env`),
+/// so the configuration need only be readable and every key neutralisable. Without a
+/// repository, only commands that need none pass.
+fn git_gate(
+    analysis: &parse::Analysis,
+    understood: &[Understanding],
+    subject: Subject<'_>,
+) -> Option<String> {
+    // Every git invocation, looked through wrappers (`timeout 5 git status` under an
+    // exact rule runs git too), with its subcommand.
+    let mut subs: Vec<Option<&'static str>> = Vec::new();
+    let mut wrapped = false;
+    for (c, u) in analysis.commands.iter().zip(understood) {
+        if u.profiled && u.program == "git" {
+            subs.push(u.subcommand.first().copied());
+            continue;
+        }
+        if c.words.iter().any(|w| w == "git" || w.ends_with("/git")) {
+            for inner in risk::looked_through(&c.words).iter().skip(1) {
+                if inner
+                    .first()
+                    .is_some_and(|p| p == "git" || p.ends_with("/git"))
+                {
+                    wrapped = true;
+                }
+            }
+        }
+    }
+    if subs.is_empty() && !wrapped {
+        return None;
+    }
+    let Some(cwd) = subject.cwd else {
+        return Some(
+            "git: the request gives no cwd, so execgate cannot read the repository's configuration (which can make git run programs)"
+                .into(),
+        );
+    };
+    let repo = match gitrepo::inspect(cwd) {
+        Err(e) => return Some(format!("git: cannot read the repository fully: {e}")),
+        Ok(repo) => repo,
+    };
+    let Some(repo) = repo else {
+        let repoless = |s: &Option<&str>| {
+            matches!(
+                s,
+                None | Some("clone" | "init" | "version" | "help" | "ls-remote")
+            )
+        };
+        if wrapped || !subs.iter().all(repoless) {
+            return Some(format!(
+                "git: {} is not in a repository, where `git diff` compares any two files",
+                cwd.display()
+            ));
+        }
+        return None;
+    };
+    if subject.run {
+        return gitrepo::neutralising_env(Some(&repo), &[]).err();
+    }
+    if let Some(key) = repo.program_keys.first() {
+        return Some(format!(
+            "git: the repository's configuration sets `{}`, which {}",
+            key.name, key.why
+        ));
+    }
+    if !repo.hooks.is_empty() {
+        use programs::git::{Hooks, hooks_run_by};
+        let runs_hook = wrapped
+            || subs.iter().any(|s| match hooks_run_by(*s) {
+                Hooks::None => false,
+                Hooks::IndexOnly => repo.hooks.iter().any(|h| h == "post-index-change"),
+                Hooks::Any => true,
+            });
+        if runs_hook {
+            return Some(format!(
+                "git: the repository has hooks git would run ({})",
+                repo.hooks.join(", ")
+            ));
+        }
+    }
+    None
 }

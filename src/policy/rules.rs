@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 
+use super::programs::Understanding;
 use super::shell;
 use crate::model::{Rule, RuleKind};
 
@@ -108,7 +109,26 @@ struct CompiledRule {
     id: i64,
     agent: Option<String>,
     glob: Option<GlobMatcher>,
+    /// For a glob, how many of its leading words are written out: the rest of a
+    /// command it matches is the wildcard's.
+    literal: usize,
     expires_at: Option<DateTime<Utc>>,
+}
+
+/// One simple command as the allowlist sees it: its words as written (what rules are
+/// compared with) and what its program's profile makes of them.
+pub struct Segment<'a> {
+    pub text: &'a str,
+    pub understanding: &'a Understanding,
+}
+
+/// How many leading words of a glob pattern are written out, before the first word with
+/// a wildcard (`*`, `?`, `[`, `{`). `cargo test *` → 2.
+pub fn literal_words(pattern: &str) -> usize {
+    shell::words(pattern)
+        .iter()
+        .take_while(|w| !w.contains(['*', '?', '[', '{']))
+        .count()
 }
 
 /// The allowlist, compiled.
@@ -154,6 +174,11 @@ impl Allowlist {
             list.rules.push(CompiledRule {
                 id: rule.id,
                 agent: rule.agent.clone(),
+                literal: if glob.is_some() {
+                    literal_words(&rule.pattern)
+                } else {
+                    usize::MAX
+                },
                 glob,
                 expires_at: rule.expires_at,
             });
@@ -176,12 +201,15 @@ impl Allowlist {
 
     /// The rules that approve a plain command: an exact rule for the whole normalized
     /// command, or one rule per segment. Globs are matched per segment, never across
-    /// separators, and never approve a dangerous command. Empty: no approval.
+    /// separators, and never approve a dangerous command. A glob approves a segment only
+    /// when what its wildcard covers is understood and harmless enough (DESIGN.md §4
+    /// step 7): operands and harmless options, never code it did not name, a write, a
+    /// change of configuration or a word execgate cannot account for. Empty: no approval.
     pub fn approve(
         &self,
         agent: &str,
         normalized: &str,
-        segments: &[String],
+        segments: &[Segment<'_>],
         dangerous: bool,
         now: DateTime<Utc>,
     ) -> Vec<i64> {
@@ -190,17 +218,21 @@ impl Allowlist {
         }
         let mut used = Vec::new();
         for seg in segments {
-            let hit = self.exact_rule(seg, agent, now).or_else(|| {
+            let hit = self.exact_rule(seg.text, agent, now).or_else(|| {
                 // A glob never approves a dangerous command, nor a wrapper, shell or
-                // interpreter: `timeout *` would approve `timeout 5 rm -rf ~`.
-                if dangerous || runs_other_programs(seg) {
+                // interpreter (`timeout *` would approve `timeout 5 rm -rf ~`), unless
+                // the program's profile accounts for the code it runs itself.
+                let u = seg.understanding;
+                if dangerous || (!(u.profiled && u.decides_code) && runs_other_programs(seg.text)) {
                     return None;
                 }
                 self.globs
                     .iter()
                     .find(|&&i| {
+                        let rule = &self.rules[i];
                         self.live(i, agent, now)
-                            && self.rules[i].glob.as_ref().is_some_and(|g| g.is_match(seg))
+                            && rule.glob.as_ref().is_some_and(|g| g.is_match(seg.text))
+                            && u.glob_refusal(rule.literal).is_none()
                     })
                     .map(|&i| self.rules[i].id)
             });

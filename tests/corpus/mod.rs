@@ -32,6 +32,25 @@ pub fn config(dir: &std::path::Path) -> Config {
     Config::load_from(&Overrides::default(), &env).expect("the corpus configuration is valid")
 }
 
+/// A clean git repository under `dir` (what `git init` makes, with no program-valued
+/// configuration and no hooks): where the corpus's commands are judged to run, as an
+/// agent's commands run in its checkout. Made by hand, so no `git` binary is needed.
+pub fn repo(dir: &std::path::Path) -> std::path::PathBuf {
+    let repo = dir.join("repo");
+    let git = repo.join(".git");
+    for sub in ["objects", "refs/heads", "hooks"] {
+        std::fs::create_dir_all(git.join(sub)).expect("create the test repository");
+    }
+    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        git.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n",
+    )
+    .unwrap();
+    std::fs::write(git.join("hooks/pre-commit.sample"), "#!/bin/sh\n").unwrap();
+    repo
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Case {
     /// Line in this file, for failure messages.

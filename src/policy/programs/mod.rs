@@ -35,7 +35,7 @@ mod archive;
 mod build;
 mod coreutils;
 mod find;
-mod git;
+pub mod git;
 mod js;
 mod net;
 mod ops;
@@ -221,6 +221,8 @@ pub struct Understanding {
     /// Whether execgate has a profile for it.
     pub profiled: bool,
     pub decides_code: bool,
+    /// The subcommands selected, outermost first (`git stash list`: `["stash", "list"]`).
+    pub subcommand: Vec<&'static str>,
     pub findings: Vec<Finding>,
 }
 
@@ -435,6 +437,13 @@ fn lookup(program: &str) -> Option<&'static Compiled> {
     REGISTRY.get(name)
 }
 
+/// `python`, `python3`, `python3.12`, `pypy3`: a Python interpreter by its name.
+pub fn is_python(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let family = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    matches!(family, "python" | "pypy")
+}
+
 /// Whether execgate has a profile for this program word.
 pub fn is_profiled(program: &str) -> bool {
     lookup(program).is_some()
@@ -459,6 +468,7 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         program: base,
         profiled: true,
         decides_code: compiled.profile.decides_code,
+        subcommand: Vec::new(),
         findings: Vec::new(),
     };
     if !errors.is_empty() {
@@ -469,7 +479,7 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         });
         return u;
     }
-    u.findings = read::read(compiled, words, piped);
+    (u.findings, u.subcommand) = read::read(compiled, words, piped);
     u
 }
 

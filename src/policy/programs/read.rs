@@ -127,7 +127,12 @@ fn effect_of(does: Does, shown: &str, value: Option<&str>) -> Option<Effect> {
 }
 
 /// Reads `words` (program first) against a compiled profile.
-pub(super) fn read(top: &'static Compiled, words: &[String], piped: bool) -> Vec<Finding> {
+/// The findings, and the subcommands selected (`["stash", "list"]`).
+pub(super) fn read(
+    top: &'static Compiled,
+    words: &[String],
+    piped: bool,
+) -> (Vec<Finding>, Vec<&'static str>) {
     let program = words[0].rsplit('/').next().unwrap_or(&words[0]);
     let mut r = Reading {
         words,
@@ -168,7 +173,7 @@ pub(super) fn read(top: &'static Compiled, words: &[String], piped: bool) -> Vec
         .roles
         .unwrap_or((level.profile.operands, level.profile.rest));
     finish(&mut r, first, rest);
-    r.findings
+    (r.findings, r.path)
 }
 
 enum Next {
@@ -600,7 +605,8 @@ fn finish(r: &mut Reading<'_>, first: &'static [Role], rest: Role) {
             }
             Role::Write if w == "-" => None,
             Role::Write => Some(Effect::Writes(w.to_string())),
-            Role::Revision if is_revision(w) => None,
+            // After `--`, git reads every operand as a path.
+            Role::Revision if is_revision(w) && r.dashdash.is_none_or(|d| i < d) => None,
             Role::Revision => Some(Effect::Reads(w.to_string())),
             Role::Code(why) => Some(Effect::Code(format!("{why} `{w}`"))),
             Role::Project(why) => Some(Effect::Project(format!("{why} `{w}`"))),

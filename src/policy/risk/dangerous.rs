@@ -5,6 +5,8 @@ use super::code::{SHELLS, ShellInput, code_source, network_exec};
 use super::through::{Inner, Seen, inner_commands, option_values, seen_of, walk};
 use super::{OwnFiles, base};
 use crate::policy::parse::{self, Analysis};
+use crate::policy::paths;
+use crate::policy::programs::{self, Effect};
 
 /// File names of execgate's own files: a command naming one touches execgate.
 const OWN_NAMES: &[&str] = &[
@@ -102,7 +104,9 @@ fn is_sensitive(path: &str) -> bool {
     }) {
         return true;
     }
-    parts.last().is_some_and(|name| NAMES.contains(name))
+    parts
+        .last()
+        .is_some_and(|name| NAMES.contains(name) || paths::is_dotenv(name))
 }
 
 /// System paths that must not be recursively re-permissioned or re-owned.
@@ -176,8 +180,29 @@ impl Reasons {
     }
 }
 
-/// Checks one command (found anywhere, looked through) against the dangerous patterns.
+/// Checks one command (found anywhere, looked through) against the dangerous patterns,
+/// and where they find nothing, asks the program's profile (which reads abbreviations
+/// and clusters as the program does: `git reset --har`, `git branch -df`).
 fn dangerous_command(seen: &Seen, own: &OwnFiles, r: &mut Reasons) {
+    let mut mine = Reasons(Vec::new());
+    let understood = programs::understand(&seen.words, seen.piped);
+    dangerous_patterns(seen, &understood, own, &mut mine);
+    if mine.0.is_empty() {
+        for danger in understood.dangers() {
+            mine.add(danger.to_string());
+        }
+    }
+    for reason in mine.0 {
+        r.add(reason);
+    }
+}
+
+fn dangerous_patterns(
+    seen: &Seen,
+    understood: &programs::Understanding,
+    own: &OwnFiles,
+    r: &mut Reasons,
+) {
     let words = &seen.words;
     let program = base(&words[0]);
     let args = &words[1..];
@@ -188,6 +213,26 @@ fn dangerous_command(seen: &Seen, own: &OwnFiles, r: &mut Reasons) {
         .filter(|a| !a.starts_with('-'))
         .map(String::as_str)
         .collect();
+
+    // What the program's profile says it would write that grants access or holds secrets.
+    for f in &understood.findings {
+        if let Effect::Writes(p) = &f.effect
+            && (is_sensitive(p) || paths::is_secret(p))
+        {
+            r.add(format!("writes or copies a sensitive file (`{p}`)"));
+        }
+    }
+    if let Some(endpoint) = words.iter().find_map(|w| metadata_endpoint(w)) {
+        r.add(format!(
+            "reaches a cloud metadata endpoint, which hands out the machine's credentials (`{endpoint}`)"
+        ));
+    }
+    if let Some(verb) = removes_packages(words) {
+        r.add(format!("removes installed packages (`{program} {verb}`)"));
+    }
+    for why in destructive_sql(words, seen.heredoc.as_deref()) {
+        r.add(why);
+    }
 
     // Code from a pipe, a download or a process substitution.
     if let Some(source) = code_source(words) {
@@ -383,7 +428,7 @@ fn dangerous_command(seen: &Seen, own: &OwnFiles, r: &mut Reasons) {
         for o in &operands {
             if is_device(o) {
                 r.add(format!("writes to a device (`{o}`)"));
-            } else if is_sensitive(o) {
+            } else if is_sensitive(o) || paths::is_secret(o) {
                 r.add(format!("writes or copies a sensitive file (`{o}`)"));
             }
         }
@@ -395,6 +440,153 @@ fn dangerous_command(seen: &Seen, own: &OwnFiles, r: &mut Reasons) {
             }
         }
     }
+}
+
+/// The cloud metadata endpoint a word names, if it names one: the instance metadata
+/// services of AWS, GCP, Azure, Alibaba and others hand out the machine's credentials to
+/// anything that asks from inside it. Written forms include the decimal and hex
+/// spellings of 169.254.169.254 and its IPv6 and IPv4-mapped addresses.
+fn metadata_endpoint(word: &str) -> Option<&'static str> {
+    let w = word.to_ascii_lowercase();
+    const MARKERS: &[(&str, &str)] = &[
+        ("169.254.169.254", "169.254.169.254"),
+        ("169.254.170.2", "169.254.170.2"),
+        ("169.254.", "169.254.0.0/16"),
+        ("metadata.google.internal", "metadata.google.internal"),
+        ("metadata.goog", "metadata.goog"),
+        ("metadata.azure.com", "metadata.azure.com"),
+        ("100.100.100.200", "100.100.100.200"),
+        ("fd00:ec2::254", "fd00:ec2::254"),
+        ("a9fe:a9fe", "169.254.169.254"),
+        ("2852039166", "169.254.169.254"),
+        ("0xa9fea9fe", "169.254.169.254"),
+        ("0xa9.0xfe.0xa9.0xfe", "169.254.169.254"),
+        ("0251.0376.0251.0376", "169.254.169.254"),
+        ("instance-data", "instance-data"),
+    ];
+    MARKERS
+        .iter()
+        .find(|(m, _)| w.contains(m))
+        .map(|&(_, name)| name)
+}
+
+/// The verb by which a package manager removes installed packages, if these words use
+/// one (also with options before the verb: `npm --prefix x rm y`, `pip -q uninstall`).
+fn removes_packages(words: &[String]) -> Option<String> {
+    let program = base(&words[0]);
+    let verbs: &[&str] = match program {
+        "npm" => &["uninstall", "un", "unlink", "remove", "rm", "r"],
+        "pnpm" => &["remove", "rm", "un", "uninstall"],
+        "yarn" | "bun" | "poetry" | "uv" | "composer" | "snap" | "flatpak" => {
+            &["remove", "rm", "uninstall"]
+        }
+        "pip" | "pip3" | "pipx" | "gem" | "cargo" | "go" | "dotnet" | "helm" => &["uninstall"],
+        "brew" => &["uninstall", "remove", "rm", "autoremove"],
+        "apt" | "apt-get" | "aptitude" => &["remove", "purge", "autoremove"],
+        "dnf" | "yum" | "zypper" => &["remove", "erase", "autoremove", "rm"],
+        "conda" | "mamba" | "micromamba" => &["remove", "uninstall"],
+        "apk" => &["del"],
+        "port" => &["uninstall"],
+        "pacman" => {
+            return words[1..]
+                .iter()
+                .find(|w| w.starts_with("-R") || w.starts_with("--remove"))
+                .cloned();
+        }
+        p if programs::is_python(p) => {
+            // `python -m pip uninstall …`
+            let pip = words.iter().position(|w| w == "pip" || w == "pip3")?;
+            return words[pip..].iter().find(|w| *w == "uninstall").cloned();
+        }
+        _ => return None,
+    };
+    words[1..]
+        .iter()
+        .find(|w| verbs.contains(&w.as_str()))
+        .cloned()
+}
+
+/// SQL clients, and the options that give them SQL to run.
+fn sql_client(program: &str) -> Option<&'static [&'static str]> {
+    Some(match program {
+        "psql" => &["-c", "--command"],
+        "mysql" | "mariadb" => &["-e", "--execute"],
+        "sqlite3" | "sqlite" | "duckdb" => &["-cmd", "-c"],
+        "sqlcmd" => &["-Q", "-q"],
+        "clickhouse-client" | "clickhouse" => &["-q", "--query"],
+        "cockroach" | "cqlsh" => &["-e", "--execute"],
+        "mongosh" | "mongo" => &["--eval"],
+        _ => return None,
+    })
+}
+
+/// Why the SQL these words (or what is fed to them) run destroys or changes data, or
+/// runs commands: `DROP`, `TRUNCATE`, `DELETE`, `UPDATE`, `ALTER`, a psql `\!` or `COPY
+/// … PROGRAM`, an sqlite `.shell`. Statements in a file (`-f`) are not seen: the
+/// command is at worst asked, never approved, since a SQL client is no safe program.
+fn destructive_sql(words: &[String], fed: Option<&str>) -> Vec<String> {
+    let program = base(&words[0]);
+    let Some(flags) = sql_client(program) else {
+        if program == "dropdb" || (program == "mysqladmin" && words.iter().any(|w| w == "drop")) {
+            return vec![format!("drops a database (`{program}`)")];
+        }
+        return Vec::new();
+    };
+    let mut sql: Vec<&str> = Vec::new();
+    let args = &words[1..];
+    let mut i = 0;
+    let mut operands = 0;
+    while let Some(a) = args.get(i) {
+        if flags.contains(&a.as_str()) {
+            sql.extend(args.get(i + 1).map(String::as_str));
+            i += 2;
+            continue;
+        }
+        if let Some(v) = flags
+            .iter()
+            .filter(|f| f.starts_with("--"))
+            .find_map(|f| a.strip_prefix(&format!("{f}=")))
+        {
+            sql.push(v);
+        } else if let Some(v) = flags.iter().filter(|f| f.len() == 2).find_map(|f| {
+            a.strip_prefix(*f)
+                .filter(|v| !v.is_empty() && !a.starts_with("--"))
+        }) {
+            sql.push(v);
+        } else if !a.starts_with('-') {
+            operands += 1;
+            // sqlite3 DB SQL…, duckdb DB SQL…
+            if matches!(program, "sqlite3" | "sqlite" | "duckdb") && operands > 1 {
+                sql.push(a);
+            }
+        }
+        i += 1;
+    }
+    sql.extend(fed);
+    let mut out = Vec::new();
+    for text in sql {
+        let upper = text.to_ascii_uppercase();
+        let words: Vec<&str> = upper
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for kw in [
+            "DROP", "TRUNCATE", "DELETE", "UPDATE", "ALTER", "GRANT", "REVOKE",
+        ] {
+            if words.contains(&kw) {
+                out.push(format!("runs destructive SQL (`{kw}`) with `{program}`"));
+            }
+        }
+        let runs_commands = upper.contains("\\!")
+            || (words.contains(&"PROGRAM") && words.contains(&"COPY"))
+            || upper.contains(".SHELL")
+            || upper.contains(".SYSTEM")
+            || upper.contains("SYSTEM ") && matches!(program, "mysql" | "mariadb");
+        if runs_commands {
+            out.push(format!("runs shell commands from SQL with `{program}`"));
+        }
+    }
+    out
 }
 
 /// `chmod` modes that open files to everyone or set the setuid/setgid bit.
@@ -615,8 +807,23 @@ pub(super) fn dangerous_analysis(
         if writes_target(&redirect.op) {
             if is_device(t) && !t.starts_with("/dev/tcp/") && !t.starts_with("/dev/udp/") {
                 r.add(format!("writes to a device (`{t}`)"));
-            } else if is_sensitive(t) {
+            } else if is_sensitive(t) || paths::is_secret(t) {
                 r.add(format!("writes to a sensitive file (`{t}`)"));
+            }
+        }
+    }
+    // SQL echoed into a client: `echo 'DROP TABLE t' | psql`.
+    for pair in analysis.commands.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if b.piped
+            && !b.words.is_empty()
+            && a.words
+                .first()
+                .is_some_and(|p| matches!(base(p), "echo" | "printf"))
+        {
+            let text = a.words[1..].join(" ");
+            for why in destructive_sql(&b.words, Some(&text)) {
+                r.add(why);
             }
         }
     }

@@ -9,17 +9,17 @@
 //! value, so every later word is tried as the inner program): that only makes the deny
 //! list and risk stricter.
 //!
-//! `safe` is a whitelist: every command a known read-only binary, used with flags only
-//! (their values recognised per binary), no forbidden flag, no path operands, and the
-//! whole command plain without redirections. `dangerous` is a list of patterns, each
-//! with its own reason. Everything else needs review.
+//! `safe` is what the program profiles (`policy::programs`) account for word by word with
+//! nothing but harmless words: no path operand, no recursion, nothing run, written or
+//! reached. `dangerous` is a list of patterns, each with its own reason, joined by what
+//! the profiles call a danger (so `git reset --har`, which git reads as `--hard`, is
+//! one). Everything else needs review.
 //!
 //! The parts, one job each:
 //! - `code`: which programs run other code: shells, interpreters, wrappers and their
 //!   options ([`runs_other_code`], [`is_wrapper_or_interpreter`]).
 //! - `through`: looking through wrappers and scripts to the commands they run
 //!   ([`looked_through`]).
-//! - `safe`: the known read-only binaries and git subcommands, and the `safe` check.
 //! - `dangerous`: the dangerous patterns and their reasons, sensitive paths, and
 //!   execgate's own files.
 //!
@@ -27,19 +27,18 @@
 
 mod code;
 mod dangerous;
-mod safe;
 mod through;
 
 use std::path::PathBuf;
 
 use super::parse::Analysis;
+use super::programs::{self, Understanding};
 use crate::model::Risk;
 
 pub use code::{is_wrapper_or_interpreter, runs_other_code};
 pub use through::looked_through;
 
 use dangerous::{Reasons, dangerous_analysis};
-use safe::is_safe_command;
 
 /// Paths that belong to execgate itself: commands that touch them are dangerous.
 #[derive(Clone, Debug, Default)]
@@ -63,39 +62,59 @@ fn family(program: &str) -> &str {
     program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')
 }
 
-/// A word the shell or program would read as a file path.
-fn is_path(word: &str) -> bool {
-    word.contains('/') || word.starts_with('.') || word.starts_with('~')
+/// Classifies a command from its analysis: `dangerous` if any command in it, nested or
+/// looked through, matches a dangerous pattern (or its program's profile names a danger);
+/// `safe` if it is plain and every command is understood by its program's profile with
+/// nothing but harmless words (step 8: no path operands, no recursion, nothing run,
+/// written or reached); else `needs-review`, with what stood in the way.
+pub fn assess(analysis: &Analysis, own: &OwnFiles) -> (Risk, Vec<String>) {
+    let understood: Vec<Understanding> = analysis
+        .commands
+        .iter()
+        .map(|c| programs::understand(&c.words, c.piped))
+        .collect();
+    assess_understood(analysis, &understood, own)
 }
 
-/// Classifies a command from its analysis: `dangerous` if any command in it, nested or
-/// looked through, matches a dangerous pattern; `safe` if it is plain, without
-/// redirections, and every command is a known read-only one; else `needs-review`.
-pub fn assess(analysis: &Analysis, own: &OwnFiles) -> (Risk, Vec<String>) {
+/// [`assess`], with each command's understanding already at hand (policy reads each
+/// command once, for risk and for the allowlist).
+pub fn assess_understood(
+    analysis: &Analysis,
+    understood: &[Understanding],
+    own: &OwnFiles,
+) -> (Risk, Vec<String>) {
     let mut r = Reasons(Vec::new());
     dangerous_analysis(analysis, own, &mut r, 0);
     if !r.0.is_empty() {
         return (Risk::Dangerous, r.0);
     }
-    if analysis.plain()
-        && analysis.redirects.is_empty()
-        && !analysis.commands.is_empty()
-        && analysis
-            .commands
-            .iter()
-            .all(|c| c.assignments.is_empty() && c.heredoc.is_none() && is_safe_command(&c.words))
-    {
+    if !analysis.plain() || !analysis.redirects.is_empty() {
         return (
-            Risk::Safe,
-            vec!["read-only command without path arguments".into()],
+            Risk::NeedsReview,
+            vec!["not a plain command: a human must look at it".into()],
         );
     }
-    let why = if analysis.plain() {
-        "not a known read-only command"
-    } else {
-        "not a plain command: a human must look at it"
-    };
-    (Risk::NeedsReview, vec![why.into()])
+    let mut reasons = Vec::new();
+    for (c, u) in analysis.commands.iter().zip(understood) {
+        if !c.assignments.is_empty() || c.heredoc.is_some() {
+            reasons.push("not a plain command: a human must look at it".to_string());
+        } else if !u.profiled {
+            reasons.push(format!("`{}` is not a program execgate knows", u.program));
+        } else if !u.harmless() {
+            reasons.extend(u.reasons(3));
+        }
+    }
+    if reasons.is_empty() && !analysis.commands.is_empty() {
+        return (
+            Risk::Safe,
+            vec!["read-only: every word understood, no path operands".into()],
+        );
+    }
+    reasons.dedup();
+    if reasons.is_empty() {
+        reasons.push("nothing to run".into());
+    }
+    (Risk::NeedsReview, reasons)
 }
 
 #[cfg(test)]

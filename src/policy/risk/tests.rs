@@ -43,8 +43,9 @@ risk!(date_format, "date +%Y-%m-%d", Safe);
 risk!(git_branch_list, "git branch -vv", Safe);
 risk!(git_remote_v, "git remote -v", Safe);
 risk!(git_config_get, "git config --get user.name", Safe);
-risk!(find_name, "find -name '*.rs' -type f", Safe);
-risk!(jq_filter, "jq -r .name", NeedsReview); // `.name` reads as a path: strict
+// `find` walks the working directory: never safe (issue 12); `jq`'s filter is read.
+risk!(find_name, "find -name '*.rs' -type f", NeedsReview);
+risk!(jq_filter, "jq -r .name", Safe);
 risk!(jq_filter_plain, "jq -r 'keys'", Safe);
 risk!(chained_safe, "pwd && whoami; uname -a", Safe);
 risk!(which_name, "which cargo", Safe);
@@ -57,7 +58,7 @@ risk!(sort_output_abbrev, "sort --outp=out", NeedsReview);
 risk!(find_delete_not_safe, "find -name x -delete", Dangerous);
 risk!(find_path, "find . -name x", NeedsReview);
 risk!(head_file, "head secret.txt", NeedsReview);
-risk!(git_branch_delete, "git branch -D x", NeedsReview);
+risk!(git_branch_delete, "git branch -D x", Dangerous);
 risk!(git_branch_create, "git branch feature", NeedsReview);
 risk!(git_c_user, "git -c user.name=x log", NeedsReview);
 risk!(git_diff_output_is_not, "git diff --output=x", NeedsReview);
@@ -301,8 +302,10 @@ fn reasons_are_deduplicated_in_order() {
             "force-pushes (`git push --force`)"
         ]
     );
-    let (_, reasons) = assess(&parse::analyse("make"), &OwnFiles::default());
-    assert_eq!(reasons, ["not a known read-only command"]);
+    let (_, reasons) = assess(&parse::analyse("frobnicate"), &OwnFiles::default());
+    assert_eq!(reasons, ["`frobnicate` is not a program execgate knows"]);
+    let (_, reasons) = assess(&parse::analyse("cat notes.txt"), &OwnFiles::default());
+    assert_eq!(reasons, ["`cat` reads `notes.txt`"]);
     let (_, reasons) = assess(&parse::analyse("make > log"), &OwnFiles::default());
     assert_eq!(reasons, ["not a plain command: a human must look at it"]);
 }
