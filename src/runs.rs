@@ -16,7 +16,7 @@ use tokio::sync::Semaphore;
 
 use crate::exec::{self, Program, RunSpec};
 use crate::model::{ExecResult, Record};
-use crate::policy::Policy;
+use crate::policy::{Policy, gitrepo};
 use crate::store::Store;
 
 /// What to run for an approved request, as the agent asked.
@@ -99,13 +99,15 @@ impl Runs {
             e.started_at = Some(Utc::now());
         }
         let config = self.policy.config();
+        let mut env = exec::minimal_env(&config.exec.env_passthrough);
+        env.extend(git_neutralised(&request.cwd, &env));
         let spec = RunSpec {
             program: request.program,
             cwd: request.cwd,
             input: request.input,
             timeout: request.timeout,
             max_output_bytes: config.exec.max_output_bytes as usize,
-            env: exec::minimal_env(&config.exec.env_passthrough),
+            env,
         };
         tracing::info!(short_id = %record.short_id, "running an approved command");
         let result = exec::run(spec).await;
@@ -128,4 +130,23 @@ impl Runs {
     pub fn snapshot(&self) -> Vec<RunEntry> {
         self.entries().values().cloned().collect()
     }
+}
+
+/// The `GIT_CONFIG_*` variables every run gets: git, run anywhere in the command, runs no
+/// program its repository's configuration or hooks name (an agent may have written them
+/// since anyone looked), whatever approved the command. The approved argv is unchanged.
+/// The repository is read again here, at run time, not trusted from the decision.
+fn git_neutralised(cwd: &std::path::Path, env: &[(String, String)]) -> Vec<(String, String)> {
+    let repo = match gitrepo::inspect(cwd) {
+        Ok(repo) => repo,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the repository before a run; neutralising hooks and fsmonitor only");
+            None
+        }
+    };
+    let (vars, cannot) = gitrepo::neutralising_env(repo.as_ref(), env);
+    for why in cannot {
+        tracing::warn!(%why, "running a command a human approved in a repository with a setting execgate cannot neutralise");
+    }
+    vars
 }

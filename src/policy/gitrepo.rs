@@ -472,30 +472,28 @@ fn value(
 
 /// `GIT_CONFIG_*` variables that neutralise what `repo` sets, plus what every run gets
 /// (no file-system monitor, hooks from nowhere), numbered after any the environment
-/// already has. Err: a key that cannot be neutralised (a human must decide).
+/// already has; and the keys that no value neutralises (a human must decide about them:
+/// policy never approves git where one is set).
 pub fn neutralising_env(
     repo: Option<&Repo>,
     env: &[(String, String)],
-) -> Result<Vec<(String, String)>, String> {
+) -> (Vec<(String, String)>, Vec<String>) {
     let mut pairs: Vec<(String, String)> = vec![
         ("core.fsmonitor".into(), "false".into()),
         ("core.hooksPath".into(), "/dev/null".into()),
     ];
-    if let Some(repo) = repo {
-        for key in &repo.program_keys {
-            match key.neutral {
-                Some(v) => {
-                    if !pairs.iter().any(|(k, _)| k.eq_ignore_ascii_case(&key.name)) {
-                        pairs.push((key.name.clone(), v.to_string()));
-                    }
-                }
-                None => {
-                    return Err(format!(
-                        "the repository's `{}` {}, which execgate cannot neutralise",
-                        key.name, key.why
-                    ));
+    let mut cannot = Vec::new();
+    for key in repo.map(|r| r.program_keys.as_slice()).unwrap_or_default() {
+        match key.neutral {
+            Some(v) => {
+                if !pairs.iter().any(|(k, _)| k.eq_ignore_ascii_case(&key.name)) {
+                    pairs.push((key.name.clone(), v.to_string()));
                 }
             }
+            None => cannot.push(format!(
+                "the repository's `{}` {}, which execgate cannot neutralise",
+                key.name, key.why
+            )),
         }
     }
     let start: usize = env
@@ -509,7 +507,7 @@ pub fn neutralising_env(
         out.push((format!("GIT_CONFIG_VALUE_{}", start + n), v.clone()));
     }
     out.push(("GIT_CONFIG_COUNT".into(), (start + pairs.len()).to_string()));
-    Ok(out)
+    (out, cannot)
 }
 
 #[cfg(test)]
@@ -621,13 +619,14 @@ mod tests {
     fn the_environment_neutralises_what_was_found() {
         let dir = repo("[filter \"ev\"]\n\tclean = x\n");
         let r = inspect(dir.path()).unwrap().unwrap();
-        let env = neutralising_env(Some(&r), &[("GIT_CONFIG_COUNT".into(), "1".into())]).unwrap();
+        let (env, cannot) = neutralising_env(Some(&r), &[("GIT_CONFIG_COUNT".into(), "1".into())]);
+        assert!(cannot.is_empty());
         assert!(env.contains(&("GIT_CONFIG_KEY_1".into(), "core.fsmonitor".into())));
         assert!(env.contains(&("GIT_CONFIG_KEY_3".into(), "filter.ev.clean".into())));
         assert!(env.contains(&("GIT_CONFIG_VALUE_3".into(), "".into())));
         assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "4".into())));
         let dir = repo("[url \"ext::sh -c x\"]\n\tinsteadOf = https://\n");
         let r = inspect(dir.path()).unwrap().unwrap();
-        assert!(neutralising_env(Some(&r), &[]).is_err());
+        assert!(!neutralising_env(Some(&r), &[]).1.is_empty());
     }
 }

@@ -437,7 +437,10 @@ fn git_gate(
         return None;
     };
     if subject.run {
-        return gitrepo::neutralising_env(Some(&repo), &[]).err();
+        return gitrepo::neutralising_env(Some(&repo), &[])
+            .1
+            .into_iter()
+            .next();
     }
     if let Some(key) = repo.program_keys.first() {
         return Some(format!(

@@ -1,0 +1,237 @@
+//! Configuration that runs code (issue 12): git runs programs that its repository's
+//! configuration names (`core.fsmonitor` on `git status`, `diff.external` on `git
+//! diff`) and hooks from `.git/hooks`, and an agent can often write both. Over the agent
+//! socket, with a real repository and the real git:
+//!
+//! - decide-only: git is approved without a human only when execgate could read the
+//!   repository and it names no program and holds no hook the command would run;
+//! - run mode: whatever approved the command, git runs with those settings neutralised
+//!   through `GIT_CONFIG_*`, and the approved argv is unchanged;
+//! - run mode approves safe commands without a human only inside
+//!   `exec.allowed_cwd_roots`.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use execgate::model::{Record, Status, Via};
+use hyper::StatusCode;
+use serde_json::{Value, json};
+
+/// A real repository with one commit and a modified file, in `dir/repo`.
+fn repo(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.email=t@example.org", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(&repo)
+            .env("HOME", dir)
+            .output()
+            .expect("git is installed");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("a.txt"), "one\n").unwrap();
+    git(&["add", "a.txt"]);
+    git(&["commit", "-qm", "first"]);
+    std::fs::write(repo.join("a.txt"), "one\ntwo\n").unwrap();
+    repo
+}
+
+/// A program that leaves a mark when it runs, so a test can tell.
+fn marker_program(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let mark = dir.join(format!("{name}.ran"));
+    let program = dir.join(format!("{name}.sh"));
+    std::fs::write(
+        &program,
+        format!("#!/bin/sh\necho ran >> '{}'\nexit 0\n", mark.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (program, mark)
+}
+
+fn set_config(repo: &Path, key: &str, value: &str) {
+    let out = Command::new("git")
+        .args(["config", key, value])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+async fn decide(d: &TestDaemon, command: &str, cwd: Option<&Path>) -> Record {
+    let mut body = json!({"agent": "agent", "command": command, "wait": false});
+    if let Some(cwd) = cwd {
+        body["cwd"] = json!(cwd);
+    }
+    let (status, v) = d.submit(body).await;
+    assert!(
+        status == StatusCode::OK || status == StatusCode::ACCEPTED,
+        "{status}: {v}"
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+fn approved_by_policy(r: &Record) -> bool {
+    r.status == Status::Approved && r.via == Some(Via::Policy)
+}
+
+fn reasons(r: &Record) -> String {
+    r.risk_reasons.join(" | ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decide_only_git_is_safe_only_where_its_repository_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let d = TestDaemon::start(&[]).await;
+
+    // A clean repository: the everyday reads are approved at once.
+    for command in ["git status", "git log --oneline -5", "git diff --stat"] {
+        let r = decide(&d, command, Some(&repo)).await;
+        assert!(approved_by_policy(&r), "{command}: {r:?}");
+    }
+    // Without a cwd execgate cannot see the repository: a human decides.
+    let r = decide(&d, "git status", None).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(reasons(&r).contains("no cwd"), "{}", reasons(&r));
+
+    // The agent names a program in the repository's configuration.
+    let (program, _) = marker_program(dir.path(), "fsmonitor");
+    set_config(&repo, "core.fsmonitor", program.to_str().unwrap());
+    let r = decide(&d, "git status", Some(&repo)).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(reasons(&r).contains("core.fsmonitor"), "{}", reasons(&r));
+    // An included file counts as the repository's own.
+    set_config(&repo, "--unset", "core.fsmonitor");
+    std::fs::write(repo.join(".git/extra"), "[diff]\n\texternal = /bin/true\n").unwrap();
+    set_config(&repo, "include.path", "extra");
+    let r = decide(&d, "git diff", Some(&repo)).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(reasons(&r).contains("diff.external"), "{}", reasons(&r));
+    set_config(&repo, "--unset", "include.path");
+
+    // A hook: `git status` may write the index, which runs `post-index-change`; `git
+    // log` runs no hook.
+    let hook = repo.join(".git/hooks/post-index-change");
+    std::fs::write(&hook, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = decide(&d, "git status", Some(&repo)).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(reasons(&r).contains("hooks"), "{}", reasons(&r));
+    let r = decide(&d, "git log -1", Some(&repo)).await;
+    assert!(approved_by_policy(&r), "{r:?}");
+    std::fs::remove_file(&hook).unwrap();
+
+    // The same holds for an owner's glob: `git *` does not approve a commit in a
+    // repository with a pre-commit hook the agent may have written.
+    let (status, _) = d
+        .add_rule(json!({"pattern": "git *", "kind": "glob"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let r = decide(&d, "git commit -m wip", Some(&repo)).await;
+    assert_eq!(
+        (r.status, r.via),
+        (Status::Approved, Some(Via::Allowlist)),
+        "{r:?}"
+    );
+    let hook = repo.join(".git/hooks/pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = decide(&d, "git commit -m wip", Some(&repo)).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(reasons(&r).contains("pre-commit"), "{}", reasons(&r));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_mode_neutralises_what_the_repository_would_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let (monitor, monitor_ran) = marker_program(dir.path(), "fsmonitor");
+    let (hook_program, hook_ran) = marker_program(dir.path(), "hook");
+    set_config(&repo, "core.fsmonitor", monitor.to_str().unwrap());
+    let hook = repo.join(".git/hooks/post-index-change");
+    std::fs::copy(&hook_program, &hook).unwrap();
+    let root = dir.path().display().to_string();
+    let d = TestDaemon::start(&[("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", root.as_str())]).await;
+
+    // Step 8 approves `git status` here: in run mode execgate neutralises the monitor.
+    let (status, v) = d
+        .submit(
+            json!({"agent": "agent", "command": "git status --short", "cwd": repo, "run": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let r: Record = serde_json::from_value(v).unwrap();
+    assert!(approved_by_policy(&r), "{r:?}");
+    let result = r.result.unwrap();
+    assert_eq!(result.exit_code, Some(0), "{result:?}");
+    assert!(result.stdout.contains("a.txt"), "{result:?}");
+    assert!(!monitor_ran.exists(), "core.fsmonitor ran");
+    assert!(!hook_ran.exists(), "a hook ran");
+
+    // A human's approval gets the same: what runs is what was shown, not what the
+    // repository adds.
+    let waiting = tokio::spawn({
+        let client = d.agent();
+        let body = json!({"agent": "agent", "command": "git status && git add a.txt", "cwd": repo, "run": true});
+        async move {
+            client
+                .call(hyper::Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap()
+        }
+    });
+    let pending = d.pending_for("git status && git add a.txt").await;
+    let (status, _) = d.decide(&pending.short_id, "allow-once").await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, v): (StatusCode, Value) = waiting.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["result"]["exit_code"], 0, "{v}");
+    assert!(!monitor_ran.exists(), "core.fsmonitor ran");
+    assert!(!hook_ran.exists(), "a hook ran");
+
+    // The same command in git's own hands does run them: the test would see it.
+    let out = Command::new("git")
+        .args(["status", "--short"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(monitor_ran.exists(), "the marker program works");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_mode_approves_safe_commands_only_inside_the_allowed_roots() {
+    // No roots: step 8 never approves a run-mode request (the daemon's user may read
+    // what the agent may not).
+    let d = TestDaemon::start(&[]).await;
+    let r = decide_run(&d, "ls -la").await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(reasons(&r).contains("allowed_cwd_roots"), "{}", reasons(&r));
+    // Decide-only, the same command is approved.
+    let r = decide(&d, "ls -la", None).await;
+    assert!(approved_by_policy(&r), "{r:?}");
+}
+
+async fn decide_run(d: &TestDaemon, command: &str) -> Record {
+    let client = d.agent();
+    let body = json!({"agent": "agent", "command": command, "run": true});
+    let task = tokio::spawn(async move {
+        client
+            .call(hyper::Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap()
+    });
+    let r = d.pending_for(command).await;
+    let (status, _) = d.decide(&r.short_id, "deny").await;
+    assert_eq!(status, StatusCode::OK);
+    let _ = task.await;
+    r
+}
