@@ -241,3 +241,25 @@ pub struct Rule {
     pub last_command: Option<String>,
     pub use_count: i64,
 }
+
+/// The shell an agent will run a `command` with (the request's `shell` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shell {
+    Sh,
+    Bash,
+    Zsh,
+}
+
+impl Shell {
+    /// Every shell, in declaration order.
+    pub const ALL: [Shell; 3] = [Shell::Sh, Shell::Bash, Shell::Zsh];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shell::Sh => "sh",
+            Shell::Bash => "bash",
+            Shell::Zsh => "zsh",
+        }
+    }
+}
