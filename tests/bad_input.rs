@@ -378,3 +378,50 @@ async fn a_timeout_the_store_cannot_record_is_retried_until_it_is() {
         (Status::Approved, Some(execgate::model::Via::Timeout))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_commands_are_answered_and_the_daemon_keeps_serving() {
+    let d = TestDaemon::start(&[]).await;
+    // 1,300 nested `$(` (~4 KB): one request used to overflow the analyser's stack and
+    // abort the whole daemon; it has too many tokens to parse now. 330 have few enough
+    // to parse: without the walk's depth limit they still overflow a debug build's
+    // worker stack.
+    for deep in [
+        format!("echo {}{}", "$(".repeat(1300), ")".repeat(1300)),
+        format!("echo {}{}", "$(".repeat(330), ")".repeat(330)),
+    ] {
+        let body = json!({"agent": "a", "command": deep, "wait": false});
+        assert!(body.to_string().len() < 64 * 1024);
+        let (status, reply) = d.submit(body).await;
+        assert!(
+            status == StatusCode::ACCEPTED || status == StatusCode::OK,
+            "{status}: {reply}"
+        );
+        let status = reply["status"].as_str().unwrap_or_default();
+        assert!(
+            status == "pending" || status == "denied",
+            "never approved: {reply}"
+        );
+        assert!(
+            reply["risk_reasons"].as_array().is_some_and(|r| r
+                .iter()
+                .any(|r| r.as_str().unwrap_or("").contains("not plain"))),
+            "{reply}"
+        );
+    }
+
+    let (status, body) = d
+        .agent()
+        .call(Method::GET, "/v1/health", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (StatusCode::OK, Some("ok"))
+    );
+    assert_eq!(
+        d.ask("a", "ls").await.status,
+        Status::Approved,
+        "still serving"
+    );
+}

@@ -16,10 +16,22 @@
 //! checks run before it (newlines, control, bidirectional and look-alike characters,
 //! backslashes), and plain commands are simple enough that the two cannot disagree on
 //! where one command ends.
+//!
+//! The work is bounded whatever the input: commands longer than 64 KiB or with too many
+//! tokens are not parsed, the parse has a time budget, the walk stops descending past
+//! [`MAX_NESTING`] levels of nested syntax and collecting past [`MAX_COMMANDS`] simple
+//! commands. Each bound makes the command not plain, with a reason: a human decides.
+//! Where there is no syntax tree to walk, the commands come from a blunt lexical cut
+//! ([`super::shell::segments`]), so that risk still sees the programs.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
+
+use super::shell;
 
 /// What analysis found in one command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -94,31 +106,94 @@ thread_local! {
 /// bodies at 64 KiB anyway; this bounds the work per request.)
 const MAX_LEN: usize = 64 * 1024;
 
+/// Commands with more tokens than this (see [`tokens`]) are not parsed: they are not
+/// plain. tree-sitter's error recovery can take time and memory quadratic in the
+/// tokens of a broken command, inside a single step that no time budget interrupts
+/// (when it accepts the end of input): about 0.1 s and 0.1 GB at 1,000 tokens, 10 s and
+/// 2 GB at 8,000. Long quoted strings count as one token, so long messages still parse.
+pub const MAX_TOKENS: usize = 1_000;
+
+/// How long the parse may take. tree-sitter checks it every hundred or so parse steps
+/// and gives up past it; the command is then not plain.
+pub const PARSE_BUDGET: Duration = Duration::from_millis(100);
+
+/// Syntax nested deeper than this (substitutions, subshells, brace groups, compound
+/// statements, quotes around substitutions, …) is not walked: the command is not
+/// plain, and the commands inside are collected without recursion.
+pub const MAX_NESTING: usize = 32;
+
+/// The walk's recursion however it nests: a backstop for tree shapes that deepen
+/// without a nesting construct (a few calls per level of nesting is normal).
+const MAX_FRAMES: usize = 8 * MAX_NESTING;
+
+/// Simple commands collected past this are dropped: the command is not plain.
+pub const MAX_COMMANDS: usize = 1_000;
+
+/// What one analysis may cost. Fixed in production; tests lift a bound to reach the
+/// next one.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    max_len: usize,
+    max_tokens: usize,
+    budget: Duration,
+}
+
+const LIMITS: Limits = Limits {
+    max_len: MAX_LEN,
+    max_tokens: MAX_TOKENS,
+    budget: PARSE_BUDGET,
+};
+
 /// Analyses one command line.
 pub fn analyse(command: &str) -> Analysis {
+    analyse_within(command, LIMITS)
+}
+
+fn analyse_within(command: &str, limits: Limits) -> Analysis {
     let mut a = Analysis::default();
     if command.trim().is_empty() {
         a.not_plain.push("empty command".into());
         return a;
     }
-    if command.len() > MAX_LEN {
+    if command.len() > limits.max_len {
         a.not_plain
             .push(format!("too long to analyse ({} bytes)", command.len()));
+        lexical(command, &mut a);
         return a;
     }
     characters(command, &mut a.not_plain);
-    let tree = PARSER.with(|p| p.borrow_mut().parse(command, None));
+    let tokens = tokens(command);
+    let tree = if tokens > limits.max_tokens {
+        a.not_plain.push(format!(
+            "too complex to analyse ({tokens} tokens, more than {})",
+            limits.max_tokens
+        ));
+        None
+    } else {
+        let tree = parse(command, limits.budget);
+        if tree.is_none() {
+            a.not_plain.push(format!(
+                "too complex to analyse within the time budget ({} ms)",
+                limits.budget.as_millis()
+            ));
+        }
+        tree
+    };
     let Some(tree) = tree else {
-        a.not_plain.push("parse error: the parser gave up".into());
+        lexical(command, &mut a);
+        dedup_reasons(&mut a.not_plain);
         return a;
     };
     let root = tree.root_node();
     let mut walk = Walk {
         src: command,
         out: &mut a,
+        nesting: 0,
+        frames: 0,
+        too_many: false,
     };
     if root.has_error() {
-        let at = first_error(root).map_or(0, |n| n.start_byte());
+        let at = first_error(root).start_byte();
         walk.not_plain(format!("parse error at offset {at}"));
     }
     walk.node(root, false);
@@ -126,17 +201,95 @@ pub fn analyse(command: &str) -> Analysis {
     a
 }
 
+/// Parses within `budget`, or gives up (`None`).
+fn parse(command: &str, budget: Duration) -> Option<Tree> {
+    let bytes = command.as_bytes();
+    let start = Instant::now();
+    let mut progress = |_: &ParseState| {
+        if start.elapsed() > budget {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    PARSER.with(|p| {
+        let mut p = p.borrow_mut();
+        let tree = p.parse_with_options(
+            &mut |offset, _| bytes.get(offset..).unwrap_or_default(),
+            None,
+            Some(ParseOptions::new().progress_callback(&mut progress)),
+        );
+        if tree.is_none() {
+            // A cancelled parse is kept for resuming: the next command must not be
+            // parsed as the rest of this one.
+            p.reset();
+        }
+        tree
+    })
+}
+
+/// Roughly the tokens tree-sitter will see, counted high: each run of word characters
+/// and each shell metacharacter outside single quotes (inside double quotes too, since a
+/// substitution there is code again). A single-quoted string is one.
+fn tokens(command: &str) -> usize {
+    let (mut n, mut in_word, mut single) = (0, false, false);
+    for c in command.chars() {
+        if single {
+            single = c != '\'';
+            continue;
+        }
+        match c {
+            '\'' => {
+                single = true;
+                in_word = false;
+                n += 1;
+            }
+            c if c.is_whitespace() => in_word = false,
+            '|' | '&' | ';' | '(' | ')' | '<' | '>' | '{' | '}' | '[' | ']' | '$' | '`' | '"'
+            | '\\' | '!' | '#' | '*' | '?' | '~' | '=' => {
+                in_word = false;
+                n += 1;
+            }
+            _ if !in_word => {
+                in_word = true;
+                n += 1;
+            }
+            _ => {}
+        }
+    }
+    n
+}
+
+/// The commands of a command line that has no syntax tree to walk: the pieces a blunt
+/// lexical cut finds, so that risk still sees the programs. The caller has said why it
+/// is not plain.
+fn lexical(command: &str, out: &mut Analysis) {
+    for segment in shell::segments(command) {
+        if out.commands.len() >= MAX_COMMANDS {
+            out.not_plain.push(too_many_commands());
+            break;
+        }
+        let words = shell::command_words(&segment);
+        if !words.is_empty() {
+            out.commands.push(SimpleCommand {
+                words,
+                text: segment,
+                ..SimpleCommand::default()
+            });
+        }
+    }
+}
+
+fn too_many_commands() -> String {
+    format!("more than {MAX_COMMANDS} simple commands: too many to analyse")
+}
+
 /// One reason per kind of finding: the first place it occurs is enough to see it.
 fn dedup_reasons(reasons: &mut Vec<String>) {
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     reasons.retain(|r| {
-        let what = r.split(" at offset").next().unwrap_or(r).to_string();
-        if seen.contains(&what) {
-            false
-        } else {
-            seen.push(what);
-            true
-        }
+        let what = r.split(" at offset").next().unwrap_or(r);
+        seen.insert(what.to_string())
     });
 }
 
@@ -169,14 +322,21 @@ fn unescape(text: &str, in_double_quotes: bool) -> String {
     out
 }
 
-fn first_error(node: Node<'_>) -> Option<Node<'_>> {
-    if node.is_error() || node.is_missing() {
-        return Some(node);
+/// The first error or missing node under `root` (which has an error), found without
+/// recursion: down the first child that has an error, to the node that is one.
+fn first_error(root: Node<'_>) -> Node<'_> {
+    let mut node = root;
+    loop {
+        if node.is_error() || node.is_missing() {
+            return node;
+        }
+        let mut cursor = node.walk();
+        let next = node.children(&mut cursor).find(|c| c.has_error());
+        match next {
+            Some(child) => node = child,
+            None => return node,
+        }
     }
-    let mut cursor = node.walk();
-    node.children(&mut cursor)
-        .filter(|c| c.has_error())
-        .find_map(first_error)
 }
 
 /// Characters that decide plainness before any parsing: what bash reads differently
@@ -228,6 +388,12 @@ fn is_look_alike(c: char) -> bool {
 struct Walk<'s, 'a> {
     src: &'s str,
     out: &'a mut Analysis,
+    /// Levels of nested syntax around the node being walked.
+    nesting: usize,
+    /// Calls of `node` and `value` on the stack.
+    frames: usize,
+    /// `MAX_COMMANDS` was reached (and said).
+    too_many: bool,
 }
 
 impl Walk<'_, '_> {
@@ -248,11 +414,57 @@ impl Walk<'_, '_> {
         node.children(&mut cursor).collect()
     }
 
+    /// Says that `node` is nested too deep to walk, and collects the commands under it
+    /// without recursion.
+    fn too_deep(&mut self, node: Node<'_>) {
+        let what = format!("syntax nested more than {MAX_NESTING} deep: too deep to analyse");
+        self.at(node, &what);
+        self.flat_commands(node);
+    }
+
+    /// Says once that there are too many commands; true if there are.
+    fn too_many(&mut self) -> bool {
+        if self.out.commands.len() < MAX_COMMANDS {
+            return false;
+        }
+        if !self.too_many {
+            self.too_many = true;
+            self.not_plain(too_many_commands());
+        }
+        true
+    }
+
     /// Visits `node`. `piped`: the statement's input comes from a pipe.
     fn node(&mut self, node: Node<'_>, piped: bool) {
+        if self.frames >= MAX_FRAMES {
+            return self.too_deep(node);
+        }
+        self.frames += 1;
+        self.statement(node, piped);
+        self.frames -= 1;
+    }
+
+    /// The children of a `program` or `list` as one sequence of statements and
+    /// operators: `a && b || c` nests a list per operator, so they are unnested here,
+    /// without recursion.
+    fn sequence<'t>(&self, node: Node<'t>) -> Vec<Node<'t>> {
+        let mut out = Vec::new();
+        let mut todo: Vec<Node<'t>> = self.children(node);
+        todo.reverse();
+        while let Some(n) = todo.pop() {
+            if n.kind() == "list" {
+                todo.extend(self.children(n).into_iter().rev());
+            } else {
+                out.push(n);
+            }
+        }
+        out
+    }
+
+    fn statement(&mut self, node: Node<'_>, piped: bool) {
         match node.kind() {
             "program" | "list" => {
-                for child in self.children(node) {
+                for child in self.sequence(node) {
                     if child.is_named() {
                         self.node(child, false);
                     } else {
@@ -323,12 +535,100 @@ impl Walk<'_, '_> {
         }
     }
 
-    /// Collects what runs inside a node that is itself not plain.
+    /// Collects what runs inside a node that is itself not plain: one level deeper.
     fn nested(&mut self, node: Node<'_>) {
+        if self.nesting >= MAX_NESTING {
+            return self.too_deep(node);
+        }
+        self.nesting += 1;
         for child in self.children(node) {
             if child.is_named() {
                 self.node_or_part(child);
             }
+        }
+        self.nesting -= 1;
+    }
+
+    /// The simple commands under `node` (itself included), collected without
+    /// recursion, their words approximated: what runs in syntax nested too deep to walk.
+    fn flat_commands(&mut self, node: Node<'_>) {
+        let mut cursor = node.walk();
+        'walk: loop {
+            let n = cursor.node();
+            if n.kind() == "command" {
+                if self.too_many() {
+                    return;
+                }
+                self.flat_command(n);
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+    }
+
+    fn flat_command(&mut self, node: Node<'_>) {
+        let mut cmd = SimpleCommand::default();
+        let mut raw = Vec::new();
+        for child in self.children(node) {
+            match child.kind() {
+                "variable_assignment" => cmd.assignments.push(self.text(child).to_string()),
+                k if k.ends_with("redirect") || k == "comment" => {}
+                "command_name" => {
+                    let word = child.named_child(0).unwrap_or(child);
+                    raw.push(self.text(child).to_string());
+                    cmd.words.push(self.flat_value(word));
+                }
+                _ if child.is_named() => {
+                    raw.push(self.text(child).to_string());
+                    cmd.words.push(self.flat_value(child));
+                }
+                _ => {}
+            }
+        }
+        cmd.text = raw.join(" ");
+        self.out.commands.push(cmd);
+    }
+
+    /// A word's value without recursion: quotes removed from its literal parts, the
+    /// rest kept as written.
+    fn flat_value(&self, node: Node<'_>) -> String {
+        if node.kind() != "concatenation" {
+            return self.flat_part(node);
+        }
+        self.children(node)
+            .into_iter()
+            .map(|part| self.flat_part(part))
+            .collect()
+    }
+
+    fn flat_part(&self, node: Node<'_>) -> String {
+        let text = self.text(node);
+        match node.kind() {
+            "word" => unescape(text, false),
+            "raw_string" => text
+                .strip_prefix('\'')
+                .and_then(|t| t.strip_suffix('\''))
+                .unwrap_or(text)
+                .to_string(),
+            "string"
+                if self
+                    .children(node)
+                    .iter()
+                    .all(|c| !c.is_named() || c.kind() == "string_content") =>
+            {
+                let inner = text
+                    .strip_prefix('"')
+                    .and_then(|t| t.strip_suffix('"'))
+                    .unwrap_or(text);
+                unescape(inner, true)
+            }
+            _ => text.to_string(),
         }
     }
 
@@ -377,6 +677,9 @@ impl Walk<'_, '_> {
     }
 
     fn command(&mut self, node: Node<'_>, piped: bool) {
+        if self.too_many() {
+            return;
+        }
         let mut cmd = SimpleCommand {
             piped,
             ..SimpleCommand::default()
@@ -452,6 +755,17 @@ impl Walk<'_, '_> {
     /// The value of any word-like node, flagging every part that is not plain and
     /// collecting commands nested in substitutions.
     fn value(&mut self, node: Node<'_>, first_part: bool) -> String {
+        if self.frames >= MAX_FRAMES {
+            self.too_deep(node);
+            return self.text(node).to_string();
+        }
+        self.frames += 1;
+        let value = self.part(node, first_part);
+        self.frames -= 1;
+        value
+    }
+
+    fn part(&mut self, node: Node<'_>, first_part: bool) -> String {
         match node.kind() {
             "word" => self.word(node, first_part),
             "number" => self.text(node).to_string(),
@@ -731,6 +1045,147 @@ mod tests {
         assert_eq!(words("\\rm -rf a\\ b"), [vec!["rm", "-rf", "a b"]]);
         assert_eq!(words("echo \"a\\\"b\\$x\\n\""), [vec!["echo", "a\"b$x\\n"]]);
         assert_eq!(words("echo 'a\\b'"), [vec!["echo", "a\\b"]]);
+    }
+
+    /// Commands nested `n` deep in each shape the walk recurses through, with the levels
+    /// of nesting each repetition adds.
+    fn nested_shapes(n: usize) -> Vec<(&'static str, usize, String)> {
+        vec![
+            ("$(", 1, format!("echo {}{}", "$(".repeat(n), ")".repeat(n))),
+            (
+                "backticks in $(",
+                2,
+                format!("echo {}x{}", "$(`".repeat(n / 2), "`)".repeat(n / 2)),
+            ),
+            (
+                "( subshells",
+                1,
+                format!("{}ls{}", "( ".repeat(n), " )".repeat(n)),
+            ),
+            (
+                "{ groups",
+                1,
+                format!("{}ls{}", "{ ".repeat(n), "; }".repeat(n)),
+            ),
+            (
+                "\"$( in quotes",
+                1,
+                format!("echo {}ls{}", "\"$(".repeat(n), ")\"".repeat(n)),
+            ),
+            (
+                "if",
+                1,
+                format!("{}ls{}", "if true; then ".repeat(n), "; fi".repeat(n)),
+            ),
+            (
+                "for",
+                2,
+                format!(
+                    "{}ls{}",
+                    "for x in a; do ".repeat(n / 2),
+                    "; done".repeat(n / 2)
+                ),
+            ),
+        ]
+    }
+
+    /// No bound but the walk's: what the tests below need to reach it.
+    const LIFTED: Limits = Limits {
+        max_len: usize::MAX,
+        max_tokens: usize::MAX,
+        budget: Duration::from_secs(60),
+    };
+
+    fn deep_reason(a: &Analysis) -> bool {
+        a.not_plain
+            .iter()
+            .any(|r| r.contains("nested") && r.contains("deep"))
+    }
+
+    #[test]
+    fn deep_nesting_returns_not_plain() {
+        for (shape, _, command) in nested_shapes(10_000) {
+            // Too long, or too many tokens, to parse at all.
+            let a = analyse(&command);
+            assert!(!a.plain(), "{shape}");
+            assert!(
+                a.not_plain.iter().any(|r| r.starts_with("too ")),
+                "{shape}: {:?}",
+                a.not_plain
+            );
+            // Parsed anyway: the walk stops descending.
+            let a = analyse_within(&command, LIFTED);
+            assert!(!a.plain(), "{shape}");
+            assert!(deep_reason(&a), "{shape}: {:?}", a.not_plain);
+            assert!(a.commands.len() <= MAX_COMMANDS, "{shape}");
+        }
+    }
+
+    #[test]
+    fn nesting_is_walked_up_to_the_limit_and_no_further() {
+        for (shape, levels, command) in nested_shapes(MAX_NESTING) {
+            let a = analyse(&command);
+            assert!(!deep_reason(&a), "{shape}: {:?}", a.not_plain);
+            let (_, _, deeper) = nested_shapes(MAX_NESTING + levels)
+                .into_iter()
+                .find(|(s, _, _)| *s == shape)
+                .unwrap();
+            let a = analyse(&deeper);
+            assert!(deep_reason(&a), "{shape}: {:?}", a.not_plain);
+        }
+    }
+
+    #[test]
+    fn commands_nested_too_deep_are_still_found() {
+        let command = format!("{}rm -rf '/x'{}", "( ".repeat(100), " )".repeat(100));
+        let a = analyse(&command);
+        assert!(deep_reason(&a), "{:?}", a.not_plain);
+        assert_eq!(words(&command), [vec!["rm", "-rf", "/x"]]);
+        let command = format!(
+            "echo {}shutdown \"now\"{}",
+            "\"$(".repeat(40),
+            ")\"".repeat(40)
+        );
+        let programs: Vec<Vec<String>> = words(&command);
+        assert_eq!(programs[0][0], "echo");
+        assert!(programs.contains(&vec!["shutdown".to_string(), "now".to_string()]));
+    }
+
+    #[test]
+    fn the_walk_at_its_limit_fits_in_a_small_stack() {
+        // Debug builds use the most stack; the daemon's threads have 2 MiB.
+        let shapes = nested_shapes(MAX_NESTING);
+        std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || {
+                for (_, _, command) in shapes {
+                    let _ = analyse(&command);
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn long_lists_are_walked_without_recursion() {
+        let command = vec!["true"; 900].join(" && ");
+        let a = analyse_within(&command, LIFTED);
+        assert!(a.plain(), "{:?}", a.not_plain);
+        assert_eq!(a.commands.len(), 900);
+    }
+
+    #[test]
+    fn too_many_commands_are_not_plain() {
+        let command = vec!["true"; 1_200].join(";");
+        let a = analyse_within(&command, LIFTED);
+        assert!(!a.plain());
+        assert_eq!(a.commands.len(), MAX_COMMANDS);
+        assert!(
+            a.not_plain.iter().any(|r| r.contains("too many")),
+            "{:?}",
+            a.not_plain
+        );
     }
 
     #[test]
