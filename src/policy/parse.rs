@@ -17,6 +17,12 @@
 //! backslashes), and plain commands are simple enough that the two cannot disagree on
 //! where one command ends.
 //!
+//! Plain depends a little on the shell: zsh replaces a word starting with `=` by a
+//! command's path, bash expands `~` after the `=` of a word that looks like an
+//! assignment, and a few words at the start of a command are keywords in one shell and
+//! programs in another. [`analyse_for`] calls a command plain only if it is plain in every
+//! shell it is given; [`analyse`] asks for all three.
+//!
 //! The work is bounded whatever the input: commands longer than 64 KiB or with too many
 //! tokens are not parsed, the parse has a time budget, the walk stops descending past
 //! [`MAX_NESTING`] levels of nested syntax and collecting past [`MAX_COMMANDS`] simple
@@ -32,6 +38,7 @@ use std::time::{Duration, Instant};
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
 use super::shell;
+use crate::model::Shell;
 
 /// What analysis found in one command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -109,8 +116,8 @@ const MAX_LEN: usize = 64 * 1024;
 /// Commands with more tokens than this (see [`tokens`]) are not parsed: they are not
 /// plain. tree-sitter's error recovery can take time and memory quadratic in the
 /// tokens of a broken command, inside a single step that no time budget interrupts
-/// (when it accepts the end of input): about 0.1 s and 0.1 GB at 1,000 tokens, 10 s and
-/// 2 GB at 8,000. Long quoted strings count as one token, so long messages still parse.
+/// (when it accepts the end of input): up to about 0.1 s and 40 MB at 1,000 tokens, but
+/// 10 s and 1.9 GB at 8,000 (8 KB of "`>}"). Long quoted strings count as one token, so long messages still parse.
 pub const MAX_TOKENS: usize = 1_000;
 
 /// How long the parse may take. tree-sitter checks it every hundred or so parse steps
@@ -144,12 +151,24 @@ const LIMITS: Limits = Limits {
     budget: PARSE_BUDGET,
 };
 
-/// Analyses one command line.
+/// Analyses one command line for every shell: plain only if plain in sh, bash and zsh.
 pub fn analyse(command: &str) -> Analysis {
-    analyse_within(command, LIMITS)
+    analyse_for(command, &Shell::ALL)
 }
 
-fn analyse_within(command: &str, limits: Limits) -> Analysis {
+/// Analyses one command line for the shells given: plain only if plain in every one of
+/// them, each with its default options for `SHELL -c COMMAND`. No shells means all.
+/// Parses once, whatever the number of shells.
+pub fn analyse_for(command: &str, shells: &[Shell]) -> Analysis {
+    analyse_within(command, shells, LIMITS)
+}
+
+fn analyse_within(command: &str, shells: &[Shell], limits: Limits) -> Analysis {
+    let shells = if shells.is_empty() {
+        &Shell::ALL[..]
+    } else {
+        shells
+    };
     let mut a = Analysis::default();
     if command.trim().is_empty() {
         a.not_plain.push("empty command".into());
@@ -188,6 +207,8 @@ fn analyse_within(command: &str, limits: Limits) -> Analysis {
     let mut walk = Walk {
         src: command,
         out: &mut a,
+        bash: shells.contains(&Shell::Bash),
+        zsh: shells.contains(&Shell::Zsh),
         nesting: 0,
         frames: 0,
         too_many: false,
@@ -388,6 +409,9 @@ fn is_look_alike(c: char) -> bool {
 struct Walk<'s, 'a> {
     src: &'s str,
     out: &'a mut Analysis,
+    /// Check what bash, and zsh, read differently from sh.
+    bash: bool,
+    zsh: bool,
     /// Levels of nested syntax around the node being walked.
     nesting: usize,
     /// Calls of `node` and `value` on the stack.
@@ -395,6 +419,24 @@ struct Walk<'s, 'a> {
     /// `MAX_COMMANDS` was reached (and said).
     too_many: bool,
 }
+
+/// Words that start a command in one shell and are a program (or nothing) in another:
+/// the shells they are syntax in, and what they do there.
+const KEYWORDS: &[(&str, &[Shell], &str)] = &[
+    (
+        "coproc",
+        &[Shell::Bash, Shell::Zsh],
+        "runs the rest as a background coprocess",
+    ),
+    (
+        "repeat",
+        &[Shell::Zsh],
+        "runs the rest of the command repeatedly",
+    ),
+    ("nocorrect", &[Shell::Zsh], "runs the rest as the command"),
+    ("noglob", &[Shell::Zsh], "runs the rest as the command"),
+    ("-", &[Shell::Zsh], "runs the rest as the command"),
+];
 
 impl Walk<'_, '_> {
     fn not_plain(&mut self, why: String) {
@@ -657,7 +699,7 @@ impl Walk<'_, '_> {
             | "comment"
             | "ERROR" => self.node(node, false),
             _ => {
-                let _ = self.value(node, true);
+                let _ = self.value(node, true, node.start_byte());
             }
         }
     }
@@ -697,13 +739,14 @@ impl Walk<'_, '_> {
                         child,
                         &format!("variable assignment `{name}=` before the program"),
                     );
-                    let value = self.value(child, false);
+                    let value = self.value(child, false, child.start_byte());
                     cmd.assignments.push(value);
                 }
                 "command_name" => {
+                    self.keyword(child);
                     let inner = self.children(child);
                     let word = match inner.first() {
-                        Some(w) => self.word(*w, true),
+                        Some(w) => self.word(*w, true, w.start_byte()),
                         None => self.text(child).to_string(),
                     };
                     raw.push(self.text(child).to_string());
@@ -713,7 +756,7 @@ impl Walk<'_, '_> {
                 "comment" => self.at(child, "comment `#`"),
                 _ if child.is_named() => {
                     raw.push(self.text(child).to_string());
-                    let word = self.word(child, true);
+                    let word = self.word(child, true, child.start_byte());
                     cmd.words.push(word);
                 }
                 _ => {}
@@ -725,19 +768,39 @@ impl Walk<'_, '_> {
         self.out.commands[index] = cmd;
     }
 
-    /// One argument: its value with quotes removed. Checks what makes it not plain:
-    /// unquoted glob characters, brace expansion, a leading tilde.
-    fn word(&mut self, node: Node<'_>, first_part: bool) -> String {
-        if node.kind() == "word" {
-            let text = self.text(node).to_string();
-            self.unquoted(node, &text, first_part);
-            return unescape(&text, false);
-        }
-        self.value(node, first_part)
+    /// A command's first word that is a keyword in one of the shells: the command that
+    /// runs is not the one it names.
+    fn keyword(&mut self, name: Node<'_>) {
+        let text = self.text(name);
+        let Some((word, shells, what)) = KEYWORDS.iter().find(|(w, _, _)| *w == text) else {
+            return;
+        };
+        let (bash, zsh) = (shells.contains(&Shell::Bash), shells.contains(&Shell::Zsh));
+        let shell = match (bash && self.bash, zsh && self.zsh) {
+            (true, true) => "bash and zsh",
+            (true, false) => "bash",
+            (false, true) => "zsh",
+            (false, false) => return,
+        };
+        let why = format!("`{word}` at the start of a command is a {shell} keyword: it {what}");
+        self.at(name, &why);
     }
 
-    /// Checks the unquoted text of a word for expansion the shell would do.
-    fn unquoted(&mut self, node: Node<'_>, text: &str, first_part: bool) {
+    /// One argument: its value with quotes removed. Checks what makes it not plain:
+    /// unquoted glob characters, brace expansion, a leading tilde. `word_start`: where
+    /// the whole word starts (this may be one part of it).
+    fn word(&mut self, node: Node<'_>, first_part: bool, word_start: usize) -> String {
+        if node.kind() == "word" {
+            let text = self.text(node).to_string();
+            self.unquoted(node, &text, first_part, word_start);
+            return unescape(&text, false);
+        }
+        self.value(node, first_part, word_start)
+    }
+
+    /// Checks the unquoted text of a word (or of the part of one at `node`) for
+    /// expansion the shell would do.
+    fn unquoted(&mut self, node: Node<'_>, text: &str, first_part: bool, word_start: usize) {
         if text.contains(['*', '?', '[']) {
             self.at(node, "unquoted glob character (`*`, `?` or `[`)");
         }
@@ -750,24 +813,65 @@ impl Walk<'_, '_> {
         if text.starts_with('#') {
             self.at(node, "comment `#`");
         }
+        // zsh's EQUALS option (on by default): `=name` becomes the path of command
+        // `name`, or fails the command. A lone `=` stays.
+        let lone = text == "=" && self.word_ends(node);
+        if self.zsh && first_part && text.starts_with('=') && !lone {
+            self.at(
+                node,
+                "zsh `=` expansion: an unquoted word starting with `=` becomes a command's path",
+            );
+        }
+        if self.bash && self.tilde_after_equals(node, text, word_start) {
+            self.at(
+                node,
+                "bash tilde expansion: `~` after `=` or `:` in a word that looks like an assignment",
+            );
+        }
+    }
+
+    /// True if the word ends where `node` does (no quoted part follows it).
+    fn word_ends(&self, node: Node<'_>) -> bool {
+        self.src[node.end_byte()..]
+            .chars()
+            .next()
+            .is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | ')' | '<' | '>'))
+    }
+
+    /// bash (unless in POSIX mode) expands a `~` that follows the first `=`, or a `:`
+    /// after it, in any word that looks like an assignment, arguments included:
+    /// `echo a=~/x a=x:~/y` prints home directories; sh and zsh print them as written.
+    /// Counted high: any unquoted `~` right after `=`, or after `:` with an `=` earlier
+    /// in the word (`--prefix=~/x` too, whatever bash's version decides for it).
+    fn tilde_after_equals(&self, node: Node<'_>, text: &str, word_start: usize) -> bool {
+        let start = node.start_byte();
+        text.match_indices('~').any(|(i, _)| {
+            let before = &self.src[word_start.min(start + i)..start + i];
+            match before.chars().last() {
+                Some('=') => true,
+                Some(':') => before.contains('='),
+                _ => false,
+            }
+        })
     }
 
     /// The value of any word-like node, flagging every part that is not plain and
-    /// collecting commands nested in substitutions.
-    fn value(&mut self, node: Node<'_>, first_part: bool) -> String {
+    /// collecting commands nested in substitutions. `word_start`: where the whole word
+    /// starts.
+    fn value(&mut self, node: Node<'_>, first_part: bool, word_start: usize) -> String {
         if self.frames >= MAX_FRAMES {
             self.too_deep(node);
             return self.text(node).to_string();
         }
         self.frames += 1;
-        let value = self.part(node, first_part);
+        let value = self.part(node, first_part, word_start);
         self.frames -= 1;
         value
     }
 
-    fn part(&mut self, node: Node<'_>, first_part: bool) -> String {
+    fn part(&mut self, node: Node<'_>, first_part: bool, word_start: usize) -> String {
         match node.kind() {
-            "word" => self.word(node, first_part),
+            "word" => self.word(node, first_part, word_start),
             "number" => self.text(node).to_string(),
             "raw_string" => {
                 let t = self.text(node);
@@ -791,7 +895,7 @@ impl Walk<'_, '_> {
                     if child.kind() == "string_content" {
                         value.push_str(&unescape(self.text(child), true));
                     } else {
-                        value.push_str(&self.value(child, false));
+                        value.push_str(&self.value(child, false, child.start_byte()));
                     }
                 }
                 let end = node.end_byte().saturating_sub(1);
@@ -804,10 +908,10 @@ impl Walk<'_, '_> {
                 let mut value = String::new();
                 for (i, child) in self.children(node).into_iter().enumerate() {
                     if child.is_named() {
-                        value.push_str(&self.value(child, first_part && i == 0));
+                        value.push_str(&self.value(child, first_part && i == 0, word_start));
                     } else {
                         let t = self.text(child).to_string();
-                        self.unquoted(child, &t, first_part && i == 0);
+                        self.unquoted(child, &t, first_part && i == 0, word_start);
                         value.push_str(&unescape(&t, false));
                     }
                 }
@@ -876,7 +980,7 @@ impl Walk<'_, '_> {
                 let value = children
                     .iter()
                     .filter(|c| c.is_named())
-                    .map(|c| self.value(*c, false))
+                    .map(|c| self.value(*c, false, c.start_byte()))
                     .collect::<Vec<_>>()
                     .join(" ");
                 self.set_heredoc(index, value.clone());
@@ -891,7 +995,7 @@ impl Walk<'_, '_> {
                 let target = children
                     .iter()
                     .filter(|c| c.is_named() && c.kind() != "file_descriptor")
-                    .map(|c| self.value(*c, false))
+                    .map(|c| self.value(*c, false, c.start_byte()))
                     .collect::<Vec<_>>()
                     .join(" ");
                 self.out.redirects.push(Redirect { op, target });
@@ -1114,7 +1218,7 @@ mod tests {
                 a.not_plain
             );
             // Parsed anyway: the walk stops descending.
-            let a = analyse_within(&command, LIFTED);
+            let a = analyse_within(&command, &Shell::ALL, LIFTED);
             assert!(!a.plain(), "{shape}");
             assert!(deep_reason(&a), "{shape}: {:?}", a.not_plain);
             assert!(a.commands.len() <= MAX_COMMANDS, "{shape}");
@@ -1170,7 +1274,7 @@ mod tests {
     #[test]
     fn long_lists_are_walked_without_recursion() {
         let command = vec!["true"; 900].join(" && ");
-        let a = analyse_within(&command, LIFTED);
+        let a = analyse_within(&command, &Shell::ALL, LIFTED);
         assert!(a.plain(), "{:?}", a.not_plain);
         assert_eq!(a.commands.len(), 900);
     }
@@ -1178,7 +1282,7 @@ mod tests {
     #[test]
     fn too_many_commands_are_not_plain() {
         let command = vec!["true"; 1_200].join(";");
-        let a = analyse_within(&command, LIFTED);
+        let a = analyse_within(&command, &Shell::ALL, LIFTED);
         assert!(!a.plain());
         assert_eq!(a.commands.len(), MAX_COMMANDS);
         assert!(
@@ -1186,6 +1290,118 @@ mod tests {
             "{:?}",
             a.not_plain
         );
+    }
+
+    #[test]
+    fn plainness_depends_on_the_shells() {
+        use Shell::{Bash, Sh, Zsh};
+        // Command, plain in sh, in bash, in zsh; what the reason says where it is not.
+        // Each checked with the real shells (`printf '<%s>' …` with HOME=/h): zsh
+        // prints `=sh` as /usr/bin/sh and runs `repeat`/`nocorrect`/`noglob`/`-` as
+        // keywords; bash prints `a=~/x` as a=/h/x; sh (dash) prints all as written.
+        for (command, sh, bash, zsh, why) in [
+            ("echo =sh", true, true, false, "zsh `=`"),
+            ("=ls -l", true, true, false, "zsh `=`"),
+            ("ls =/bin/ls", true, true, false, "zsh `=`"),
+            ("echo =\"sh\"", true, true, false, "zsh `=`"),
+            ("echo '=sh' \"=sh\" a=b x==y", true, true, true, ""),
+            ("echo = && ls", true, true, true, ""),
+            ("echo a=~/x", true, false, true, "bash tilde"),
+            ("echo _=~", true, false, true, "bash tilde"),
+            ("echo a+=~", true, false, true, "bash tilde"),
+            ("echo PATH=/bin:~/bin", true, false, true, "bash tilde"),
+            ("echo a='x':~/y", true, false, true, "bash tilde"),
+            // bash 5.2 leaves this one alone; counted high (other versions).
+            ("./configure --prefix=~/x", true, false, true, "bash tilde"),
+            ("scp host:~/x .", true, true, true, ""),
+            ("echo a='~' a=\"~\" a=b~ a~b", true, true, true, ""),
+            ("coproc ls", true, false, false, "coproc"),
+            ("ls && coproc ls", true, false, false, "coproc"),
+            ("repeat 3 ls", true, true, false, "repeat"),
+            ("nocorrect ls", true, true, false, "nocorrect"),
+            ("noglob ls", true, true, false, "noglob"),
+            ("- ls", true, true, false, "keyword"),
+            (
+                "'noglob' ls; echo noglob coproc repeat -",
+                true,
+                true,
+                true,
+                "",
+            ),
+            // Literal in all three by default (zsh's EXTENDED_GLOB is off, history
+            // expansion is off in `-c`).
+            (
+                "echo a^b ^a a#b %1 a!b a~b x@y a,b a]b",
+                true,
+                true,
+                true,
+                "",
+            ),
+        ] {
+            let plain = |shells: &[Shell]| analyse_for(command, shells).plain();
+            let expected = [
+                (&[Sh][..], sh),
+                (&[Bash][..], bash),
+                (&[Zsh][..], zsh),
+                (&[Sh, Bash][..], sh && bash),
+                (&[Sh, Zsh][..], sh && zsh),
+                (&[Bash, Zsh][..], bash && zsh),
+                (&Shell::ALL[..], sh && bash && zsh),
+                (&[][..], sh && bash && zsh),
+            ];
+            for (shells, want) in expected {
+                assert_eq!(plain(shells), want, "{command:?} in {shells:?}");
+            }
+            assert_eq!(analyse(command), analyse_for(command, &Shell::ALL));
+            if !why.is_empty() {
+                let r = reasons(command);
+                assert!(r.contains(why), "{command:?}: {why:?} not in {r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn analyse_for_parses_once_whatever_the_shells() {
+        // Words and commands do not depend on the shells, only the verdict.
+        let command = "echo =sh a=~/x && coproc ls";
+        let all = analyse_for(command, &Shell::ALL);
+        for shells in [&[Shell::Sh][..], &[Shell::Bash], &[Shell::Zsh]] {
+            assert_eq!(analyse_for(command, shells).commands, all.commands);
+        }
+    }
+
+    #[test]
+    fn a_cancelled_parse_leaves_nothing_behind() {
+        let slow = Limits {
+            budget: Duration::ZERO,
+            ..LIMITS
+        };
+        let long = vec!["a | b"; 150].join(" | ");
+        let a = analyse_within(&long, &Shell::ALL, slow);
+        assert!(
+            a.not_plain.iter().any(|r| r.contains("time budget")),
+            "{:?}",
+            a.not_plain
+        );
+        // The lexical fallback still names the programs.
+        assert_eq!(a.commands.len(), 300);
+        // The next parse starts afresh, not where the cancelled one stopped.
+        assert_eq!(words("git status"), [vec!["git", "status"]]);
+        assert!(analyse("git status").plain());
+    }
+
+    #[test]
+    fn too_many_tokens_are_not_parsed() {
+        let command = format!("echo {}", "a=b ".repeat(MAX_TOKENS / 3 + 1));
+        let a = analyse(&command);
+        assert!(
+            a.not_plain.iter().any(|r| r.contains("tokens")),
+            "{:?}",
+            a.not_plain
+        );
+        // A long single-quoted message is one token.
+        let message = format!("git commit -m '{}'", "word, and more; ".repeat(2_000));
+        assert!(analyse(&message).plain());
     }
 
     #[test]
