@@ -839,6 +839,7 @@ fn fmt_check(r: &mut Reading<'_>) {
     }
     let after = after_dashdash(r);
     let mut check = r.has("check");
+    let mut files = Vec::new();
     let mut k = 0;
     while k < after.len() {
         let (i, w) = after[k];
@@ -847,12 +848,22 @@ fn fmt_check(r: &mut Reading<'_>) {
             "-l" | "--files-with-diff" | "-q" | "--quiet" | "-v" | "--verbose" => {}
             "--edition" if after.get(k + 1).is_some_and(|&(_, v)| is_edition(v)) => k += 1,
             _ if w.strip_prefix("--edition=").is_some_and(is_edition) => {}
+            // A file rustfmt formats too (in place, unless checking).
+            _ if !w.starts_with('-') => files.push((i, w)),
             _ => r.unknown(
                 i,
                 format!("`{w}` is not a rustfmt option execgate knows (after `cargo fmt --`)"),
             ),
         }
         k += 1;
+    }
+    for (i, w) in files {
+        let effect = if check {
+            Effect::Reads(w.to_string())
+        } else {
+            Effect::Writes(w.to_string())
+        };
+        r.add(effect, Span::one(i));
     }
     if !check {
         let at = r.words.iter().position(|w| w == "fmt").unwrap_or(0);
@@ -1052,6 +1063,8 @@ mod tests {
             ("cargo fmt --check", 1),
             ("cargo fmt", 1),
             ("cargo test -p execgate policy::", 1),
+            ("cargo test --lib policy::programs", 2),
+            ("cargo fmt --check -- src/main.rs", 1),
             ("cargo test --test api -- --test-threads 1", 1),
             ("cargo build -j4 --features=a,b", 1),
             ("cargo run --release -- --port 1", 1),
@@ -1111,6 +1124,7 @@ mod tests {
                 "does not take a word starting with `-`",
             ),
             ("cargo fmt -- --config-path /tmp/x", "not a rustfmt option"),
+            ("cargo fmt -- src/main.rs", "writes `src/main.rs`"),
             ("cargo doc --open", "web browser"),
             ("cargo frobnicate", "not a `cargo` subcommand"),
             ("cargo build --relase", "not an option"),
