@@ -1,5 +1,854 @@
-//! (being written)
+//! Python (CPython 3.11's own command line) and pip (23.2). Option lines follow the
+//! installed `python3 --help` and `pip SUB --help`.
+//!
+//! CPython reads its options with its own getopt (Python/getopt.c): clustered short
+//! options (`-Bc CODE`, `-cCODE`), a handful of long options matched exactly (`--vers`
+//! is an error), and the options end at `-c CMD`, at `-m MODULE` and at the first operand
+//! (the script, or `-` for standard input): every later word is the program's
+//! (`sys.argv`). So the profile reads in POSIX order, and `-c`/`-m` end the options. What
+//! runs is code named on the command line (`-c`, a script, a module, standard input),
+//! except the project's own tests (`-m pytest`, `-m unittest`). `-m` looks the module up
+//! in the working directory first (unless `-P` or `-I`): `python -m pip` runs a `pip.py`
+//! there. `python -m pip …` is read with pip's own profile.
+//!
+//! pip parses with Python's optparse: the general options before the subcommand (the
+//! first operand names it), then the subcommand's options and the general ones again,
+//! anywhere (permuted), with any unambiguous abbreviation of a long option accepted
+//! (`pip install --upg` is `--upgrade`): read as getopt_long, so abbreviations are found
+//! and never approved. Installing the project (`pip install -e .`) or the requirements
+//! file it keeps (`-r requirements.txt`) is the project's code; installing a package
+//! named on the command line runs that package's build and install code. Removal
+//! (`uninstall`) is a danger.
 
-use super::Profile;
+use super::Role::{Passthrough, Read, Text};
+use super::{BASE, Does, Effect, Profile, Reading, Span, Syntax};
 
-pub const PROFILES: &[&Profile] = &[];
+pub const PROFILES: &[&Profile] = &[&PYTHON, &PIP];
+
+// ── python ───────────────────────────────────────────────────────────────────────────
+
+const PYTHON: Profile = Profile {
+    names: &[
+        "python",
+        "python3",
+        "python3.6",
+        "python3.7",
+        "python3.8",
+        "python3.9",
+        "python3.10",
+        "python3.11",
+        "python3.12",
+        "python3.13",
+        "python3.14",
+    ],
+    syntax: Syntax::GnuInOrder,
+    options: &[
+        "-b",
+        "-B",
+        "-c CMD ...  code: runs the program given as CMD",
+        "-d",
+        "-E",
+        "-h, -?, --help",
+        "-i  code: reads further code from standard input (interactive)",
+        "-I",
+        "-m MODULE ...",
+        "-O",
+        "-P",
+        "-q",
+        "-s",
+        "-S",
+        "-u",
+        "-v",
+        "-V, --version",
+        "-W ARG",
+        "-x",
+        "-X OPT",
+        "--check-hash-based-pycs=MODE",
+        "--help-env",
+        "--help-xoptions",
+        "--help-all",
+    ],
+    rest: Passthrough,
+    decides_code: true,
+    check: Some(python_check),
+    ..BASE
+};
+
+/// Modules that run the project's own tests.
+const TEST_RUNNERS: &[&str] = &["pytest", "py.test", "unittest"];
+
+/// `-X` options CPython knows that only change how it runs.
+const X_OPTIONS: &[&str] = &[
+    "faulthandler",
+    "showrefcount",
+    "tracemalloc",
+    "importtime",
+    "dev",
+    "utf8",
+    "warn_default_encoding",
+    "no_debug_ranges",
+    "frozen_modules",
+    "int_max_str_digits",
+    "perf",
+    "cpu_count",
+];
+
+/// What runs: `-c`, `-m`, a script, or standard input; and `-W`/`-X` values.
+fn python_check(r: &mut Reading<'_>) {
+    // CPython matches its few long options exactly: a prefix is an error, not an
+    // abbreviation (the reader, reading in POSIX order as getopt_long, calls it one).
+    for f in &mut r.findings {
+        if let Effect::Unknown(why) = &f.effect
+            && why.contains("abbreviates")
+        {
+            let word = r.words[f.at.first].clone();
+            f.effect = Effect::Unknown(format!(
+                "`{word}` is not an option CPython knows (it takes long options only written out in full)"
+            ));
+        }
+    }
+    let mut found: Vec<(Effect, Span)> = Vec::new();
+    for g in &r.given {
+        let v = g.value.unwrap_or("");
+        match g.opt.key() {
+            // action:message:category:module:lineno; a dotted category is imported.
+            "W" if v.split(':').nth(2).is_some_and(|c| c.contains('.')) => found.push((
+                Effect::Code(format!(
+                    "`-W {v}` imports the module its warning category names"
+                )),
+                g.at,
+            )),
+            "X" => {
+                let (name, value) = v.split_once('=').unwrap_or((v, ""));
+                if name == "pycache_prefix" {
+                    found.push((Effect::Writes(value.to_string()), g.at));
+                } else if !X_OPTIONS.contains(&name) {
+                    found.push((
+                        Effect::Unknown(format!("`-X {v}` is not an -X option execgate knows")),
+                        g.at,
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (effect, at) in found {
+        r.add(effect, at);
+    }
+    let safe_path = r.has("P") || r.has("I");
+    if let Some(g) = r.given_of("m").cloned() {
+        let module = g.value.unwrap_or("");
+        if TEST_RUNNERS.contains(&module) {
+            r.add(
+                Effect::Project(format!("`-m {module}` runs the project's tests")),
+                g.at,
+            );
+        } else if module == "pip" {
+            if !safe_path {
+                r.add(
+                    Effect::Project(
+                        "`-m pip` imports `pip` from the working directory first (a `pip` there would run)"
+                            .into(),
+                    ),
+                    g.at,
+                );
+            }
+            // The rest is pip's: read it with pip's profile, word 0 being `pip`.
+            let at = g.at.last;
+            let mut words = vec!["pip".to_string()];
+            words.extend(r.words[at + 1..].iter().cloned());
+            let pip = super::understand(&words, r.piped);
+            for f in pip.findings {
+                r.add(
+                    f.effect,
+                    Span {
+                        first: f.at.first + at,
+                        last: f.at.last + at,
+                    },
+                );
+            }
+        } else {
+            r.add(
+                Effect::Code(format!("`-m {module}` runs the module `{module}`")),
+                g.at,
+            );
+        }
+    } else if r.has("c") {
+        // The option line says it.
+    } else if let Some(&(i, w)) = r.operands.first() {
+        let what = if w == "-" {
+            "`python -` reads its program from standard input".to_string()
+        } else {
+            format!("runs the script `{w}`")
+        };
+        r.add(Effect::Code(what), Span::one(i));
+    } else if !["version", "help", "help-env", "help-xoptions", "help-all"]
+        .iter()
+        .any(|k| r.has(k))
+    {
+        // To the end: a rule's wildcard must not cover the options that leave no program.
+        let at = r.to_end(0);
+        r.add(
+            Effect::Code(
+                "`python` without a program reads one from standard input (the interactive interpreter)"
+                    .into(),
+            ),
+            at,
+        );
+    }
+    r.set_roles(&[], Passthrough);
+}
+
+// ── pip ──────────────────────────────────────────────────────────────────────────────
+
+/// pip's general options: before the subcommand, and again among its options.
+const GENERAL: &[&str] = &[
+    "-h, --help",
+    "--debug",
+    "--isolated",
+    "--require-virtualenv",
+    "--python=PYTHON  code: runs pip with the Python interpreter PYTHON",
+    "-v, --verbose",
+    "-V, --version",
+    "-q, --quiet",
+    "--log=PATH  writes",
+    "--no-input",
+    "--keyring-provider=PROVIDER  code: looks credentials up with the keyring library or program",
+    "--proxy=PROXY  config: sends pip's requests through a proxy",
+    "--retries=RETRIES",
+    "--timeout=SEC",
+    "--exists-action=ACTION  config: decides what pip does with paths that exist (w: wipes them)",
+    "--trusted-host=HOSTNAME  config: trusts a host without valid HTTPS",
+    "--cert=PATH  config: trusts another CA bundle",
+    "--client-cert=PATH  reads",
+    "--cache-dir=DIR  writes",
+    "--no-cache-dir",
+    "--disable-pip-version-check",
+    "--no-color",
+    "--no-python-version-warning",
+    "--use-feature=FEATURE  config: turns on new pip behaviour",
+    "--use-deprecated=FEATURE  config: turns on deprecated pip behaviour",
+];
+
+/// Where packages come from.
+const INDEX: &[&str] = &[
+    "-i, --index-url=URL  config: uses another package index",
+    "--extra-index-url=URL  config: adds a package index",
+    "--no-index",
+    "-f, --find-links=URL  config: looks for packages at URL",
+];
+
+/// What selects and builds distributions (`install`, `download`, `wheel`).
+const BUILDING: &[&str] = &[
+    "-r, --requirement=FILE  reads",
+    "-c, --constraint=FILE  reads",
+    "--no-deps",
+    "--pre",
+    "-e, --editable=PATH_URL",
+    "--src=DIR  writes",
+    "--ignore-requires-python",
+    "--no-build-isolation",
+    "--use-pep517",
+    "--no-use-pep517",
+    "--check-build-dependencies",
+    "-C, --config-settings=SETTINGS  config: passes settings to the build backend",
+    "--global-option=OPTIONS  code: passes options to setup.py",
+    "--no-binary=FORMAT",
+    "--only-binary=FORMAT",
+    "--prefer-binary",
+    "--require-hashes",
+    "--progress-bar=BAR",
+    "--no-clean",
+];
+
+/// The target platform (`install`, `download`, `index`, `debug`).
+const PLATFORM: &[&str] = &[
+    "--platform=PLATFORM",
+    "--python-version=VERSION",
+    "--implementation=IMPL",
+    "--abi=ABI",
+];
+
+const fn total(parts: &[&[&str]]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+const fn join<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut k = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[k] = parts[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const INSTALL_PARTS: &[&[&str]] = &[
+    INDEX,
+    BUILDING,
+    PLATFORM,
+    &[
+        "--dry-run",
+        "-t, --target=DIR  writes",
+        "--user",
+        "--root=DIR  writes",
+        "--prefix=DIR  writes",
+        "-U, --upgrade",
+        "--upgrade-strategy=STRATEGY",
+        "--force-reinstall",
+        "-I, --ignore-installed",
+        "--break-system-packages  config: lets pip change an externally managed (system) Python",
+        "--compile",
+        "--no-compile",
+        "--no-warn-script-location",
+        "--no-warn-conflicts",
+        "--root-user-action=ACTION",
+        "--report=FILE  writes",
+    ],
+];
+const INSTALL_OPTIONS: &[&str] = &join::<{ total(INSTALL_PARTS) }>(INSTALL_PARTS);
+
+const DOWNLOAD_PARTS: &[&[&str]] = &[INDEX, BUILDING, PLATFORM, &["-d, --dest=DIR  writes"]];
+const DOWNLOAD_OPTIONS: &[&str] = &join::<{ total(DOWNLOAD_PARTS) }>(DOWNLOAD_PARTS);
+
+const WHEEL_PARTS: &[&[&str]] = &[
+    INDEX,
+    BUILDING,
+    &[
+        "-w, --wheel-dir=DIR  writes",
+        "--no-verify",
+        "--build-option=OPTIONS  code: passes options to setup.py",
+    ],
+];
+const WHEEL_OPTIONS: &[&str] = &join::<{ total(WHEEL_PARTS) }>(WHEEL_PARTS);
+
+const LIST_PARTS: &[&[&str]] = &[
+    INDEX,
+    &[
+        "-o, --outdated  net: asks the package index for newer versions",
+        "-u, --uptodate  net: asks the package index for newer versions",
+        "-e, --editable",
+        "-l, --local",
+        "--user",
+        "--path=PATH  reads",
+        "--pre",
+        "--format=FORMAT",
+        "--not-required",
+        "--exclude-editable",
+        "--include-editable",
+        "--exclude=PACKAGE",
+    ],
+];
+const LIST_OPTIONS: &[&str] = &join::<{ total(LIST_PARTS) }>(LIST_PARTS);
+
+const INDEX_PARTS: &[&[&str]] = &[
+    INDEX,
+    PLATFORM,
+    &[
+        "--ignore-requires-python",
+        "--pre",
+        "--no-binary=FORMAT",
+        "--only-binary=FORMAT",
+    ],
+];
+const INDEX_OPTIONS: &[&str] = &join::<{ total(INDEX_PARTS) }>(INDEX_PARTS);
+
+/// pip's subcommands keep the general options (`inherit`).
+const PIP_SUB: Profile = Profile {
+    syntax: Syntax::Gnu,
+    inherit: true,
+    ..BASE
+};
+
+const PIP_CONFIG_FILES: &[&str] = &[
+    "--editor=EDITOR  code: runs EDITOR",
+    "--global",
+    "--user",
+    "--site",
+];
+
+const PIP: Profile = Profile {
+    names: &[
+        "pip", "pip3", "pip3.8", "pip3.9", "pip3.10", "pip3.11", "pip3.12", "pip3.13", "pip3.14",
+    ],
+    syntax: Syntax::Gnu,
+    options: GENERAL,
+    subcommands: &[
+        &Profile {
+            names: &["install"],
+            options: INSTALL_OPTIONS,
+            rest: Passthrough,
+            check: Some(packages_check),
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["download"],
+            options: DOWNLOAD_OPTIONS,
+            rest: Passthrough,
+            does: Does::Net("downloads packages from the package index"),
+            check: Some(packages_check),
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["wheel"],
+            options: WHEEL_OPTIONS,
+            rest: Passthrough,
+            check: Some(packages_check),
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["uninstall"],
+            options: &[
+                "-r, --requirement=FILE  reads",
+                "-y, --yes",
+                "--root-user-action=ACTION",
+                "--break-system-packages  config: lets pip change an externally managed (system) Python",
+            ],
+            rest: Text,
+            does: Does::Danger("removes installed packages"),
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["list"],
+            options: LIST_OPTIONS,
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["show"],
+            options: &["-f, --files"],
+            rest: Text,
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["freeze"],
+            options: &[
+                "-r, --requirement=FILE  reads",
+                "-l, --local",
+                "--user",
+                "--path=PATH  reads",
+                "--all",
+                "--exclude-editable",
+                "--exclude=PACKAGE",
+            ],
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["check"],
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["inspect"],
+            options: &["--local", "--user", "--path=PATH  reads"],
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["debug"],
+            options: PLATFORM,
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["hash"],
+            options: &["-a, --algorithm=ALGORITHM"],
+            rest: Read,
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["help"],
+            rest: Text,
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["search"],
+            options: &["-i, --index=URL  config: searches another package index"],
+            rest: Text,
+            does: Does::Net("searches the package index"),
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["index"],
+            options: INDEX_OPTIONS,
+            subcommands: &[&Profile {
+                names: &["versions"],
+                options: INDEX_OPTIONS,
+                operands: &[Text],
+                does: Does::Net("asks the package index for a package's versions"),
+                ..PIP_SUB
+            }],
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["cache"],
+            options: &["--format=FORMAT"],
+            subcommands: &[
+                &Profile {
+                    names: &["dir", "info"],
+                    ..PIP_SUB
+                },
+                &Profile {
+                    names: &["list"],
+                    options: &["--format=FORMAT"],
+                    operands: &[Text],
+                    ..PIP_SUB
+                },
+                &Profile {
+                    names: &["remove", "purge"],
+                    rest: Text,
+                    check: Some(cache_check),
+                    ..PIP_SUB
+                },
+            ],
+            ..PIP_SUB
+        },
+        &Profile {
+            names: &["config"],
+            options: PIP_CONFIG_FILES,
+            subcommands: &[
+                &Profile {
+                    names: &["list", "debug"],
+                    options: PIP_CONFIG_FILES,
+                    does: Does::Env("prints pip's configuration, which may hold index credentials"),
+                    ..PIP_SUB
+                },
+                &Profile {
+                    names: &["get"],
+                    options: PIP_CONFIG_FILES,
+                    operands: &[Text],
+                    does: Does::Env("prints a setting, which may hold index credentials"),
+                    ..PIP_SUB
+                },
+                &Profile {
+                    names: &["set", "unset"],
+                    options: PIP_CONFIG_FILES,
+                    operands: &[Text, Text],
+                    does: Does::Config("changes pip's configuration"),
+                    ..PIP_SUB
+                },
+                &Profile {
+                    names: &["edit"],
+                    options: PIP_CONFIG_FILES,
+                    does: Does::Code("runs an editor on pip's configuration"),
+                    ..PIP_SUB
+                },
+            ],
+            ..PIP_SUB
+        },
+    ],
+    check: Some(pip_check),
+    ..BASE
+};
+
+/// `--exists-action w` wipes what is in the way.
+fn pip_check(r: &mut Reading<'_>) {
+    let wipes: Vec<Span> = r
+        .given
+        .iter()
+        .filter(|g| g.opt.key() == "exists-action" && g.value.is_some_and(|v| v.starts_with('w')))
+        .map(|g| g.at)
+        .collect();
+    for at in wipes {
+        r.add(
+            Effect::Danger("`--exists-action w` wipes existing paths".into()),
+            at,
+        );
+    }
+}
+
+/// The project itself (`.`, `./sub`, with extras `.[dev]`), as pip names a local path.
+fn is_project(w: &str) -> bool {
+    let path = w.split('[').next().unwrap_or(w);
+    (path == "." || path.starts_with("./")) && is_inside(path)
+}
+
+/// A relative path that stays in the working directory.
+fn is_inside(path: &str) -> bool {
+    !path.is_empty() && !path.starts_with(['/', '~']) && !path.split('/').any(|p| p == "..")
+}
+
+/// `pip install`/`download`/`wheel`: the project and its requirements files are the
+/// project's; anything named on the command line (a package, a URL, a path elsewhere) is
+/// built by running its own code.
+fn packages_check(r: &mut Reading<'_>) {
+    let verb = match r.path.last().copied() {
+        Some("download") => "downloads (building its metadata, which runs its code)",
+        Some("wheel") => "builds (running its build code)",
+        _ => "installs (running its build and install code)",
+    };
+    let mut found: Vec<(Effect, Span)> = Vec::new();
+    let named = |w: &str| {
+        if is_project(w) {
+            Effect::Project(format!("{verb} the project at `{w}`"))
+        } else {
+            Effect::Code(format!("{verb} `{w}`"))
+        }
+    };
+    for &(i, w) in &r.operands {
+        found.push((named(w), Span::one(i)));
+    }
+    for g in &r.given {
+        match (g.opt.key(), g.value) {
+            ("editable", Some(v)) => found.push((named(v), g.at)),
+            ("requirement", Some(v)) if is_inside(v) => found.push((
+                Effect::Project(format!(
+                    "{verb} the requirements `{v}` lists (the project's declared dependencies)"
+                )),
+                g.at,
+            )),
+            ("requirement", Some(v)) => found.push((
+                Effect::Code(format!("{verb} the packages `{v}` lists")),
+                g.at,
+            )),
+            _ => {}
+        }
+    }
+    for (effect, at) in found {
+        r.add(effect, at);
+    }
+    r.set_roles(&[], Passthrough);
+}
+
+/// `pip cache remove`/`purge` deletes from pip's cache.
+fn cache_check(r: &mut Reading<'_>) {
+    let dir = r.value("cache-dir").unwrap_or("~/.cache/pip").to_string();
+    let at = r
+        .words
+        .iter()
+        .position(|w| w == "remove" || w == "purge")
+        .unwrap_or(0);
+    r.add(Effect::Writes(dir), Span::one(at));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Effect, Understanding, understand};
+
+    fn read(command: &str) -> Understanding {
+        understand(&crate::policy::shell::words(command), false)
+    }
+
+    fn said(command: &str) -> String {
+        read(command)
+            .findings
+            .iter()
+            .map(|f| f.effect.to_string())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+
+    fn dangerous(command: &str) -> bool {
+        read(command)
+            .findings
+            .iter()
+            .any(|f| matches!(f.effect, Effect::Danger(_)))
+    }
+
+    fn covered(command: &str, literal: usize) -> bool {
+        let u = read(command);
+        u.understood() && u.glob_refusal(literal).is_none()
+    }
+
+    #[test]
+    fn listing_and_versions_are_harmless() {
+        for c in [
+            "python3 --version",
+            "python3 -V",
+            "python -VV",
+            "python3.12 --help",
+            "pip list",
+            "pip list --format=json",
+            "pip3 list -l --not-required",
+            "pip show requests",
+            "pip show -f requests",
+            "pip freeze",
+            "pip freeze --all",
+            "pip --version",
+            "pip check",
+            "pip inspect",
+            "pip cache dir",
+            "pip help install",
+        ] {
+            let u = read(c);
+            assert!(u.harmless(), "{c:?} should be harmless: {}", said(c));
+        }
+        for c in [
+            "python3",
+            "python3 -",
+            "python3 -i",
+            "python -m pip list",
+            "pip list --outdated",
+            "pip cache purge",
+            "pip config list",
+            "pip hash x.whl",
+        ] {
+            assert!(!read(c).harmless(), "{c:?} must not be harmless");
+        }
+        // With `-P`, `-m pip` no longer looks in the working directory.
+        assert!(
+            read("python3 -P -m pip list").harmless(),
+            "{}",
+            said("python3 -P -m pip list")
+        );
+    }
+
+    #[test]
+    fn globs_cover_tests_and_declared_requirements() {
+        for (c, literal) in [
+            ("python -m pytest -x", 3),
+            ("python -m pytest -x tests/ -k 'not slow'", 3),
+            ("python3 -m unittest discover -v", 3),
+            ("python -m pytest", 1),
+            ("pip install -r requirements.txt", 2),
+            ("pip install -r requirements/dev.txt --no-deps", 2),
+            ("pip install -e .", 1),
+            ("pip install -e '.[dev]'", 1),
+            ("pip install .", 1),
+            ("pip install --upgrade -r requirements.txt", 1),
+            ("python -m pip install -r requirements.txt", 1),
+            ("pip list", 1),
+            ("pip -q list", 1),
+            ("pip download -r requirements.txt --no-deps", 1),
+        ] {
+            assert!(
+                covered(c, literal),
+                "{c:?} under {literal} literal words: {}",
+                said(c)
+            );
+        }
+    }
+
+    #[test]
+    fn globs_refuse_code_and_configuration() {
+        for (c, what) in [
+            (
+                "pip install evil",
+                "installs (running its build and install code) `evil`",
+            ),
+            ("pip install -e /tmp/x", "`/tmp/x`"),
+            ("pip install ../elsewhere", "`../elsewhere`"),
+            (
+                "pip install -r /tmp/req.txt",
+                "the packages `/tmp/req.txt` lists",
+            ),
+            ("pip install git+https://x/y", "`git+https://x/y`"),
+            ("pip --python /tmp/py list", "Python interpreter"),
+            (
+                "pip install -i https://evil/simple -r requirements.txt",
+                "another package index",
+            ),
+            (
+                "pip install --extra-index-url https://x -r requirements.txt",
+                "adds a package index",
+            ),
+            (
+                "pip install -f /tmp/wheels -r requirements.txt",
+                "looks for packages",
+            ),
+            (
+                "pip install --target /tmp/t -r requirements.txt",
+                "writes `/tmp/t`",
+            ),
+            (
+                "pip install --upg -r requirements.txt",
+                "abbreviates `--upgrade`",
+            ),
+            ("pip install --in=x y", "abbreviates"),
+            (
+                "pip config set global.index-url x",
+                "changes pip's configuration",
+            ),
+            ("pip config edit", "editor"),
+            ("pip frobnicate", "not a `pip` subcommand"),
+            ("python -c 'print(1)'", "runs the program given as CMD"),
+            ("python -Bc 'print(1)'", "runs the program given as CMD"),
+            ("python x.py", "runs the script `x.py`"),
+            ("python -u x.py --flag", "runs the script `x.py`"),
+            ("python -m http.server", "runs the module `http.server`"),
+            (
+                "python3 -mhttp.server 8000",
+                "runs the module `http.server`",
+            ),
+            (
+                "python3 -W error::evil.Warn -m pytest",
+                "imports the module",
+            ),
+            (
+                "python3 -X pycache_prefix=/tmp/c -m pytest",
+                "writes `/tmp/c`",
+            ),
+            ("python3 -X importx -m pytest", "not an -X option"),
+            ("python3 --vers", "not an option CPython knows"),
+            ("python3 -q", "reads one from standard input"),
+            ("python3 -u -B", "reads one from standard input"),
+            (
+                "python3 -m pip install evil",
+                "installs (running its build and install code) `evil`",
+            ),
+            ("python3 -m pip --python /tmp/py list", "Python interpreter"),
+        ] {
+            let u = read(c);
+            assert!(
+                u.glob_refusal(1).is_some(),
+                "{c:?} must be refused: {}",
+                said(c)
+            );
+            assert!(
+                said(c).contains(what),
+                "{c:?}: expected {what:?} in {}",
+                said(c)
+            );
+        }
+        // Words after the script, `-c` or `-m` are the program's: nothing read into them.
+        assert!(!said("python x.py --target-dir /tmp").contains("writes"));
+        assert!(!said("python -c pass -m http.server").contains("http.server"));
+    }
+
+    #[test]
+    fn uninstalling_is_dangerous() {
+        for c in [
+            "pip uninstall -y x",
+            "pip -q uninstall x",
+            "pip3 uninstall -r requirements.txt",
+            "python -m pip uninstall x",
+            "python3 -I -m pip uninstall -y x",
+            "pip install --exists-action w -e .",
+        ] {
+            assert!(dangerous(c), "{c:?}: {}", said(c));
+        }
+        for c in [
+            "pip install -r requirements.txt",
+            "pip list",
+            "python -m pytest",
+        ] {
+            assert!(!dangerous(c), "{c:?}: {}", said(c));
+        }
+    }
+
+    #[test]
+    fn delegated_pip_findings_point_at_their_words() {
+        let u = read("python -m pip uninstall x");
+        let danger = u
+            .findings
+            .iter()
+            .find(|f| matches!(f.effect, Effect::Danger(_)))
+            .unwrap();
+        assert_eq!(
+            (danger.at.first, danger.at.last),
+            (3, 3),
+            "`uninstall` is word 3"
+        );
+        // A rule naming `python -m pip install` literally covers the declared requirements.
+        assert!(covered("python -m pip install -r requirements.txt", 4));
+        assert!(!covered("python -m pip install evil", 4));
+    }
+}
