@@ -695,6 +695,26 @@ fn cargo_check(r: &mut Reading<'_>) {
             ),
         );
     }
+    // A target that is a file is a target specification, which names the linker rustc
+    // runs (`"linker": "…"`). (`cargo add --target` only writes a cfg into Cargo.toml.)
+    if !r.path.iter().any(|p| matches!(*p, "add" | "remove")) {
+        let specs: Vec<(Span, String)> = r
+            .given
+            .iter()
+            .filter(|g| g.opt.key() == "target")
+            .filter_map(|g| g.value.map(|v| (g.at, v)))
+            .filter(|(_, v)| v.ends_with(".json") || v.contains('/'))
+            .map(|(at, v)| (at, v.to_string()))
+            .collect();
+        for (at, v) in specs {
+            r.add(
+                Effect::Code(format!(
+                    "`--target {v}` is a target specification file, which names the linker rustc runs"
+                )),
+                at,
+            );
+        }
+    }
     // rustup's `cargo +TOOLCHAIN …`: the rest is cargo's.
     if let Some(first) = r.words.get(1)
         && first.starts_with('+')
@@ -1067,6 +1087,8 @@ mod tests {
             ("cargo fmt --check -- src/main.rs", 1),
             ("cargo test --test api -- --test-threads 1", 1),
             ("cargo build -j4 --features=a,b", 1),
+            ("cargo build --target x86_64-unknown-linux-musl", 1),
+            ("cargo add --target 'cfg(unix)' libc", 1),
             ("cargo run --release -- --port 1", 1),
             ("cargo run --bin x foo --target-dir /tmp", 1),
             ("cargo check --workspace --all-targets", 1),
@@ -1116,6 +1138,8 @@ mod tests {
             ("cargo clippy -- -C linker=/tmp/x", "lint levels"),
             ("cargo clippy -- -D -Clinker=x", "not a lint name"),
             ("cargo -C /tmp build", "another directory"),
+            ("cargo build --target /tmp/evil.json", "names the linker"),
+            ("cargo test --target=x.json", "names the linker"),
             ("cargo new /tmp/x", "writes `/tmp/x`"),
             ("cargo test a b", "one test-name filter"),
             ("cargo build extra", "does not know what this operand is"),
