@@ -38,7 +38,7 @@
 //! node's options or where npm works are `code` or `config`; removing packages
 //! (`uninstall`, `remove`, `prune`, `unpublish`) is a danger.
 
-use super::Role::{Name, Passthrough, Read, Text};
+use super::Role::{Name, Passthrough, Text};
 use super::{Arg, BASE, Does, Effect, Profile, Reading, Role, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[&NPM, &NPX, &YARN, &PNPM];
@@ -409,6 +409,11 @@ const NPM_SUB: Profile = Profile {
     ..BASE
 };
 
+/// `publish FOLDER`: another folder's files made public, and its publish scripts run.
+const PUBLISHES_OTHER: Role = Role::Code(
+    "publishes (running its publish scripts, making its files public) the folder or tarball",
+);
+
 const INSTALLS_DECLARED: &str = "installs the dependencies package.json declares, running their install scripts and the project's";
 const INSTALLS_NAMED: Role =
     Role::Code("installs (and runs the install scripts of) the package, not declared yet,");
@@ -630,7 +635,7 @@ const NPM: Profile = Profile {
         },
         &Profile {
             names: &["publish"],
-            operands: &[Read],
+            operands: &[PUBLISHES_OTHER],
             does: Does::Net(
                 "publishes the package to the registry (running its prepublish and prepack scripts)",
             ),
@@ -1122,7 +1127,7 @@ const YARN: Profile = Profile {
         },
         &Profile {
             names: &["publish"],
-            rest: Read,
+            rest: PUBLISHES_OTHER,
             does: Does::Net(
                 "publishes the package to the registry (running its prepublish scripts)",
             ),
@@ -1562,7 +1567,7 @@ const PNPM: Profile = Profile {
                 "--dry-run",
                 "--otp=CODE",
             ],
-            rest: Read,
+            rest: PUBLISHES_OTHER,
             does: Does::Net(
                 "publishes the package to the registry (running its prepublish scripts)",
             ),
@@ -1802,6 +1807,7 @@ mod tests {
             ("npm install --registry https://evil x", "another registry"),
             ("npm cache clean --force", "writes `~/.npm/_cacache`"),
             ("npm init vite", "initializer package"),
+            ("npm publish /tmp/x", "making its files public"),
             ("npm -ws test", "one letter at a time"),
             ("npm -reg x test", "`-r` (in `-reg`)"),
             ("npm install --save-dev false", "takes `false` as the value"),
