@@ -425,3 +425,16 @@ async fn deeply_nested_commands_are_answered_and_the_daemon_keeps_serving() {
         "still serving"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn characters_past_the_c_librarys_tables_are_answered() {
+    let d = TestDaemon::start(&[]).await;
+    // `echo {` and U+10FFFF: the bash grammar's scanner read out of bounds on it and the
+    // daemon died of SIGSEGV.
+    for command in ["echo {\u{10FFFF}", "echo x{\u{F0000}"] {
+        let r = d.ask_no_wait("a", command).await;
+        assert_eq!(r.status, Status::Pending, "{command:?}");
+    }
+    let r = d.ask("a", "echo 'héllo 日本'").await;
+    assert_eq!(r.status, Status::Approved, "still serving");
+}

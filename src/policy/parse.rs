@@ -222,9 +222,26 @@ fn analyse_within(command: &str, shells: &[Shell], limits: Limits) -> Analysis {
     a
 }
 
+/// What tree-sitter reads instead of the command: every byte of a non-ASCII character
+/// becomes `x`, so that offsets are the same and the parser only ever sees ASCII.
+///
+/// tree-sitter-bash's scanner calls C's `isdigit()` on the character after a `{`, which
+/// is undefined past 255: with U+F0000 or U+10FFFF it read out of bounds and the process
+/// died of SIGSEGV (`echo {` and one such character). For bash, dash and zsh every
+/// non-ASCII character is a word character, as `x` is; an `x` is also a name character,
+/// so a word like `é=1` now looks like an assignment to the parser: less plain, never
+/// more. No shell keyword contains `xx`, and a non-ASCII character is at least two bytes.
+fn ascii(command: &str) -> Vec<u8> {
+    command
+        .bytes()
+        .map(|b| if b.is_ascii() { b } else { b'x' })
+        .collect()
+}
+
 /// Parses within `budget`, or gives up (`None`).
 fn parse(command: &str, budget: Duration) -> Option<Tree> {
-    let bytes = command.as_bytes();
+    let bytes = ascii(command);
+    let bytes = bytes.as_slice();
     let start = Instant::now();
     let mut progress = |_: &ParseState| {
         if start.elapsed() > budget {
@@ -832,7 +849,9 @@ impl Walk<'_, '_> {
 
     /// True if the word ends where `node` does (no quoted part follows it).
     fn word_ends(&self, node: Node<'_>) -> bool {
-        self.src[node.end_byte()..]
+        self.src
+            .get(node.end_byte()..)
+            .unwrap_or("")
             .chars()
             .next()
             .is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | ')' | '<' | '>'))
@@ -846,7 +865,10 @@ impl Walk<'_, '_> {
     fn tilde_after_equals(&self, node: Node<'_>, text: &str, word_start: usize) -> bool {
         let start = node.start_byte();
         text.match_indices('~').any(|(i, _)| {
-            let before = &self.src[word_start.min(start + i)..start + i];
+            let before = self
+                .src
+                .get(word_start.min(start + i)..start + i)
+                .unwrap_or("");
             match before.chars().last() {
                 Some('=') => true,
                 Some(':') => before.contains('='),
@@ -889,7 +911,7 @@ impl Walk<'_, '_> {
                     }
                     // Text between named parts is literal string content.
                     if child.start_byte() > last {
-                        value.push_str(&self.src[last..child.start_byte()]);
+                        value.push_str(self.src.get(last..child.start_byte()).unwrap_or(""));
                     }
                     last = child.end_byte();
                     if child.kind() == "string_content" {
@@ -900,7 +922,7 @@ impl Walk<'_, '_> {
                 }
                 let end = node.end_byte().saturating_sub(1);
                 if end > last {
-                    value.push_str(&self.src[last..end]);
+                    value.push_str(self.src.get(last..end).unwrap_or(""));
                 }
                 value
             }
@@ -1402,6 +1424,36 @@ mod tests {
         // A long single-quoted message is one token.
         let message = format!("git commit -m '{}'", "word, and more; ".repeat(2_000));
         assert!(analyse(&message).plain());
+    }
+
+    #[test]
+    fn any_character_is_safe_to_parse() {
+        // tree-sitter-bash's scanner calls isdigit() on the character after `{`: with a
+        // code point past the C library's table (U+F0000, U+10FFFF) that read out of
+        // bounds and killed the process with SIGSEGV.
+        for c in [
+            '\u{10FFFF}',
+            '\u{F0000}',
+            '\u{41E20}',
+            '\u{FFFF}',
+            'é',
+            '日',
+        ] {
+            for command in [
+                format!("echo {{{c}"),
+                format!("echo x{{{c}"),
+                format!("echo {{1..{c}"),
+                format!("{{{c}"),
+            ] {
+                assert!(!analyse(&command).plain(), "{command:?}");
+            }
+        }
+        // Words keep their characters.
+        assert_eq!(
+            words("git commit -m '修复 bug' 日本 é=1"),
+            [vec!["git", "commit", "-m", "修复 bug", "日本", "é=1"]]
+        );
+        assert!(analyse("git commit -m '修复 bug' 日本 é=1").plain());
     }
 
     #[test]
