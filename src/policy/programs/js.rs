@@ -46,11 +46,18 @@ pub const PROFILES: &[&Profile] = &[&NPM, &NPX, &YARN, &PNPM];
 // ── nopt's quirks (npm, npx, pnpm) ───────────────────────────────────────────────────
 
 /// What nopt reads differently from the profile's reading, as unknowns.
-fn nopt_check(r: &mut Reading<'_>, program: &str) {
+/// `shorthands`: one-dash words nopt takes whole, as one of its shorthands (they are no
+/// configuration key, so nopt reads them so whatever the keys), that the profile reads
+/// to the same effect letter by letter.
+fn nopt_check(r: &mut Reading<'_>, program: &str, shorthands: &[&str]) {
     let mut unknown: Vec<(usize, String)> = Vec::new();
     for g in &r.given {
         let word = r.words[g.at.first].as_str();
-        if word.starts_with('-') && !word.starts_with("--") && word.len() > 2 {
+        if word.starts_with('-')
+            && !word.starts_with("--")
+            && word.len() > 2
+            && !shorthands.contains(&word)
+        {
             unknown.push((
                 g.at.first,
                 format!(
@@ -234,6 +241,11 @@ const NPM_OPTIONS: &[&str] = &[
     "--noproxy=HOSTS  config: changes which hosts bypass the proxy",
     "--cafile=FILE  config: trusts other certificate authorities",
 ];
+
+/// npm's shorthands of several letters that the profile reads letter by letter to the
+/// same effect: `-ws` (`--workspaces`; read as `-w s`, which changes nothing), `-dd` and
+/// `-ddd` (more logging).
+const NPM_WORD_SHORTHANDS: &[&str] = &["-ws", "-dd", "-ddd"];
 
 /// npm's commands and aliases (lib/utils/cmd-list.js), for what an abbreviation means.
 const NPM_COMMANDS: &[&str] = &[
@@ -782,7 +794,7 @@ const NPM: Profile = Profile {
 
 /// nopt's quirks, and what an abbreviated command would remove.
 fn npm_check(r: &mut Reading<'_>) {
-    nopt_check(r, "npm");
+    nopt_check(r, "npm", NPM_WORD_SHORTHANDS);
     if let Some((i, word)) = unknown_command(r)
         && let Some(cmd) = npm_deref(word)
     {
@@ -859,7 +871,7 @@ const NPX: Profile = Profile {
 };
 
 fn npx_check(r: &mut Reading<'_>) {
-    nopt_check(r, "npx");
+    nopt_check(r, "npx", NPM_WORD_SHORTHANDS);
     if r.operands.is_empty()
         && !["call", "package", "version", "help"]
             .iter()
@@ -1651,7 +1663,7 @@ fn pnpm_check(r: &mut Reading<'_>) {
         ),
         Span::one(0),
     );
-    nopt_check(r, "pnpm");
+    nopt_check(r, "pnpm", &[]);
     if r.path.is_empty()
         && let Some(&(i, w)) = r.operands.first()
         && PNPM_COMMANDS.contains(&w)
@@ -1748,6 +1760,8 @@ mod tests {
             ("npm run lint --if-present", 1),
             ("npm -w packages/a test", 1),
             ("npm test --silent", 1),
+            ("npm test -ws", 1),
+            ("npm run build -ws --if-present", 1),
             ("npm outdated", 1),
             ("npx prettier --write .", 2),
             ("npx -y prettier --check src", 3),
@@ -1808,7 +1822,7 @@ mod tests {
             ("npm cache clean --force", "writes `~/.npm/_cacache`"),
             ("npm init vite", "initializer package"),
             ("npm publish /tmp/x", "making its files public"),
-            ("npm -ws test", "one letter at a time"),
+            ("npm -gf test", "one letter at a time"),
             ("npm -reg x test", "`-r` (in `-reg`)"),
             ("npm install --save-dev false", "takes `false` as the value"),
             ("npm --workspace --prefix=/x test", "rather than the value"),
