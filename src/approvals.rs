@@ -13,7 +13,7 @@ use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
-use crate::model::{Decision, Record, RuleKind, Status, Via, not_approved_error};
+use crate::model::{Decision, Record, RuleKind, Shell, Status, Via, not_approved_error};
 use crate::policy::{Outcome, Policy, Subject};
 use crate::store::{NewRequest, NewRule, Resolution, Store, StoreError};
 
@@ -27,6 +27,8 @@ pub struct Submission {
     pub cwd: Option<String>,
     pub reason: Option<String>,
     pub run: bool,
+    /// The shell the agent will run `command` with (decide-only), if it said.
+    pub shell: Option<Shell>,
     pub peer_uid: Option<u32>,
     pub peer_pid: Option<i32>,
 }
@@ -227,6 +229,7 @@ impl Approvals {
             argv: sub.argv.as_deref(),
             cwd: sub.cwd.as_deref().map(std::path::Path::new),
             run: sub.run,
+            shell: sub.shell,
         };
         let verdict = self.policy.evaluate(subject, now);
         let new = NewRequest {

@@ -272,9 +272,16 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
                 "expires_at": expires_at,
                 "force": force,
             });
-            let rule: Rule = expect(&admin, Method::POST, "/v1/allowlist", Some(&body)).await?;
+            let added: serde_json::Value =
+                expect(&admin, Method::POST, "/v1/allowlist", Some(&body)).await?;
+            let rule: Rule = serde_json::from_value(added.clone()).map_err(|e| {
+                format!("the daemon answered with something that is not a rule: {e}")
+            })?;
+            for warning in added["warnings"].as_array().into_iter().flatten() {
+                eprintln!("warning: {}", warning.as_str().unwrap_or_default());
+            }
             if json.json {
-                print_json(&rule);
+                print_json(&added);
             } else {
                 println!(
                     "added rule #{}: {} {} for {}",

@@ -74,6 +74,7 @@ impl Policies {
             argv: None,
             cwd: Some(&self.repo),
             run: false,
+            shell: None,
         }
     }
 }
@@ -214,6 +215,7 @@ fn argv_requests() {
                 argv: Some(&argv),
                 cwd: Some(&policies.repo),
                 run: false,
+                shell: None,
             },
             Utc::now(),
         );

@@ -153,20 +153,26 @@ async fn argv_runs_the_program_with_its_arguments_and_input() {
     let r = ran(&d, json!({"argv": ["cat"], "timeout_ms": 5000})).await;
     let result = r.result.unwrap();
     assert_eq!((result.stdout.as_str(), result.timed_out), ("", false));
-    // The environment is the minimal one.
+    // The environment is the minimal one, plus what neutralises git's program-valued
+    // settings (core.fsmonitor, core.hooksPath) for any git the command runs.
     let r = ran(&d, json!({"argv": ["env"]})).await;
-    let names: Vec<String> = r
-        .result
-        .unwrap()
-        .stdout
+    let stdout = r.result.unwrap().stdout;
+    let names: Vec<String> = stdout
         .lines()
         .map(|l| l.split('=').next().unwrap().to_string())
         .collect();
     assert!(
         names
             .iter()
-            .all(|n| ["PATH", "HOME", "LANG", "USER"].contains(&n.as_str())),
+            .all(|n| ["PATH", "HOME", "LANG", "USER"].contains(&n.as_str())
+                || n.starts_with("GIT_CONFIG_")),
         "{names:?}"
+    );
+    assert!(
+        stdout.contains("GIT_CONFIG_KEY_0=core.fsmonitor\n")
+            && stdout.contains("GIT_CONFIG_VALUE_0=false\n")
+            && stdout.contains("GIT_CONFIG_KEY_1=core.hooksPath\n"),
+        "{stdout}"
     );
     let r = ran(&d, json!({"argv": ["no-such-program-xyz"]})).await;
     let result = r.result.unwrap();

@@ -79,6 +79,7 @@ fn subject<'a>(command: &'a str, repo: &'a Path) -> Subject<'a> {
         argv: None,
         cwd: Some(repo),
         run: false,
+        shell: None,
     }
 }
 

@@ -136,7 +136,7 @@ async fn add_rule(
     ConnectInfo(peer): ConnectInfo<Peer>,
     headers: HeaderMap,
     body: Body,
-) -> Result<(StatusCode, Json<Rule>), ApiError> {
+) -> Result<(StatusCode, Json<Added>), ApiError> {
     let body: NewRuleBody = read_json(&headers, body, state.read_timeout()).await?;
     if let Some(agent) = &body.agent
         && !is_valid_agent_name(agent)
@@ -176,10 +176,32 @@ async fn add_rule(
         created_by: by(&peer),
         expires_at: body.expires_at,
     };
+    let warnings: Vec<String> = match body.kind {
+        RuleKind::Glob => rules::runs_anything(&rule.pattern).into_iter().collect(),
+        RuleKind::Exact => Vec::new(),
+    };
     let stored = state.approvals.store().add_rule(rule, now).await?;
     state.approvals.reload_rules().await?;
     tracing::info!(rule = stored.id, pattern = %stored.pattern, kind = %stored.kind, "allowlist rule added");
-    Ok((StatusCode::CREATED, Json(stored)))
+    for w in &warnings {
+        tracing::warn!(rule = stored.id, warning = %w, "allowlist rule added with a warning");
+    }
+    Ok((
+        StatusCode::CREATED,
+        Json(Added {
+            rule: stored,
+            warnings,
+        }),
+    ))
+}
+
+/// A rule as added, with what its owner should know about it (`allow add` prints these).
+#[derive(serde::Serialize)]
+struct Added {
+    #[serde(flatten)]
+    rule: Rule,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
 }
 
 async fn remove_rule(

@@ -18,7 +18,7 @@ use super::{AppState, Peer, parse_query, query_number, read_json};
 use crate::approvals::{Registered, Submission, Submitted};
 use crate::error::ApiError;
 use crate::exec::Program;
-use crate::model::{Record, Status};
+use crate::model::{Record, Shell, Status};
 use crate::policy::is_valid_agent_name;
 use crate::runs::RunRequest;
 
@@ -52,6 +52,10 @@ pub struct ExecRequest {
     pub reason: Option<String>,
     #[serde(default = "yes")]
     pub wait: bool,
+    /// Decide-only: the shell the agent will run `command` with (`sh`, `bash`, `zsh`);
+    /// unset means execgate judges the command as plain only if it is plain under all
+    /// three. Read as text so a wrong value gets a message that names the field.
+    pub shell: Option<String>,
 }
 
 fn yes() -> bool {
@@ -59,6 +63,22 @@ fn yes() -> bool {
 }
 
 impl ExecRequest {
+    /// The `shell` field, checked.
+    fn shell(&self) -> Option<Result<Shell, ApiError>> {
+        let name = self.shell.as_deref()?;
+        Some(
+            Shell::ALL
+                .into_iter()
+                .find(|s| s.as_str() == name)
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "`shell` must be one of \"sh\", \"bash\", \"zsh\", got {:?}",
+                        truncate(name)
+                    ))
+                }),
+        )
+    }
+
     /// DESIGN.md §4 step 1, plus the cwd rule of §8: every problem named by its field.
     fn validate(&self, state: &AppState) -> Result<Option<PathBuf>, ApiError> {
         let bad = |m: String| Err(ApiError::bad_request(m));
@@ -98,6 +118,18 @@ impl ExecRequest {
                 return bad("`argv` must start with a non-empty program name".into());
             }
             _ => {}
+        }
+        if let Some(shell) = self.shell() {
+            let shell = shell?;
+            if self.command.is_none() {
+                return bad("`shell` applies to `command` only: `argv` runs no shell".into());
+            }
+            if self.run && shell != Shell::Sh {
+                return bad(format!(
+                    "`shell` is {:?}, but in run mode execgate runs `command` with /bin/sh: give \"sh\" or leave `shell` out",
+                    shell.as_str()
+                ));
+            }
         }
         if self.session.as_ref().is_some_and(|s| s.len() > 256) {
             return bad("`session` is longer than 256 bytes".into());
@@ -245,6 +277,7 @@ async fn create(
         }),
         _ => None,
     };
+    let shell = req.shell().transpose()?;
     let submission = Submission {
         agent: req.agent,
         session: req.session,
@@ -253,6 +286,7 @@ async fn create(
         cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
         reason: req.reason,
         run: req.run,
+        shell,
         peer_uid: peer.uid,
         peer_pid: peer.pid,
     };

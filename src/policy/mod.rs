@@ -23,7 +23,7 @@ use std::sync::{Arc, RwLock};
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
-use crate::model::{Ask, AskFallback, Risk, Rule, Security};
+use crate::model::{Ask, AskFallback, Risk, Rule, Security, Shell};
 use programs::Understanding;
 pub use shell::shell_join;
 
@@ -56,6 +56,23 @@ pub struct Subject<'a> {
     pub cwd: Option<&'a Path>,
     /// Run mode: execgate itself will run the command, as its own user.
     pub run: bool,
+    /// Decide-only: the shell the agent said it will run `command` with.
+    pub shell: Option<Shell>,
+}
+
+impl Subject<'_> {
+    /// The shells `command` must be plain under: in run mode, `/bin/sh` (which may be
+    /// dash or bash); else the one the agent named; else all three, since the agent may
+    /// run it with any (zsh expands `=cmd`, bash expands `a=~`).
+    pub fn shells(&self) -> &'static [Shell] {
+        match (self.run, self.shell) {
+            (true, _) => &[Shell::Sh, Shell::Bash],
+            (false, Some(Shell::Sh)) => &[Shell::Sh],
+            (false, Some(Shell::Bash)) => &[Shell::Bash],
+            (false, Some(Shell::Zsh)) => &[Shell::Zsh],
+            (false, None) => &Shell::ALL,
+        }
+    }
 }
 
 /// What policy concluded before any human is involved.
@@ -195,7 +212,11 @@ impl Policy {
             }
             (command, _) => {
                 let c = command.unwrap_or_default();
-                (shell::normalize(c), parse::analyse(c), shell::segments(c))
+                (
+                    shell::normalize(c),
+                    parse::analyse_for(c, subject.shells()),
+                    shell::segments(c),
+                )
             }
         };
         let plain = analysis.plain();
@@ -274,11 +295,14 @@ impl Policy {
                     understanding: u,
                 })
                 .collect();
+            let harmless_ok = config.policy.safe_bins
+                && (!subject.run || inside_roots(subject.cwd, &config.exec.allowed_cwd_roots));
             verdict.rules_matched = self.allowlist().approve(
                 subject.agent,
                 &line,
                 &segments,
                 risk == Risk::Dangerous,
+                harmless_ok,
                 now,
             );
         }
@@ -336,7 +360,7 @@ impl Policy {
         }
         let analysis = match (subject.command, subject.argv) {
             (None, Some(argv)) => parse::Analysis::of_argv(argv, &verdict.normalized),
-            (command, _) => parse::analyse(command.unwrap_or_default()),
+            (command, _) => parse::analyse_for(command.unwrap_or_default(), subject.shells()),
         };
         for command in &analysis.commands {
             let commands = risk::looked_through(&command.words);

@@ -205,12 +205,17 @@ impl Allowlist {
     /// when what its wildcard covers is understood and harmless enough (DESIGN.md §4
     /// step 7): operands and harmless options, never code it did not name, a write, a
     /// change of configuration or a word execgate cannot account for. Empty: no approval.
+    ///
+    /// With `harmless_ok` (step 8 could approve here), a segment no rule matches still
+    /// passes when its program's profile finds it harmless: `git log src | head -20`
+    /// under `git log *`. At least one rule must have matched.
     pub fn approve(
         &self,
         agent: &str,
         normalized: &str,
         segments: &[Segment<'_>],
         dangerous: bool,
+        harmless_ok: bool,
         now: DateTime<Utc>,
     ) -> Vec<i64> {
         if let Some(id) = self.exact_rule(normalized, agent, now) {
@@ -238,6 +243,7 @@ impl Allowlist {
             });
             match hit {
                 Some(id) => used.push(id),
+                None if harmless_ok && seg.understanding.harmless() => {}
                 None => return Vec::new(),
             }
         }
@@ -252,6 +258,40 @@ fn runs_other_programs(segment: &str) -> bool {
         .first()
         .is_none_or(|p| super::risk::is_wrapper_or_interpreter(p))
         || super::risk::runs_other_code(&words)
+}
+
+/// What an owner should know before adding a glob that amounts to "run anything": the
+/// wildcard covers the program's own targets, scripts or packages, whose code an agent
+/// may be able to edit. The rule is kept (the owner asked for it); execgate still
+/// approves through it only words it understands (DESIGN.md §4 step 7).
+pub fn runs_anything(pattern: &str) -> Option<String> {
+    if literal_words(pattern) != 1 {
+        return None;
+    }
+    let words = shell::words(pattern);
+    let program = words.first()?.rsplit('/').next()?.to_string();
+    let what = match program.as_str() {
+        "make" | "gmake" => {
+            "make runs whatever the Makefile's recipes say, and an agent that can edit the Makefile decides what that is"
+        }
+        "npm" | "yarn" | "pnpm" | "bun" => {
+            "it runs whatever package.json's scripts say, and installing runs the install scripts of every dependency"
+        }
+        "npx" | "pnpx" | "bunx" => {
+            "npx runs any package from the registry (execgate approves none the rule does not name: write `npx PACKAGE *`)"
+        }
+        "cargo" => {
+            "cargo builds and runs the project's code, build scripts and tests, which an agent may be able to edit"
+        }
+        "go" => "go runs and builds the project's code, which an agent may be able to edit",
+        "python" | "python3" | "node" | "ruby" | "perl" | "php" | "deno" | "bash" | "sh"
+        | "zsh" => "it runs any script or code it is given",
+        p if super::programs::is_python(p) => "it runs any script or code it is given",
+        _ => return None,
+    };
+    Some(format!(
+        "`{pattern}` amounts to \"run anything\": {what}. execgate still approves through it only the options it understands (not `-f FILE`, `-C DIR`, `--config`, `+toolchain`, `--prefix`, …)"
+    ))
 }
 
 /// Why an owner-written glob would approve nearly everything, if it would.
