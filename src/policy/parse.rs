@@ -776,7 +776,15 @@ impl Walk<'_, '_> {
                     let word = self.word(child, true, child.start_byte());
                     cmd.words.push(word);
                 }
-                _ => {}
+                // A token that is no word (`==`, `=~` read as test operators): the
+                // shells read it as part of a word, which the words would miss.
+                _ => {
+                    let what = format!(
+                        "`{}` read as an operator inside a command",
+                        self.text(child)
+                    );
+                    self.at(child, &what);
+                }
             }
         }
         cmd.text = raw.join(" ");
@@ -1350,6 +1358,11 @@ mod tests {
                 true,
                 "",
             ),
+            // tree-sitter reads `==` here as a test operator, not a word: the shells
+            // pass `==]`, the words would say `]` (found by tests/shell_words.rs).
+            ("printf x ==]", false, false, false, "`==`"),
+            ("printf x ==", false, false, false, "parse error"),
+            ("ls a =~ b", false, false, false, "`=~`"),
             // Literal in all three by default (zsh's EXTENDED_GLOB is off, history
             // expansion is off in `-c`).
             (
