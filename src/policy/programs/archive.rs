@@ -16,10 +16,17 @@
 //! `--recursive-unlink`) or writes outside the target (`-P` when extracting,
 //! `--overwrite` and `--keep-directory-symlink`, which write through symbolic links
 //! already there) is danger.
+//!
+//! gzip (1.12) and xz (5.4) are `getopt_long` programs that turn each FILE into its
+//! compressed (or decompressed) form in place: the file is written (replaced, its
+//! original deleted unless `-k`); with `-c` (and as `zcat`, `xzcat`), `-l` or `-t` the
+//! files are only read; with no file they filter standard input to standard output.
 
 use super::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
 
-pub const PROFILES: &[&Profile] = &[&TAR];
+pub const PROFILES: &[&Profile] = &[
+    &TAR, &GZIP, &GUNZIP, &ZCAT, &XZ, &UNXZ, &XZCAT, &LZMA, &UNLZMA, &LZCAT,
+];
 
 const TAR: Profile = Profile {
     names: &["tar", "gtar"],
@@ -448,6 +455,162 @@ fn tar_check(r: &mut Reading<'_>) {
     }
 }
 
+const GZIP_OPTIONS: &[&str] = &[
+    "-a, --ascii",
+    "-c, --stdout, --to-stdout",
+    "-d, --decompress, --uncompress",
+    "-f, --force",
+    "-h, --help",
+    "-k, --keep",
+    "-l, --list",
+    "-L, --license",
+    "-n, --no-name",
+    "-N, --name",
+    "-q, --quiet, --silent",
+    "-r, --recursive",
+    "--rsyncable",
+    "-S, --suffix=SUF",
+    "--synchronous",
+    "-t, --test",
+    "-v, --verbose",
+    "-V, --version",
+    "-1, --fast",
+    "-2",
+    "-3",
+    "-4",
+    "-5",
+    "-6",
+    "-7",
+    "-8",
+    "-9, --best",
+];
+
+const fn compressor(
+    names: &'static [&'static str],
+    options: &'static [&'static str],
+    check: fn(&mut Reading<'_>),
+) -> Profile {
+    Profile {
+        names,
+        syntax: Syntax::Gnu,
+        options,
+        rest: Role::Text,
+        check: Some(check),
+        ..BASE
+    }
+}
+
+const GZIP: Profile = compressor(&["gzip"], GZIP_OPTIONS, compresses_in_place);
+const GUNZIP: Profile = compressor(&["gunzip"], GZIP_OPTIONS, compresses_in_place);
+const ZCAT: Profile = compressor(&["zcat"], GZIP_OPTIONS, compresses_to_stdout);
+
+const XZ_OPTIONS: &[&str] = &[
+    "-z, --compress",
+    "-d, --decompress, --uncompress",
+    "-t, --test",
+    "-l, --list",
+    "-k, --keep",
+    "-f, --force",
+    "-c, --stdout, --to-stdout",
+    "--single-stream",
+    "--no-sparse",
+    "-S, --suffix=SUF",
+    "--files[=FILE]  unknown",
+    "--files0[=FILE]  unknown",
+    "-F, --format=FMT",
+    "-C, --check=CHECK",
+    "--ignore-check",
+    "-0",
+    "-1",
+    "-2",
+    "-3",
+    "-4",
+    "-5",
+    "-6",
+    "-7",
+    "-8",
+    "-9",
+    "--fast",
+    "--best",
+    "-e, --extreme",
+    "-T, --threads=NUM",
+    "--block-size=SIZE",
+    "--block-list=SIZES",
+    "--flush-timeout=TIMEOUT",
+    "--memlimit-compress=LIMIT",
+    "--memlimit-decompress=LIMIT",
+    "--memlimit-mt-decompress=LIMIT",
+    "-M, --memlimit=LIMIT, --memory=LIMIT",
+    "--no-adjust",
+    "--lzma1[=OPTS]",
+    "--lzma2[=OPTS]",
+    "--x86[=OPTS]",
+    "--arm[=OPTS]",
+    "--armthumb[=OPTS]",
+    "--arm64[=OPTS]",
+    "--powerpc[=OPTS]",
+    "--ia64[=OPTS]",
+    "--sparc[=OPTS]",
+    "--delta[=OPTS]",
+    "-q, --quiet",
+    "-v, --verbose",
+    "-Q, --no-warn",
+    "--robot",
+    "--info-memory",
+    "-h, --help",
+    "-H, --long-help",
+    "-V, --version",
+];
+
+const XZ: Profile = compressor(&["xz"], XZ_OPTIONS, compresses_in_place);
+const UNXZ: Profile = compressor(&["unxz"], XZ_OPTIONS, compresses_in_place);
+const XZCAT: Profile = compressor(&["xzcat"], XZ_OPTIONS, compresses_to_stdout);
+const LZMA: Profile = compressor(&["lzma"], XZ_OPTIONS, compresses_in_place);
+const UNLZMA: Profile = compressor(&["unlzma"], XZ_OPTIONS, compresses_in_place);
+const LZCAT: Profile = compressor(&["lzcat"], XZ_OPTIONS, compresses_to_stdout);
+
+/// gzip's and xz's files: replaced by their (de)compressed form, unless the output goes
+/// to standard output or the files are only listed or tested.
+fn compresses_in_place(r: &mut Reading<'_>) {
+    let only_reads = [
+        "stdout",
+        "list",
+        "test",
+        "help",
+        "long-help",
+        "version",
+        "license",
+        "info-memory",
+    ]
+    .iter()
+    .any(|k| r.has(k));
+    compressed_files(r, only_reads);
+}
+
+/// `zcat`, `xzcat`, `lzcat`: always to standard output.
+fn compresses_to_stdout(r: &mut Reading<'_>) {
+    compressed_files(r, true);
+}
+
+fn compressed_files(r: &mut Reading<'_>, only_reads: bool) {
+    let tree = r.has("recursive");
+    let mut found: Vec<(Effect, Span)> = Vec::new();
+    for &(i, file) in &r.operands {
+        if file == "-" {
+            continue;
+        }
+        let effect = match (only_reads, tree) {
+            (true, false) => Effect::Reads(file.to_string()),
+            (true, true) => Effect::ReadsTree(file.to_string()),
+            (false, _) => Effect::Writes(file.to_string()),
+        };
+        found.push((effect, Span::one(i)));
+    }
+    for (e, at) in found {
+        r.add(e, at);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Effect, Understanding, understand};
@@ -640,5 +803,46 @@ mod tests {
         assert!(said("tar -X ex.txt -cf - src").contains("reads `ex.txt`"));
         assert!(said("tar -N ./stamp -cf - src").contains("reads `./stamp`"));
         assert!(!said("tar -N 2024-01-01 -cf - src").contains("2024"));
+    }
+
+    #[test]
+    fn compressors() {
+        for c in [
+            "gzip",
+            "gzip -c",
+            "gzip -dc -",
+            "zcat",
+            "xz -T0",
+            "xzcat",
+            "gzip --help",
+            "xz -V",
+        ] {
+            assert!(read(c).harmless(), "{c:?}: {}", said(c));
+        }
+        for (c, s) in [
+            ("gzip -c big.log", "reads `big.log`"),
+            ("zcat a.gz b.gz", "reads `a.gz` | reads `b.gz`"),
+            ("gunzip -l a.gz", "reads `a.gz`"),
+            ("xz -t a.xz", "reads `a.xz`"),
+            ("xzcat a.xz", "reads `a.xz`"),
+            ("gzip -rc dir", "reads everything under `dir`"),
+        ] {
+            assert_eq!(said(c), s, "{c:?}");
+            assert_eq!(read(c).glob_refusal(1), None, "{c:?}");
+        }
+        for (c, s) in [
+            ("gzip big.log", "writes `big.log`"),
+            ("gunzip a.gz", "writes `a.gz`"),
+            ("gzip -d -k a.gz", "writes `a.gz`"),
+            ("xz -9e dump.sql", "writes `dump.sql`"),
+            ("unxz a.xz", "writes `a.xz`"),
+            ("gzip -r logs", "writes `logs`"),
+        ] {
+            assert!(said(c).contains(s), "{c:?}: {}", said(c));
+            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+        }
+        assert!(!read("xz --files=list").understood());
+        assert!(said("gzip --std x").contains("abbreviates `--stdout`"));
+        assert!(!read("gzip --frob x").understood());
     }
 }
