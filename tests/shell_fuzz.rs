@@ -1,22 +1,28 @@
 //! Fuzzing the shell analyser (issue 4, item 7) as proptest properties:
 //!
 //! * on random shell-heavy strings it never panics and is deterministic;
-//! * every string it calls plain is accepted by `bash -n`, and bash finds as many simple
-//!   commands in it as the analyser does;
+//! * on random nesting (up to ~20,000 characters) and random text (up to 64 KiB) it
+//!   never panics, returns within a bound, is deterministic, and is plain for a set of
+//!   shells exactly when it is plain for each of them;
+//! * every string it calls plain for bash is accepted by `bash -n`, and bash finds as
+//!   many simple commands in it as the analyser does; every string it calls plain for sh
+//!   or zsh is accepted by `dash -n` or `zsh -n` (where installed);
 //! * generated plain commands are plain, split into the right commands, and their words
 //!   come back unquoted.
 //!
-//! Nothing fuzzed is ever executed: `bash -n` only parses, and the command count comes
-//! from `declare -f` of a function whose body is the command (a definition, never
-//! called), run only after `bash -n` accepted the command, with an empty environment, a
-//! `PATH` that finds nothing, and a temp dir as working directory.
+//! Nothing fuzzed is ever executed: `bash -n` (`dash -n`, `zsh -n`) only parses, and the
+//! command count comes from `declare -f` of a function whose body is the command (a
+//! definition, never called), run only after `bash -n` accepted the command, with an
+//! empty environment, a `PATH` that finds nothing, and a temp dir as working directory.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-use execgate::policy::parse::{Analysis, analyse};
+use execgate::model::Shell;
+use execgate::policy::parse::{Analysis, analyse, analyse_for};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 
@@ -65,9 +71,10 @@ const RESERVED: &[&str] = &[
 fn arg() -> impl Strategy<Value = (String, String)> {
     prop_oneof![
         // tree-sitter-bash reads a lone `==` or `=~` as a test operator (a parse error,
-        // so "not plain": safe, but not what this property is about).
+        // so "not plain": safe, but not what this property is about); zsh replaces a
+        // word starting with `=` by a command's path.
         3 => "[a-zA-Z0-9./=:-]{1,10}"
-            .prop_filter("test operator", |w| w != "==" && !w.starts_with("=~"))
+            .prop_filter("test operator, zsh `=`", |w| !w.starts_with('='))
             .prop_map(|w| (w.clone(), w)),
         2 => "[a-z ;&|$()<>]{0,6}".prop_map(|s| (format!("'{s}'"), s)),
         1 => ("[a-z0-9]{1,3}", "[a-z ;&|$()<>]{0,4}")
@@ -124,20 +131,31 @@ fn plain_command() -> impl Strategy<Value = (String, Vec<Vec<String>>)> {
 
 // ── bash as the oracle ───────────────────────────────────────────────────────────────
 
+fn find(program: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        eprintln!("note: {program} is not installed; skipping the {program} checks of the fuzz");
+    }
+    found
+}
+
 fn bash() -> Option<&'static PathBuf> {
     static BASH: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BASH.get_or_init(|| {
-        let found = std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
-                .map(|dir| dir.join("bash"))
-                .find(|p| p.is_file())
-        });
-        if found.is_none() {
-            eprintln!("note: bash is not installed; skipping the bash checks of the fuzz");
-        }
-        found
-    })
-    .as_ref()
+    BASH.get_or_init(|| find("bash")).as_ref()
+}
+
+fn dash() -> Option<&'static PathBuf> {
+    static DASH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DASH.get_or_init(|| find("dash")).as_ref()
+}
+
+fn zsh() -> Option<&'static PathBuf> {
+    static ZSH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    ZSH.get_or_init(|| find("zsh")).as_ref()
 }
 
 fn scratch_dir() -> &'static std::path::Path {
@@ -145,17 +163,20 @@ fn scratch_dir() -> &'static std::path::Path {
     DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
-fn sandboxed(bash: &PathBuf) -> Command {
-    let mut cmd = Command::new(bash);
+fn sandboxed(shell: &PathBuf) -> Command {
+    let mut cmd = Command::new(shell);
     cmd.env_clear()
         .env("PATH", "/nonexistent-execgate-fuzz")
-        .current_dir(scratch_dir())
-        .arg("--norc")
-        .arg("--noprofile");
+        .current_dir(scratch_dir());
+    match shell.file_name().and_then(|n| n.to_str()) {
+        Some("bash") => cmd.arg("--norc").arg("--noprofile"),
+        Some("zsh") => cmd.arg("-f"),
+        _ => &mut cmd,
+    };
     cmd
 }
 
-/// `bash -n` with the command on stdin: parses, executes nothing.
+/// `SHELL -n` with the command on stdin: parses, executes nothing.
 fn bash_accepts(bash: &PathBuf, command: &str) -> Result<(), String> {
     let mut child = sandboxed(bash)
         .arg("-n")
@@ -175,7 +196,8 @@ fn bash_accepts(bash: &PathBuf, command: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "bash -n rejects it: {}",
+            "{} -n rejects it: {}",
+            bash.display(),
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }
@@ -299,12 +321,28 @@ proptest! {
 
     #[test]
     fn random_strings_called_plain_are_plain_to_bash(command in prop_oneof![shellish(), mild()]) {
-        let analysis = analyse(&command);
+        let analysis = analyse_for(&command, &[Shell::Bash]);
         if analysis.plain() {
             if std::env::var_os("SHELL_FUZZ_TRACE").is_some() {
                 eprintln!("plain: {command:?}");
             }
             check_against_bash(&command, &analysis)?;
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(500))]
+
+    #[test]
+    fn random_strings_called_plain_parse_in_sh_and_zsh(command in prop_oneof![shellish(), mild()]) {
+        for (shell, path) in [(Shell::Sh, dash()), (Shell::Zsh, zsh())] {
+            let Some(path) = path else { continue };
+            if analyse_for(&command, &[shell]).plain() {
+                bash_accepts(path, &command).map_err(|e| {
+                    TestCaseError::fail(format!("{command:?} is called plain for {shell:?}, but {e}"))
+                })?;
+            }
         }
     }
 }
@@ -325,5 +363,185 @@ proptest! {
         let words: Vec<Vec<String>> = analysis.commands.iter().map(|c| c.words.clone()).collect();
         prop_assert_eq!(&words, &expected, "{:?}: wrong commands or words", command);
         check_against_bash(&command, &analysis)?;
+    }
+}
+
+// ── Bounded work ─────────────────────────────────────────────────────────────────────
+
+/// What one analysis may take here. The parse's budget is 100 ms, but tree-sitter cannot
+/// interrupt its error recovery when it accepts the end of input: at the token limit
+/// that takes up to ~75 ms in a release build, and ~0.5–0.8 s in this debug build (C at
+/// -O0) on a busy 2-core machine. The bound is there to catch what took seconds to
+/// minutes before (88 s for 64 KiB of `a|`), without being flaky.
+const RETURNS_WITHIN: Duration = Duration::from_secs(5);
+
+/// Random nesting: substitutions, subshells, groups, quotes and words in any order,
+/// mostly short enough to be parsed, some up to ~20,000 characters.
+fn nesting() -> impl Strategy<Value = String> {
+    let pieces: Vec<&str> = vec![
+        "$(",
+        "(",
+        "{ ",
+        "`",
+        "\"",
+        "'",
+        ")",
+        "}",
+        ";",
+        " ",
+        "a",
+        "ls -l",
+        "x=1",
+        "&&",
+        "|",
+        "$((",
+        "${",
+        "\"$(",
+        "if true; then ",
+        "fi",
+        "=sh",
+        "a=~",
+    ];
+    prop_oneof![
+        3 => prop::collection::vec(prop::sample::select(pieces.clone()), 0..400),
+        1 => prop::collection::vec(prop::sample::select(pieces), 0..8000),
+    ]
+    .prop_map(|p| {
+        let mut s = p.concat();
+        s.truncate(20_000); // every piece is ASCII
+        s
+    })
+}
+
+/// Random text up to 64 KiB: any bytes made UTF-8, or any characters.
+fn any_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..64 * 1024)
+            .prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+        prop::collection::vec(any::<char>(), 0..16 * 1024).prop_map(String::from_iter),
+    ]
+}
+
+fn shells() -> impl Strategy<Value = Vec<Shell>> {
+    prop::sample::subsequence(Shell::ALL.to_vec(), 0..=3)
+}
+
+fn over_budget(a: &Analysis) -> bool {
+    a.not_plain.iter().any(|r| r.contains("time budget"))
+}
+
+fn timed(command: &str, shells: &[Shell]) -> Result<Analysis, TestCaseError> {
+    let start = Instant::now();
+    let a = analyse_for(command, shells);
+    let took = start.elapsed();
+    prop_assert!(
+        took < RETURNS_WITHIN,
+        "{} bytes took {:?} (starts {:?})",
+        command.len(),
+        took,
+        command.chars().take(40).collect::<String>()
+    );
+    Ok(a)
+}
+
+/// Returns in time, twice the same (unless the time budget cut one short: then both
+/// are not plain), and plain for the set exactly when plain for each shell in it.
+fn bounded_and_deterministic(command: &str, shells: &[Shell]) -> Result<(), TestCaseError> {
+    let a = timed(command, shells)?;
+    let b = timed(command, shells)?;
+    if over_budget(&a) || over_budget(&b) {
+        prop_assert!(!a.plain() && !b.plain());
+        return Ok(());
+    }
+    prop_assert_eq!(
+        summary(&a),
+        summary(&b),
+        "{:?} analysed twice differs",
+        command
+    );
+    let all: &[Shell] = if shells.is_empty() {
+        &Shell::ALL
+    } else {
+        shells
+    };
+    let mut each = true;
+    for shell in all {
+        let one = timed(command, &[*shell])?;
+        if over_budget(&one) {
+            return Ok(());
+        }
+        each &= one.plain();
+    }
+    prop_assert_eq!(
+        a.plain(),
+        each,
+        "{:?}: plain for {:?} is not plain for each",
+        command,
+        shells
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    #[test]
+    fn random_nesting_is_bounded_and_deterministic(command in nesting(), shells in shells()) {
+        bounded_and_deterministic(&command, &shells)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(48))]
+
+    #[test]
+    fn random_text_is_bounded_and_deterministic(command in any_text(), shells in shells()) {
+        bounded_and_deterministic(&command, &shells)?;
+    }
+}
+
+/// The worst inputs found, timed (`cargo test --test shell_fuzz worst -- --nocapture`
+/// prints the times).
+#[test]
+fn the_worst_inputs_found_return_in_time() {
+    let n = 64 * 1024 - 16;
+    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let alphabet = b";&|$`'\"()<>{}[]*?~#\\!=-/.,: \tabcxyz01\n";
+    let random: String = (0..n)
+        .map(|_| alphabet[(next() % alphabet.len() as u64) as usize] as char)
+        .collect();
+    let inputs = [
+        ("64 KiB of random shell-ish bytes", random),
+        ("64 KiB of `(`", "(".repeat(n)),
+        ("64 KiB of `$(`", "$(".repeat(n / 2)),
+        ("64 KiB of `\"`", "\"".repeat(n)),
+        ("64 KiB of `{`", "{".repeat(n)),
+        ("64 KiB of `a|`", "a|".repeat(n / 2)),
+        ("64 KiB of `${`", "${".repeat(n / 2)),
+        // Under the token limit, so parsed: the slowest shapes found.
+        ("999 tokens of \"`>}\"", "`>}".repeat(333)),
+        ("1,000 tokens of `a|`", "a|".repeat(500)),
+        (
+            "330 nested `$(`",
+            format!("echo {}{}", "$(".repeat(330), ")".repeat(330)),
+        ),
+        (
+            "200 nested `\"$(`",
+            format!("echo {}x{}", "\"$(".repeat(200), ")\"".repeat(200)),
+        ),
+    ];
+    for (what, command) in inputs {
+        let start = Instant::now();
+        let a = analyse(&command);
+        let took = start.elapsed();
+        eprintln!("{what}: {took:?} ({})", a.not_plain.join("; "));
+        assert!(!a.plain(), "{what}");
+        assert!(took < RETURNS_WITHIN, "{what}: {took:?}");
     }
 }
