@@ -169,7 +169,7 @@ const CURL: Profile = Profile {
         "-#, --progress-bar",
         "--proto=PROTOCOLS",
         "--proto-default=PROTOCOL",
-        "--proto-redir=PROTOCOLS",
+        "--proto-redir=PROTOCOLS  config: lets redirects switch protocol (to `file:`, reading local files, too)",
         "-x, --proxy=PROXY  config: sends the traffic through a proxy",
         "--proxy-anyauth",
         "--proxy-basic",
@@ -1004,6 +1004,10 @@ mod tests {
                 "`--proxy` sends the traffic through a proxy",
             ),
             ("curl --socks5-hostname h:1080 https://x", "through a proxy"),
+            (
+                "curl -L --proto-redir all https://x",
+                "`--proto-redir` lets redirects switch protocol",
+            ),
             (
                 "curl --engine pkcs11 https://x",
                 "`--engine` loads an OpenSSL engine",
