@@ -1766,22 +1766,46 @@ const CHECKOUT: Profile = Profile {
     ..BASE
 };
 
-/// Restoring every file (`.`, `:/`) from the index throws away uncommitted work.
+/// Restoring files from the index or a commit (`git checkout -- PATH`, `git checkout
+/// REF PATH…`) throws away their uncommitted changes; a single operand is a branch to
+/// switch to (or, failing that, a path: git's own guess), unless it is `.` or `:/`.
 fn checkout_check(r: &mut Reading<'_>) {
-    let whole = r
-        .operands
-        .iter()
-        .filter(|(_, w)| matches!(*w, "." | ":/" | "./" | ":/." | "*"))
-        .map(|&(i, _)| i)
-        .next();
-    if let Some(i) = whole {
-        r.add(
-            Effect::Danger(
-                "discards uncommitted changes to every file (`git checkout -- .`)".into(),
-            ),
-            Span::one(i),
-        );
-    }
+    let operands: Vec<(usize, &str)> = r.operands.clone();
+    let paths: Vec<(usize, &str)> = match r.dashdash {
+        Some(d) => operands.iter().filter(|(i, _)| *i > d).copied().collect(),
+        None if operands.len() >= 2 => operands[1..].to_vec(),
+        None => operands
+            .iter()
+            .filter(|(_, w)| matches!(*w, "." | ":/" | "./" | ":/." | "*"))
+            .copied()
+            .collect(),
+    };
+    discards(r, "checkout", &paths);
+}
+
+/// Adds the danger of overwriting `paths` in the working tree, if there are any.
+fn discards(r: &mut Reading<'_>, sub: &str, paths: &[(usize, &str)]) {
+    let from_file = r.given_of("pathspec-from-file").map(|g| g.at);
+    let at = match (paths.first(), from_file) {
+        (Some(&(i, _)), _) => Span::one(i),
+        (None, Some(at)) => at,
+        (None, None) => return,
+    };
+    let named = if paths.is_empty() {
+        "the files listed in a file".to_string()
+    } else {
+        paths
+            .iter()
+            .map(|(_, w)| format!("`{w}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    r.add(
+        Effect::Danger(format!(
+            "discards uncommitted changes to {named} (`git {sub}` overwrites them)"
+        )),
+        at,
+    );
 }
 
 const SWITCH: Profile = Profile {
@@ -1830,10 +1854,12 @@ const RESTORE: Profile = Profile {
     ..BASE
 };
 
+/// `git restore PATH` overwrites the working tree's copy (unless only `--staged`).
 fn restore_check(r: &mut Reading<'_>) {
     let staged_only = r.has("staged") && !r.has("worktree");
     if !staged_only {
-        checkout_check(r);
+        let paths = r.operands.clone();
+        discards(r, "restore", &paths);
     }
 }
 
@@ -2773,6 +2799,11 @@ mod tests {
             "git checkout .",
             "git checkout -f main",
             "git restore .",
+            "git restore file.txt",
+            "git restore --worktree --staged a.txt",
+            "git checkout -- file.txt",
+            "git checkout HEAD file.txt",
+            "git checkout HEAD --pathspec-from-file=paths.txt",
             "git switch --discard-changes main",
             "git stash drop",
             "git stash clear",

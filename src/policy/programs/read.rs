@@ -105,13 +105,17 @@ impl<'w> Reading<'w> {
 fn effect_of(does: Does, shown: &str, value: Option<&str>) -> Option<Effect> {
     Some(match does {
         Does::Nothing | Does::Recurses => return None,
+        // `-` is standard input or output. An option that reads or writes without a
+        // value names its file itself (`file -C` writes `magic.mgc`).
         Does::Reads => match value {
-            Some(v) if v != "-" => Effect::Reads(v.to_string()),
-            _ => return None,
+            Some("-") => return None,
+            Some(v) => Effect::Reads(v.to_string()),
+            None => Effect::Reads(format!("the file {shown} names")),
         },
         Does::Writes => match value {
-            Some(v) if v != "-" => Effect::Writes(v.to_string()),
-            _ => return None,
+            Some("-") => return None,
+            Some(v) => Effect::Writes(v.to_string()),
+            None => Effect::Writes(format!("the file {shown} names")),
         },
         Does::Code(why) => Effect::Code(format!("{shown} {why}")),
         Does::Project(why) => Effect::Project(format!("{shown} {why}")),

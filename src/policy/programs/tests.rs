@@ -111,9 +111,15 @@ fn paths_recursion_and_stdin() {
     finds!("ls -R src" => "reads everything under `src`");
     finds!("du" => "everything under `.`");
     finds!("du -sh" => "everything under `.`");
+    finds!("tree -L 2" => "everything under `.`");
+    harmless!("base64", "base64 -d", "base64 -w0");
+    finds!("base64 secret.bin" => "reads `secret.bin`");
     finds!("date -r F" => "reads `F`");
     finds!("cat /home/u/.ssh/id_rsa" => "reads a secret");
     finds!("wc --files0-from=list" => "does not vouch");
+    // An option that writes without a value names its own file.
+    finds!("file -C" => "writes");
+    finds!("file --compile" => "writes");
 }
 
 #[test]

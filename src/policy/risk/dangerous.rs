@@ -363,7 +363,18 @@ fn dangerous_patterns(
                 r.add("signals init (`kill 1`)");
             }
         }
-        "killall" | "pkill" | "killall5" => r.add(format!("kills processes by name (`{program}`)")),
+        // `killall -l` lists signals, `-V` prints the version: nothing is killed.
+        "killall" | "pkill" | "killall5"
+            if !(!args.is_empty()
+                && args.iter().all(|a| {
+                    matches!(
+                        a.as_str(),
+                        "-l" | "--list" | "-V" | "--version" | "-h" | "--help"
+                    )
+                })) =>
+        {
+            r.add(format!("kills processes by name (`{program}`)"))
+        }
         "crontab" if short_flag(args, 'r') => r.add("removes the crontab (`crontab -r`)"),
         "wipefs" | "shred" | "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk"
         | "blkdiscard" | "badblocks" | "srm" => {
