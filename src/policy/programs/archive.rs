@@ -435,6 +435,13 @@ fn tar_check(r: &mut Reading<'_>) {
                 for (at, dir) in &dirs {
                     found.push((Effect::Writes(dir.clone()), at_of(*at)));
                 }
+                // `--one-top-level=DIR`: into DIR, under the last `-C`.
+                if let Some(g) = r.given_of("one-top-level")
+                    && let Some(v) = g.value
+                {
+                    let last = dirs.last().map_or(".", |(_, d)| d.as_str());
+                    found.push((Effect::Writes(join(last, v)), g.at));
+                }
             }
         }
         "diff" => {
@@ -708,6 +715,10 @@ mod tests {
             ),
             ("tar --extract --file a.tar", "reads `a.tar` | writes `.`"),
             ("tar --get -f a.tar", "reads `a.tar` | writes `.`"),
+            (
+                "tar -xf a.tar -C out --one-top-level=/etc",
+                "reads `a.tar` | writes `out` | writes `/etc`",
+            ),
         ] {
             assert_eq!(said(c), s, "{c:?}");
             assert!(read(c).glob_refusal(1).is_some(), "{c:?}");

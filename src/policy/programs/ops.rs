@@ -2196,7 +2196,12 @@ fn go_bool(v: &str) -> Option<bool> {
 /// subcommand and its options would change, run or destroy is only shown. Also
 /// `--profile`, which writes a profile file.
 fn kubectl_check(r: &mut Reading<'_>) {
-    if let Some(g) = r.given_of("profile")
+    let global = |g: &&super::read::Given<'_>| K_GLOBAL.contains(&g.opt.line);
+    if let Some(g) = r
+        .given
+        .iter()
+        .filter(global)
+        .find(|g| g.opt.key() == "profile")
         && g.value.is_some_and(|v| v != "none")
     {
         let at = g.at;
@@ -2205,6 +2210,21 @@ fn kubectl_check(r: &mut Reading<'_>) {
             .unwrap_or("profile.pprof")
             .to_string();
         r.add(Effect::Writes(out), at);
+    }
+    // `-v=8` and above log the API's responses: secrets' values among them.
+    if let Some(g) = r.given.iter().filter(global).find(|g| g.opt.key() == "v")
+        && g.value
+            .and_then(|v| v.parse::<u32>().ok())
+            .is_none_or(|level| level >= 8)
+    {
+        let at = g.at;
+        r.add(
+            Effect::Env(
+                "`-v` at level 8 and above logs the cluster's responses, secrets' values included"
+                    .into(),
+            ),
+            at,
+        );
     }
     let Some(g) = r.given.iter().rev().find(|g| g.opt.key() == "dry-run") else {
         return;
@@ -3928,6 +3948,7 @@ mod tests {
             "kubectl create deployment web --image=nginx --dry-run=client -o yaml",
             "kubectl delete pod web --dry-run=server",
             "kubectl kustomize overlays/prod",
+            "kubectl get pods -v=6",
         ] {
             let u = read(c);
             assert!(u.understood() && !u.harmless(), "{c:?}: {}", said(c));
@@ -4148,6 +4169,7 @@ mod tests {
                 "`--enable-helm` runs helm",
             ),
             ("kubectl get pods --profile=cpu", "writes `profile.pprof`"),
+            ("kubectl get secret db -v=9", "logs the cluster's responses"),
             (
                 "systemctl start nginx",
                 "`start` starts, restarts or reloads units",
