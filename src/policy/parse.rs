@@ -116,8 +116,9 @@ const MAX_LEN: usize = 64 * 1024;
 /// Commands with more tokens than this (see [`tokens`]) are not parsed: they are not
 /// plain. tree-sitter's error recovery can take time and memory quadratic in the
 /// tokens of a broken command, inside a single step that no time budget interrupts
-/// (when it accepts the end of input): up to about 0.1 s and 40 MB at 1,000 tokens, but
-/// 10 s and 1.9 GB at 8,000 (8 KB of "`>}"). Long quoted strings count as one token, so long messages still parse.
+/// (when it accepts the end of input): in a release build up to about 75 ms and 40 MB
+/// at 1,000 tokens, but 10 s and 1.9 GB at 8,000 (a backtick, `>` and `}`, repeated
+/// over 8 KB). A single-quoted string is one token, so long messages still parse.
 pub const MAX_TOKENS: usize = 1_000;
 
 /// How long the parse may take. tree-sitter checks it every hundred or so parse steps
