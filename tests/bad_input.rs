@@ -389,6 +389,8 @@ async fn deeply_nested_commands_are_answered_and_the_daemon_keeps_serving() {
     for deep in [
         format!("echo {}{}", "$(".repeat(1300), ")".repeat(1300)),
         format!("echo {}{}", "$(".repeat(330), ")".repeat(330)),
+        // A handful of tokens, 16,000 nested expressions.
+        format!("echo $(({}1))", "1+".repeat(16_000)),
     ] {
         let body = json!({"agent": "a", "command": deep, "wait": false});
         assert!(body.to_string().len() < 64 * 1024);

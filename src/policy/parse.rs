@@ -1257,6 +1257,20 @@ mod tests {
     }
 
     #[test]
+    fn deep_arithmetic_in_few_tokens_returns_not_plain() {
+        // 32 KB that count as a handful of tokens (`1+1+…` is one word to the count),
+        // parsed into 16,000 nested binary expressions.
+        for command in [
+            format!("echo $(({}1))", "1+".repeat(16_000)),
+            format!("(({}1))", "1+".repeat(16_000)),
+            format!("echo $(({}", "1+".repeat(16_000)),
+        ] {
+            let a = analyse(&command);
+            assert!(deep_reason(&a), "{:?}", a.not_plain);
+        }
+    }
+
+    #[test]
     fn nesting_is_walked_up_to_the_limit_and_no_further() {
         for (shape, levels, command) in nested_shapes(MAX_NESTING) {
             let a = analyse(&command);
