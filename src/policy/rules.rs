@@ -109,6 +109,9 @@ struct CompiledRule {
     id: i64,
     agent: Option<String>,
     glob: Option<GlobMatcher>,
+    /// For a glob ending in ` *`, the same glob without it: `cargo test *` also
+    /// approves a bare `cargo test` (the wildcard may cover nothing).
+    bare: Option<GlobMatcher>,
     /// For a glob, how many of its leading words are written out: the rest of a
     /// command it matches is the wildcard's.
     literal: usize,
@@ -171,9 +174,16 @@ impl Allowlist {
                     .push(index),
                 Some(_) => list.globs.push(index),
             }
+            let bare = match (&glob, rule.pattern.strip_suffix(" *")) {
+                (Some(_), Some(prefix)) if !prefix.trim().is_empty() => {
+                    compile_allow_glob(prefix).ok()
+                }
+                _ => None,
+            };
             list.rules.push(CompiledRule {
                 id: rule.id,
                 agent: rule.agent.clone(),
+                bare,
                 literal: if glob.is_some() {
                     literal_words(&rule.pattern)
                 } else {
@@ -236,7 +246,8 @@ impl Allowlist {
                     .find(|&&i| {
                         let rule = &self.rules[i];
                         self.live(i, agent, now)
-                            && rule.glob.as_ref().is_some_and(|g| g.is_match(seg.text))
+                            && (rule.glob.as_ref().is_some_and(|g| g.is_match(seg.text))
+                                || rule.bare.as_ref().is_some_and(|g| g.is_match(seg.text)))
                             && u.glob_refusal(rule.literal).is_none()
                     })
                     .map(|&i| self.rules[i].id)

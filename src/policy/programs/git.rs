@@ -1526,7 +1526,7 @@ fn commit_check(r: &mut Reading<'_>) {
     if !message && !r.stopped {
         r.add(
             Effect::Code("`git commit` without `-m` runs an editor for the message".into()),
-            Span::one(0),
+            Span::UNSEEN,
         );
     }
 }
@@ -2353,7 +2353,7 @@ fn patch_check(r: &mut Reading<'_>) {
     if from_stdin && !r.stopped {
         r.add(
             Effect::Unknown("the patch comes from standard input, which no one has seen".into()),
-            Span::one(0),
+            Span::UNSEEN,
         );
     }
 }
@@ -2412,7 +2412,7 @@ fn am_check(r: &mut Reading<'_>) {
     {
         r.add(
             Effect::Unknown("the patches come from standard input, which no one has seen".into()),
-            Span::one(0),
+            Span::UNSEEN,
         );
     }
 }

@@ -183,6 +183,13 @@ impl Span {
             last: at,
         }
     }
+
+    /// About what no word shows — standard input, an editor the program starts — so no
+    /// rule's written-out words ever name it.
+    pub const UNSEEN: Span = Span {
+        first: 0,
+        last: usize::MAX,
+    };
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

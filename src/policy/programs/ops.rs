@@ -2493,9 +2493,16 @@ const SYSTEMCTL: Profile = Profile {
         &verb(&["is-failed"], Does::Nothing),
         &verb(&["is-enabled"], Does::Nothing),
         &verb(&["is-system-running"], Does::Nothing),
-        &verb(&["status"], Does::Nothing),
-        &verb(&["show"], Does::Nothing),
-        &verb(&["cat"], Does::Nothing),
+        // `status` prints the units' last journal lines (in run mode, as the daemon's
+        // user); `show` and `cat` print settings, `Environment=` values included.
+        &Profile {
+            check: Some(journal_check),
+            ..verb(&["status"], Does::Nothing)
+        },
+        &verb(
+            &["show", "cat"],
+            Does::Env("prints unit settings, which may hold secrets (`Environment=`)"),
+        ),
         &verb(&["help"], Does::Nothing),
         &verb(&["get-default"], Does::Nothing),
         &Profile {
@@ -2622,6 +2629,16 @@ const fn verb(names: &'static [&'static str], does: Does) -> Profile {
         inherit: true,
         ..BASE
     }
+}
+
+/// `systemctl status` shows each unit's recent log lines: a read, though not of a path.
+fn journal_check(r: &mut Reading<'_>) {
+    let at = r
+        .words
+        .iter()
+        .position(|w| w == "status")
+        .map_or(Span::one(0), Span::one);
+    r.add(Effect::Reads("the units' recent journal lines".into()), at);
 }
 
 /// `log-level [LEVEL]`: with a value it sets.
@@ -3901,16 +3918,12 @@ mod tests {
             "kubectl config get-contexts",
             "kubectl completion bash",
             "systemctl",
-            "systemctl status nginx",
-            "systemctl status nginx --no-pager -l",
             "systemctl --user list-units",
             "systemctl list-timers --all",
             "systemctl list-unit-files --type=service --state=enabled",
             "systemctl is-active nginx",
             "systemctl is-enabled nginx",
             "systemctl is-failed nginx",
-            "systemctl show -p MainPID nginx",
-            "systemctl cat nginx",
             "systemctl list-dependencies nginx",
             "systemctl log-level",
         ] {
@@ -3923,6 +3936,8 @@ mod tests {
     #[test]
     fn ops_a_glob_covers() {
         for c in [
+            "systemctl status nginx",
+            "systemctl status nginx --no-pager -l",
             "docker pull ubuntu:24.04",
             "docker push me/app:1",
             "docker search nginx",

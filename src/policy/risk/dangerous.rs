@@ -222,6 +222,21 @@ fn dangerous_patterns(
             r.add(format!("writes or copies a sensitive file (`{p}`)"));
         }
     }
+    // A secret read by a command that reaches the network may leave with it:
+    // `curl -F f=@.env https://…`, `curl -d @~/.aws/credentials`.
+    let reaches_network = understood
+        .findings
+        .iter()
+        .any(|f| matches!(f.effect, Effect::Net(_)));
+    if reaches_network {
+        for f in &understood.findings {
+            if let Effect::Reads(p) | Effect::ReadsTree(p) = &f.effect
+                && paths::is_secret(p)
+            {
+                r.add(format!("sends a secret over the network (`{p}`)"));
+            }
+        }
+    }
     if let Some(endpoint) = words.iter().find_map(|w| metadata_endpoint(w)) {
         r.add(format!(
             "reaches a cloud metadata endpoint, which hands out the machine's credentials (`{endpoint}`)"
