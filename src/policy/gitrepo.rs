@@ -200,10 +200,10 @@ fn read_config(
             read_config(&target, depth + 1, keys, false)?;
             continue;
         }
-        if let Some((why, neutral)) = program_valued(&name, value.as_deref()) {
-            if !keys.iter().any(|k| k.name == name) {
-                keys.push(Key { name, why, neutral });
-            }
+        if let Some((why, neutral)) = program_valued(&name, value.as_deref())
+            && !keys.iter().any(|k| k.name == name)
+        {
+            keys.push(Key { name, why, neutral });
         }
     }
     Ok(())

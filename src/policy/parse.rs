@@ -363,6 +363,32 @@ fn unescape(text: &str, in_double_quotes: bool) -> String {
 
 /// The first error or missing node under `root` (which has an error), found without
 /// recursion: down the first child that has an error, to the node that is one.
+/// Braces every shell leaves as written: each `{` closed by a `}` later in the word,
+/// nothing nested, and no `,` or `..` between them (`{}`, `{x}`, `a{b}c`). Anything else
+/// with a brace — `{a,b}`, `x{1..3}`, a lone `{` or `}` — may expand, or be read as a
+/// group, so it is not plain. The whole word is read, quoted parts too: `{a','b}` errs
+/// strict.
+fn inert_braces(word: &str) -> bool {
+    let mut open: Option<usize> = None;
+    for (i, c) in word.char_indices() {
+        match c {
+            '{' if open.is_none() => open = Some(i),
+            '{' => return false,
+            '}' => match open.take() {
+                Some(start) => {
+                    let inside = &word[start + 1..i];
+                    if inside.contains(',') || inside.contains("..") {
+                        return false;
+                    }
+                }
+                None => return false,
+            },
+            _ => {}
+        }
+    }
+    open.is_none()
+}
+
 fn first_error(root: Node<'_>) -> Node<'_> {
     let mut node = root;
     loop {
@@ -830,8 +856,19 @@ impl Walk<'_, '_> {
         if text.contains(['*', '?', '[']) {
             self.at(node, "unquoted glob character (`*`, `?` or `[`)");
         }
-        if text.contains(['{', '}']) {
+        // Brace expansion needs a `,` or `..` between braces (`{a,b}`, `x{1..3}`); `{}`
+        // and `{x}` stay as written in every shell (`find -exec … {} +`). The whole
+        // word is read, quoted parts too, so `{a','b}` still counts: strict, not loose.
+        if text.contains(['{', '}']) && !inert_braces(self.whole_word(node)) {
             self.at(node, "brace expansion `{…}`");
+        }
+        // The shell splits words at blanks outside quotes: a word the parser found with
+        // one inside means the two disagree about the words.
+        if text.contains([' ', '\t']) {
+            self.at(
+                node,
+                "a word the parser and the shell would split differently",
+            );
         }
         if first_part && text.starts_with('~') {
             self.at(node, "tilde expansion `~` at the start of a word");
@@ -854,6 +891,19 @@ impl Walk<'_, '_> {
                 "bash tilde expansion: `~` after `=` or `:` in a word that looks like an assignment",
             );
         }
+    }
+
+    /// The whole shell word `node` is part of, as written (a concatenation of quoted
+    /// and unquoted parts is one word).
+    fn whole_word(&self, node: Node<'_>) -> &str {
+        let mut word = node;
+        while let Some(parent) = word.parent() {
+            if parent.kind() != "concatenation" {
+                break;
+            }
+            word = parent;
+        }
+        self.src.get(word.byte_range()).unwrap_or("")
     }
 
     /// True if the word ends where `node` does (no quoted part follows it).
@@ -1069,6 +1119,8 @@ mod tests {
             "git show HEAD~1",
             "cargo build --features=a,b",
             "ls -la /tmp/x.txt",
+            "find . -name x -exec cat {} +",
+            "echo {} {x} a{b}c",
         ] {
             assert_eq!(reasons(plain), "", "{plain}");
         }
@@ -1115,6 +1167,8 @@ mod tests {
             ("ls [ab]", "glob"),
             ("echo {a,b}", "brace expansion"),
             ("echo {1..3}", "brace expansion"),
+            ("echo x{a,b}y", "brace expansion"),
+            ("echo {a','b}", "brace expansion"),
             ("cat ~/x", "tilde"),
             ("ls # hi", "comment"),
             ("ls\nrm -rf /", "newline"),

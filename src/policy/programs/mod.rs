@@ -34,6 +34,7 @@
 mod archive;
 mod build;
 mod coreutils;
+pub mod doc;
 mod find;
 pub mod git;
 mod js;

@@ -387,8 +387,7 @@ fn read_option<'w>(
         r.give(opt, Some(body), None, Span::one(i));
         return Some(i + 1);
     }
-    let mut chars = body.char_indices();
-    while let Some((j, c)) = chars.next() {
+    for (j, c) in body.char_indices() {
         let Some(opt) = find_short(scope, c) else {
             let what = if body.len() == c.len_utf8() {
                 format!("`-{c}`")

@@ -304,13 +304,11 @@ fn awk_check(r: &mut Reading<'_>) {
     let has_file = r.has("f");
     let operands = r.operands.clone();
     let mut files = operands.as_slice();
-    if !has_file {
-        if let Some(&(i, program)) = operands.first() {
-            if let Some(why) = awk_program_risk(program) {
-                r.add(Effect::Code(format!("the awk program {why}")), Span::one(i));
-            }
-            files = &operands[1..];
+    if !has_file && let Some(&(i, program)) = operands.first() {
+        if let Some(why) = awk_program_risk(program) {
+            r.add(Effect::Code(format!("the awk program {why}")), Span::one(i));
         }
+        files = &operands[1..];
     }
     // `name=value` operands are assignments, not files.
     let is_assignment = |w: &str| {
@@ -589,7 +587,7 @@ mod sed {
         }
 
         /// The rest of the line (a file name, a label, text).
-        fn to_eol(&mut self) -> String {
+        fn rest_of_line(&mut self) -> String {
             let mut out = String::new();
             while let Some(c) = self.peek() {
                 if c == '\n' {
@@ -693,7 +691,7 @@ mod sed {
                     Ok(())
                 }
                 '#' => {
-                    self.to_eol();
+                    self.rest_of_line();
                     Ok(())
                 }
                 ':' | 'b' | 't' | 'T' | 'v' => {
@@ -709,7 +707,7 @@ mod sed {
                 'a' | 'i' | 'c' => {
                     // Text to the end of the line, continued by a trailing backslash.
                     loop {
-                        let line = self.to_eol();
+                        let line = self.rest_of_line();
                         if line.ends_with('\\') && self.peek() == Some('\n') {
                             self.i += 1;
                             continue;
@@ -719,19 +717,19 @@ mod sed {
                 }
                 'r' | 'R' => {
                     self.blanks();
-                    let file = self.to_eol();
+                    let file = self.rest_of_line();
                     self.out.push(Effect::Reads(file));
                     Ok(())
                 }
                 'w' | 'W' => {
                     self.blanks();
-                    let file = self.to_eol();
+                    let file = self.rest_of_line();
                     self.out.push(Effect::Writes(file));
                     Ok(())
                 }
                 'e' => {
                     self.blanks();
-                    let command = self.to_eol();
+                    let command = self.rest_of_line();
                     self.out.push(Effect::Code(format!(
                         "the sed script runs a command (`e {command}`)"
                     )));
@@ -776,7 +774,7 @@ mod sed {
                     Some('w') => {
                         self.i += 1;
                         self.blanks();
-                        let file = self.to_eol();
+                        let file = self.rest_of_line();
                         self.out.push(Effect::Writes(file));
                         return Ok(());
                     }

@@ -380,13 +380,13 @@ fn dangerous_patterns(
         }
         // `killall -l` lists signals, `-V` prints the version: nothing is killed.
         "killall" | "pkill" | "killall5"
-            if !(!args.is_empty()
-                && args.iter().all(|a| {
+            if args.is_empty()
+                || !args.iter().all(|a| {
                     matches!(
                         a.as_str(),
                         "-l" | "--list" | "-V" | "--version" | "-h" | "--help"
                     )
-                })) =>
+                }) =>
         {
             r.add(format!("kills processes by name (`{program}`)"))
         }
