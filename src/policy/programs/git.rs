@@ -818,12 +818,8 @@ const GREP: Profile = Profile {
 fn grep_check(r: &mut Reading<'_>) {
     let by_option = r.has("e") || r.has("f");
     r.set_roles(if by_option { &[] } else { &[Text] }, Revision);
-    let tree = if r.has("no-index") || r.has("untracked") {
-        "the working directory, tracked or not"
-    } else {
-        "every tracked file"
-    };
-    r.add(Effect::ReadsTree(format!(".` ({tree})`")), Span::one(0));
+    // Every tracked file (with `--no-index` or `--untracked`, the directory itself).
+    r.add(Effect::ReadsTree(".".into()), Span::one(0));
 }
 
 const SHOW_REF: Profile = Profile {
@@ -2744,7 +2740,7 @@ mod tests {
             ("git log --show-signature", "signature program"),
             ("git diff --ext-diff", "external diff"),
             ("git grep -O foo", "opens the matching files"),
-            ("git grep foo", "every tracked file"),
+            ("git grep foo", "reads everything under `.`"),
             ("git rebase --exe=make", "abbreviates `--exec`"),
             ("git rebase -x make main", "runs COMMAND"),
             (

@@ -483,7 +483,8 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         tracing::error!(errors = ?errors, "a program profile does not compile");
         u.findings.push(Finding {
             effect: Effect::Unknown(format!("execgate's profile of `{}` is broken", u.program)),
-            at: Span::one(0),
+            // A broken profile is a bug: no rule may cover it.
+            at: Span::UNSEEN,
         });
         return u;
     }
