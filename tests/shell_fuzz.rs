@@ -138,6 +138,12 @@ fn find(program: &str) -> Option<PathBuf> {
             .find(|p| p.is_file())
     });
     if found.is_none() {
+        // Skipped (and said) on a developer's machine; in CI every shell must be there.
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        assert!(
+            !ci,
+            "{program} is not installed, and CI must check every shell: install it (`apt-get install -y {program}`; .ci/run does)"
+        );
         eprintln!("note: {program} is not installed; skipping the {program} checks of the fuzz");
     }
     found

@@ -36,6 +36,12 @@ fn installed(shell: Shell) -> Option<&'static PathBuf> {
                         .find(|p| p.is_file())
                 });
                 if path.is_none() {
+                    // On a developer's machine a missing shell is skipped (and said);
+                    // in CI it must be there: `.ci/run` installs it.
+                    assert!(
+                        !in_ci(),
+                        "{program} is not installed, and CI must check every shell: install it (`apt-get install -y {program}`; .ci/run does)"
+                    );
                     eprintln!("note: {program} is not installed; skipping it");
                 }
                 (shell, path)
@@ -191,4 +197,9 @@ proptest! {
         );
         check(&args).map_err(TestCaseError::fail)?;
     }
+}
+
+/// Whether this is a CI run (`CI=true`, as `.ci/run` runs).
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
