@@ -1037,6 +1037,7 @@ const RM: Profile = Profile {
         "-v, --verbose",
     ],
     rest: Write,
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1081,6 +1082,7 @@ const CP: Profile = Profile {
     options: CP_OPTIONS,
     rest: Read,
     check: Some(last_is_written),
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1104,6 +1106,7 @@ const MV: Profile = Profile {
         "-Z, --context",
     ],
     rest: Write,
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1133,6 +1136,7 @@ const INSTALL: Profile = Profile {
     ],
     rest: Read,
     check: Some(install_check),
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1166,6 +1170,7 @@ const TEE: Profile = Profile {
         "--output-error[=MODE]",
     ],
     rest: Write,
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1184,6 +1189,7 @@ const CHMOD: Profile = Profile {
     operands: &[Text],
     rest: Write,
     check: Some(mode_from_reference),
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1207,6 +1213,7 @@ const CHOWN: Profile = Profile {
     operands: &[Text],
     rest: Write,
     check: Some(mode_from_reference),
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1237,6 +1244,7 @@ const LN: Profile = Profile {
     ],
     rest: Read,
     check: Some(last_is_written),
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1250,6 +1258,7 @@ const MKDIR: Profile = Profile {
         "--context[=CTX]",
     ],
     rest: Write,
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1267,6 +1276,7 @@ const TOUCH: Profile = Profile {
         "--time=WORD",
     ],
     rest: Write,
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1278,6 +1288,7 @@ const RMDIR: Profile = Profile {
         "-v, --verbose",
     ],
     rest: Write,
+    does: Does::Repo("changes files"),
     ..BASE
 };
 
@@ -1287,6 +1298,7 @@ const DD: Profile = Profile {
     syntax: Syntax::Operands,
     rest: Text,
     check: Some(dd_check),
+    does: Does::Repo("changes files"),
     ..BASE
 };
 

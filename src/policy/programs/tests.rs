@@ -170,6 +170,9 @@ fn writers() {
     finds!("dd if=a of=b bs=1M" => "writes `b`");
     finds!("dd if=a of=b frob=1" => "`frob=1` is not a `dd` operand");
     finds!("touch -r ref f" => "reads `ref`");
+    // Even without operands (an error), the file tools are never step-8 safe.
+    finds!("rm" => "changes files");
+    finds!("cp" => "changes files");
 }
 
 #[test]
