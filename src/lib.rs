@@ -9,7 +9,9 @@
 //! - [`api`]: the agent and admin HTTP APIs over Unix sockets (peer uid from the kernel),
 //!   and the accept loop that caps connections per uid and cuts off slow clients.
 //! - [`policy`]: the decision pipeline: security mode, deny list, allowed binaries, shell
-//!   analysis, allowlist, safe binaries, when to ask.
+//!   analysis, allowlist, safe binaries, when to ask. Its program profiles
+//!   (`policy::programs`) say what every word of a known program means, read as the
+//!   program reads it; nothing is approved without a human that they cannot account for.
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution.
 //! - [`runs`]: run mode's queue (`exec.max_concurrent`) and its recorded results.
 //! - [`exec`]: run mode: running an approved command in its own process group, with a

@@ -620,27 +620,8 @@ fn compressed_files(r: &mut Reading<'_>, only_reads: bool) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Effect, Understanding, understand};
-
-    fn read(command: &str) -> Understanding {
-        understand(&crate::policy::shell::words(command), false)
-    }
-
-    fn said(command: &str) -> String {
-        read(command)
-            .findings
-            .iter()
-            .map(|f| f.effect.to_string())
-            .collect::<Vec<_>>()
-            .join(" | ")
-    }
-
-    fn dangerous(command: &str) -> bool {
-        read(command)
-            .findings
-            .iter()
-            .any(|f| matches!(f.effect, Effect::Danger(_)))
-    }
+    use super::super::Effect;
+    use super::super::testing::{dangerous, read, said};
 
     #[test]
     fn tar_informs_harmlessly() {

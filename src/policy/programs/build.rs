@@ -1002,33 +1002,9 @@ fn make_check(r: &mut Reading<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Effect, Understanding, understand};
-
-    fn read(command: &str) -> Understanding {
-        understand(&crate::policy::shell::words(command), false)
-    }
-
-    fn said(command: &str) -> String {
-        read(command)
-            .findings
-            .iter()
-            .map(|f| f.effect.to_string())
-            .collect::<Vec<_>>()
-            .join(" | ")
-    }
-
-    fn dangerous(command: &str) -> bool {
-        read(command)
-            .findings
-            .iter()
-            .any(|f| matches!(f.effect, Effect::Danger(_)))
-    }
+    use super::super::testing::{covered, dangerous, read, said};
 
     /// A glob rule whose first `literal` words are written out would approve it.
-    fn covered(command: &str, literal: usize) -> bool {
-        let u = read(command);
-        u.understood() && u.glob_refusal(literal).is_none()
-    }
 
     #[test]
     fn only_make_queries_are_harmless() {

@@ -368,20 +368,8 @@ fn exec_end(words: &[String], start: usize, plus: bool) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Effect, Understanding, understand};
-
-    fn read(command: &str) -> Understanding {
-        understand(&crate::policy::shell::words(command), false)
-    }
-
-    fn said(command: &str) -> String {
-        read(command)
-            .findings
-            .iter()
-            .map(|f| f.effect.to_string())
-            .collect::<Vec<_>>()
-            .join(" | ")
-    }
+    use super::super::Effect;
+    use super::super::testing::{read, said};
 
     fn has(command: &str, pick: fn(&Effect) -> bool) -> bool {
         read(command).findings.iter().any(|f| pick(&f.effect))

@@ -11,7 +11,7 @@
 //! `danger`. Which hooks each subcommand can run is [`hooks_run_by`].
 
 use super::Role::{Nothing, Passthrough, Read, Revision, Text};
-use super::{BASE, Does, Effect, Profile, Reading, Role, Span, Syntax};
+use super::{BASE, Does, Effect, Profile, Reading, Role, Span, Syntax, concat};
 
 pub const PROFILES: &[&Profile] = &[&GIT];
 
@@ -424,26 +424,8 @@ const DIFF_OPTIONS: &[&str] = &[
 ];
 
 /// Both lists, for `log`, `show` and `whatchanged`.
-const LOG_OPTIONS: &[&str] = &concat_lists::<{ REVISION_OPTIONS.len() + DIFF_OPTIONS.len() }>(
-    REVISION_OPTIONS,
-    DIFF_OPTIONS,
-);
-
-/// `a` then `b`, at compile time.
-const fn concat_lists<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
-    let mut out = [""; N];
-    let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < b.len() {
-        out[i + j] = b[j];
-        j += 1;
-    }
-    out
-}
+const LOG_OPTIONS: &[&str] =
+    &concat::<{ REVISION_OPTIONS.len() + DIFF_OPTIONS.len() }>(REVISION_OPTIONS, DIFF_OPTIONS);
 
 /// `-c` and `-m` mean one thing to the revision walk's diff and nothing else; `-i`,
 /// `-E`, `-F`, `-P` and `-t` appear once; the lists do not share a name.
@@ -483,7 +465,7 @@ const DIFF_ONLY: &[&str] = &[
 ];
 
 const DIFF_ALL: &[&str] =
-    &concat_lists::<{ DIFF_OPTIONS.len() + DIFF_ONLY.len() }>(DIFF_OPTIONS, DIFF_ONLY);
+    &concat::<{ DIFF_OPTIONS.len() + DIFF_ONLY.len() }>(DIFF_OPTIONS, DIFF_ONLY);
 
 /// `git diff`: revisions, or paths; `--no-index` compares any two files.
 const DIFF: Profile = Profile {
@@ -505,7 +487,7 @@ fn diff_check(r: &mut Reading<'_>) {
 const SHORTLOG: Profile = Profile {
     names: &["shortlog"],
     syntax: Syntax::Git,
-    options: &concat_lists::<{ REVISION_OPTIONS.len() + 5 }>(
+    options: &concat::<{ REVISION_OPTIONS.len() + 5 }>(
         REVISION_OPTIONS,
         &[
             "-s, --summary",
@@ -1159,7 +1141,7 @@ const STASH: Profile = Profile {
         &Profile {
             names: &["show"],
             syntax: Syntax::Exact,
-            options: &concat_lists::<{ DIFF_OPTIONS.len() + 3 }>(
+            options: &concat::<{ DIFF_OPTIONS.len() + 3 }>(
                 DIFF_OPTIONS,
                 &[
                     "--include-untracked",
@@ -1740,7 +1722,7 @@ const CHECKOUT_COMMON: &[&str] = &[
 const CHECKOUT: Profile = Profile {
     names: &["checkout"],
     syntax: Syntax::Git,
-    options: &concat_lists::<{ CHECKOUT_COMMON.len() + 11 }>(
+    options: &concat::<{ CHECKOUT_COMMON.len() + 11 }>(
         CHECKOUT_COMMON,
         &[
             "-b NEW_BRANCH",
@@ -1807,7 +1789,7 @@ fn discards(r: &mut Reading<'_>, sub: &str, paths: &[(usize, &str)]) {
 const SWITCH: Profile = Profile {
     names: &["switch"],
     syntax: Syntax::Git,
-    options: &concat_lists::<{ CHECKOUT_COMMON.len() + 3 }>(
+    options: &concat::<{ CHECKOUT_COMMON.len() + 3 }>(
         CHECKOUT_COMMON,
         &[
             "-c, --create=NEW_BRANCH",
@@ -2437,7 +2419,7 @@ const ARCHIVE: Profile = Profile {
 const FORMAT_PATCH: Profile = Profile {
     names: &["format-patch"],
     syntax: Syntax::Exact,
-    options: &concat_lists::<{ DIFF_OPTIONS.len() + 37 }>(
+    options: &concat::<{ DIFF_OPTIONS.len() + 37 }>(
         DIFF_OPTIONS,
         &[
             "-NUM",

@@ -1678,33 +1678,9 @@ fn pnpm_check(r: &mut Reading<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Effect, Understanding, understand};
+    use super::super::testing::{covered, dangerous, read, said};
+
     use super::npm_deref;
-
-    fn read(command: &str) -> Understanding {
-        understand(&crate::policy::shell::words(command), false)
-    }
-
-    fn said(command: &str) -> String {
-        read(command)
-            .findings
-            .iter()
-            .map(|f| f.effect.to_string())
-            .collect::<Vec<_>>()
-            .join(" | ")
-    }
-
-    fn dangerous(command: &str) -> bool {
-        read(command)
-            .findings
-            .iter()
-            .any(|f| matches!(f.effect, Effect::Danger(_)))
-    }
-
-    fn covered(command: &str, literal: usize) -> bool {
-        let u = read(command);
-        u.understood() && u.glob_refusal(literal).is_none()
-    }
 
     #[test]
     fn npm_listing_is_harmless() {

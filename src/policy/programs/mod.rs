@@ -138,6 +138,26 @@ pub struct Profile {
     pub old_style: bool,
 }
 
+/// `a` then `b`, at compile time: option lists that share lines (`docker create` is
+/// `docker run` without its three detach options).
+pub(super) const fn concat<const N: usize>(
+    a: &[&'static str],
+    b: &[&'static str],
+) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        out[i + j] = b[j];
+        j += 1;
+    }
+    out
+}
+
 /// The defaults a profile is written against: `..BASE`.
 pub const BASE: Profile = Profile {
     names: &[],
@@ -510,5 +530,7 @@ pub fn profiled_programs() -> Vec<&'static str> {
     v
 }
 
+#[cfg(test)]
+mod testing;
 #[cfg(test)]
 mod tests;

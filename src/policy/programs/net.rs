@@ -793,20 +793,8 @@ fn wget_check(r: &mut Reading<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Effect, Understanding, understand};
-
-    fn read(command: &str) -> Understanding {
-        understand(&crate::policy::shell::words(command), false)
-    }
-
-    fn said(command: &str) -> String {
-        read(command)
-            .findings
-            .iter()
-            .map(|f| f.effect.to_string())
-            .collect::<Vec<_>>()
-            .join(" | ")
-    }
+    use super::super::Effect;
+    use super::super::testing::{read, said};
 
     /// Fine under `curl *` / `wget *`: understood, and what is left is the network or
     /// the reading of ordinary files.

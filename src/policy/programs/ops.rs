@@ -22,7 +22,7 @@
 //! the first operand; options are valid on either side of it.
 
 use super::Role::{Passthrough, Text};
-use super::{BASE, Does, Effect, Profile, Reading, Role, Span, Syntax};
+use super::{BASE, Does, Effect, Profile, Reading, Role, Span, Syntax, concat};
 
 pub const PROFILES: &[&Profile] = &[&DOCKER, &DOCKER_COMPOSE, &KUBECTL, &SYSTEMCTL];
 
@@ -907,113 +907,11 @@ fn compose_config_check(r: &mut Reading<'_>) {
 // The option lists, as each subcommand's `--help` (docker 28.2) shows them.
 
 /// `docker run`.
-const D_RUN: &[&str] = &[
-    "--add-host=V",
-    "--annotation=V",
-    "-a, --attach=V",
-    "--blkio-weight=V",
-    "--blkio-weight-device=V",
-    "--cap-add=V  danger: gives the container extra kernel capabilities",
-    "--cap-drop=V",
-    "--cgroup-parent=V",
-    "--cgroupns=V",
-    "--cidfile=V  writes",
-    "--cpu-count=V",
-    "--cpu-percent=V",
-    "--cpu-period=V",
-    "--cpu-quota=V",
-    "--cpu-rt-period=V",
-    "--cpu-rt-runtime=V",
-    "-c, --cpu-shares=V",
-    "--cpus=V",
-    "--cpuset-cpus=V",
-    "--cpuset-mems=V",
-    "-d, --detach",
-    "--detach-keys=V",
-    "--device=V  danger: gives the container a device of the host",
-    "--device-cgroup-rule=V",
-    "--device-read-bps=V",
-    "--device-read-iops=V",
-    "--device-write-bps=V",
-    "--device-write-iops=V",
-    "--disable-content-trust",
-    "--dns=V",
-    "--dns-option=V",
-    "--dns-search=V",
-    "--domainname=V",
-    "--entrypoint=V",
-    "-e, --env=V",
-    "--env-file=V  reads",
-    "--expose=V",
-    "--gpus=V",
-    "--group-add=V",
-    "--health-cmd=V",
-    "--health-interval=V",
-    "--health-retries=V",
-    "--health-start-interval=V",
-    "--health-start-period=V",
-    "--health-timeout=V",
-    "-h, --hostname=V",
-    "--init",
-    "-i, --interactive",
-    "--io-maxbandwidth=V",
-    "--io-maxiops=V",
-    "--ip=V",
-    "--ip6=V",
-    "--ipc=V",
-    "--isolation=V",
-    "--kernel-memory=V",
-    "-l, --label=V",
-    "--label-file=V  reads",
-    "--link=V",
-    "--link-local-ip=V",
-    "--log-driver=V",
-    "--log-opt=V",
-    "--mac-address=V",
-    "-m, --memory=V",
-    "--memory-reservation=V",
-    "--memory-swap=V",
-    "--memory-swappiness=V",
-    "--mount=V",
-    "--name=V",
-    "--network=V",
-    "--network-alias=V",
-    "--net=V",
-    "--net-alias=V",
-    "--no-healthcheck",
-    "--oom-kill-disable",
-    "--oom-score-adj=V",
-    "--pid=V",
-    "--pids-limit=V",
-    "--platform=V",
-    "--privileged  danger: gives the container full access to the host",
-    "-p, --publish=V",
-    "-P, --publish-all",
-    "--pull=V",
-    "-q, --quiet",
-    "--read-only",
-    "--restart=V",
-    "--rm",
-    "--runtime=V",
-    "--security-opt=V",
-    "--shm-size=V",
-    "--sig-proxy",
-    "--stop-signal=V",
-    "--stop-timeout=V",
-    "--storage-opt=V",
-    "--sysctl=V",
-    "--tmpfs=V",
-    "-t, --tty",
-    "--ulimit=V",
-    "--use-api-socket  danger: gives the container Docker's API socket, and with it the host",
-    "-u, --user=V",
-    "--userns=V",
-    "--uts=V",
-    "-v, --volume=V",
-    "--volume-driver=V",
-    "--volumes-from=V",
-    "-w, --workdir=V",
-];
+/// `docker run`: `docker create`'s options and the three about detaching.
+const D_RUN: &[&str] = &concat::<{ D_CREATE.len() + 3 }>(
+    D_CREATE,
+    &["-d, --detach", "--detach-keys=V", "--sig-proxy"],
+);
 
 /// `docker create`.
 const D_CREATE: &[&str] = &[
@@ -3864,27 +3762,7 @@ const K_PROXY: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Effect, Understanding, understand};
-
-    fn read(command: &str) -> Understanding {
-        understand(&crate::policy::shell::words(command), false)
-    }
-
-    fn said(command: &str) -> String {
-        read(command)
-            .findings
-            .iter()
-            .map(|f| f.effect.to_string())
-            .collect::<Vec<_>>()
-            .join(" | ")
-    }
-
-    fn dangerous(command: &str) -> bool {
-        read(command)
-            .findings
-            .iter()
-            .any(|f| matches!(f.effect, Effect::Danger(_)))
-    }
+    use super::super::testing::{dangerous, read, said};
 
     #[test]
     fn ops_harmless() {

@@ -647,32 +647,8 @@ fn cache_check(r: &mut Reading<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Effect, Understanding, understand};
-
-    fn read(command: &str) -> Understanding {
-        understand(&crate::policy::shell::words(command), false)
-    }
-
-    fn said(command: &str) -> String {
-        read(command)
-            .findings
-            .iter()
-            .map(|f| f.effect.to_string())
-            .collect::<Vec<_>>()
-            .join(" | ")
-    }
-
-    fn dangerous(command: &str) -> bool {
-        read(command)
-            .findings
-            .iter()
-            .any(|f| matches!(f.effect, Effect::Danger(_)))
-    }
-
-    fn covered(command: &str, literal: usize) -> bool {
-        let u = read(command);
-        u.understood() && u.glob_refusal(literal).is_none()
-    }
+    use super::super::Effect;
+    use super::super::testing::{covered, dangerous, read, said};
 
     #[test]
     fn listing_and_versions_are_harmless() {
