@@ -673,7 +673,7 @@ const CARGO_SUB: Profile = Profile {
 fn cargo_check(r: &mut Reading<'_>) {
     r.add(
         Effect::Project(
-            "cargo is rustup's proxy, which runs the toolchain the project's rust-toolchain.toml names (its `path` may name any program)"
+            "`cargo` is rustup's proxy, which runs the toolchain the project's rust-toolchain.toml names (its `path` may name any program)"
                 .into(),
         ),
         Span::one(0),

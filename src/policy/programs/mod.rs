@@ -309,7 +309,18 @@ impl Understanding {
     pub fn reasons(&self, max: usize) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for f in &self.findings {
-            let r = format!("`{}` {}", self.program, f.effect);
+            let text = f.effect.to_string();
+            // Reasons that already name the program (`git reset --hard` discards …) are
+            // shown as they are; the others get it in front (`cat` reads `README.md`).
+            let named = text
+                .strip_prefix('`')
+                .and_then(|t| t.strip_prefix(self.program.as_str()))
+                .is_some_and(|t| t.starts_with(['`', ' ']));
+            let r = if named {
+                text
+            } else {
+                format!("`{}` {text}", self.program)
+            };
             if !out.contains(&r) {
                 out.push(r);
             }

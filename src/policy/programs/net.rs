@@ -977,11 +977,11 @@ mod tests {
         for (c, what) in [
             (
                 "curl -K cfg https://x",
-                "`--config` reads more options from that file",
+                "`curl --config` reads more options from that file",
             ),
             (
                 "curl --unix-socket /run/x.sock http://l/",
-                "`--unix-socket` connects through a local socket",
+                "`curl --unix-socket` connects through a local socket",
             ),
             (
                 "curl --abstract-unix-socket x http://l/",
@@ -989,16 +989,16 @@ mod tests {
             ),
             (
                 "curl -x http://proxy:3128 https://x",
-                "`--proxy` sends the traffic through a proxy",
+                "`curl --proxy` sends the traffic through a proxy",
             ),
             ("curl --socks5-hostname h:1080 https://x", "through a proxy"),
             (
                 "curl -L --proto-redir all https://x",
-                "`--proto-redir` lets redirects switch protocol",
+                "`curl --proto-redir` lets redirects switch protocol",
             ),
             (
                 "curl --engine pkcs11 https://x",
-                "`--engine` loads an OpenSSL engine",
+                "`curl --engine` loads an OpenSSL engine",
             ),
         ] {
             let s = said(c);
@@ -1052,15 +1052,15 @@ mod tests {
             ("wget --load-cookies cookies https://x", "reads a secret"),
             (
                 "wget -e robots=off https://x",
-                "`--execute` runs a `.wgetrc` command",
+                "`wget --execute` runs a `.wgetrc` command",
             ),
             (
                 "wget --config=my.rc https://x",
-                "`--config` reads its settings",
+                "`wget --config` reads its settings",
             ),
             (
                 "wget --use-askpass=/tmp/x https://x",
-                "`--use-askpass` runs COMMAND",
+                "`wget --use-askpass` runs COMMAND",
             ),
             (
                 "wget --output-d=x https://x",

@@ -3847,10 +3847,13 @@ mod tests {
             assert!(u.understood() && !u.harmless(), "{c:?}: {}", said(c));
             assert_eq!(u.glob_refusal(1), None, "{c:?}: {}", said(c));
         }
-        assert_eq!(said("kubectl get pods"), "`get` reads from the cluster");
+        assert_eq!(
+            said("kubectl get pods"),
+            "`kubectl get` reads from the cluster"
+        );
         assert_eq!(
             said("docker pull x"),
-            "`pull` downloads an image from a registry"
+            "`docker pull` downloads an image from a registry"
         );
         assert_eq!(
             said("kubectl delete pod web --dry-run=server"),
@@ -3861,15 +3864,21 @@ mod tests {
     #[test]
     fn ops_what_a_glob_refuses_and_why() {
         for (c, what) in [
-            ("docker run -it --rm ubuntu bash", "`run` runs a container"),
-            ("docker create ubuntu", "`create` creates a container"),
+            (
+                "docker run -it --rm ubuntu bash",
+                "`docker run` runs a container",
+            ),
+            (
+                "docker create ubuntu",
+                "`docker create` creates a container",
+            ),
             (
                 "docker exec -it web sh",
-                "`exec` runs a command in a running container",
+                "`docker exec` runs a command in a running container",
             ),
             (
                 "docker start web",
-                "`start` starts containers, which run their code",
+                "`docker start` starts containers, which run their code",
             ),
             ("docker attach web", "attaches this terminal's input"),
             (
@@ -3878,7 +3887,7 @@ mod tests {
             ),
             (
                 "docker build --ssh default .",
-                "`--ssh` gives the build your SSH agent",
+                "`docker build --ssh` gives the build your SSH agent",
             ),
             (
                 "docker build --secret id=n,src=/home/u/.npmrc .",
@@ -3891,15 +3900,15 @@ mod tests {
             ),
             (
                 "docker -H tcp://h:2375 ps",
-                "`--host` talks to another Docker daemon",
+                "`docker --host` talks to another Docker daemon",
             ),
             (
                 "docker --context prod ps",
-                "`--context` talks to another Docker daemon",
+                "`docker --context` talks to another Docker daemon",
             ),
             (
                 "docker --config /tmp/d pull x",
-                "`--config` uses another client configuration",
+                "`docker --config` uses another client configuration",
             ),
             (
                 "docker --tlsverify ps",
@@ -3936,14 +3945,17 @@ mod tests {
                 "docker inspect -f '{{json .Config.Env}}' web",
                 "environment variables",
             ),
-            ("docker compose up -d", "`up` starts the project's services"),
+            (
+                "docker compose up -d",
+                "`docker compose up` starts the project's services",
+            ),
             (
                 "docker compose run --rm web sh",
-                "`run` runs a one-off container",
+                "`docker compose run` runs a one-off container",
             ),
             (
                 "docker compose exec web ls",
-                "`exec` runs a command in a service's container",
+                "`docker compose exec` runs a command in a service's container",
             ),
             ("docker compose build", "builds the services' images"),
             (
@@ -3956,28 +3968,31 @@ mod tests {
             ),
             (
                 "kubectl apply -f deploy.yaml",
-                "`apply` changes the cluster",
+                "`kubectl apply` changes the cluster",
             ),
             (
                 "kubectl create namespace x",
-                "`namespace` changes the cluster",
+                "`kubectl create namespace` changes the cluster",
             ),
             (
                 "kubectl patch deploy web -p '{}'",
-                "`patch` changes the cluster",
+                "`kubectl patch` changes the cluster",
             ),
             (
                 "kubectl scale deploy web --replicas=3",
-                "`scale` changes the cluster",
+                "`kubectl scale` changes the cluster",
             ),
             (
                 "kubectl rollout restart deploy/web",
-                "`restart` changes the cluster",
+                "`kubectl rollout restart` changes the cluster",
             ),
-            ("kubectl label pod web a=b", "`label` changes the cluster"),
+            (
+                "kubectl label pod web a=b",
+                "`kubectl label` changes the cluster",
+            ),
             (
                 "kubectl set image deploy/web app=nginx:2",
-                "`image` changes the cluster",
+                "`kubectl set image` changes the cluster",
             ),
             (
                 "kubectl edit deploy/web",
@@ -3985,11 +4000,11 @@ mod tests {
             ),
             (
                 "kubectl exec -it web -- sh",
-                "`exec` runs a command in a container",
+                "`kubectl exec` runs a command in a container",
             ),
             (
                 "kubectl run tmp --image=busybox -- sh",
-                "`run` runs a new pod",
+                "`kubectl run` runs a new pod",
             ),
             ("kubectl cp web:/etc/x ./x", "running `tar` in it"),
             (
@@ -4004,21 +4019,24 @@ mod tests {
             ),
             (
                 "kubectl --kubeconfig /tmp/k get pods",
-                "`--kubeconfig` uses another kubeconfig",
+                "`kubectl --kubeconfig` uses another kubeconfig",
             ),
             (
                 "kubectl get pods --context prod",
-                "`--context` uses another kubeconfig context",
+                "`kubectl get --context` uses another kubeconfig context",
             ),
             (
                 "kubectl get pods -s https://x",
-                "`--server` talks to another API server",
+                "`kubectl get --server` talks to another API server",
             ),
             (
                 "kubectl get pods --token t",
-                "`--token` authenticates with another token",
+                "`kubectl get --token` authenticates with another token",
             ),
-            ("kubectl get pods --as admin", "`--as` acts as another user"),
+            (
+                "kubectl get pods --as admin",
+                "`kubectl get --as` acts as another user",
+            ),
             (
                 "kubectl get secret db -o yaml",
                 "`get secret` with `-o` prints secrets' values",
@@ -4038,7 +4056,7 @@ mod tests {
             ),
             (
                 "kubectl config view --raw",
-                "`--raw` prints the credentials in the kubeconfig",
+                "`kubectl config view --raw` prints the credentials in the kubeconfig",
             ),
             (
                 "kubectl create token deployer",
@@ -4059,22 +4077,22 @@ mod tests {
             ),
             (
                 "kubectl kustomize --enable-helm .",
-                "`--enable-helm` runs helm",
+                "`kubectl kustomize --enable-helm` runs helm",
             ),
             ("kubectl get pods --profile=cpu", "writes `profile.pprof`"),
             ("kubectl get secret db -v=9", "logs the cluster's responses"),
             (
                 "systemctl start nginx",
-                "`start` starts, restarts or reloads units",
+                "`systemctl start` starts, restarts or reloads units",
             ),
             (
                 "systemctl restart nginx",
-                "`restart` starts, restarts or reloads units",
+                "`systemctl restart` starts, restarts or reloads units",
             ),
             ("systemctl reload nginx", "reloads units"),
             (
                 "systemctl enable --now nginx",
-                "`enable` changes which units start at boot",
+                "`systemctl enable` changes which units start at boot",
             ),
             (
                 "systemctl daemon-reload",
@@ -4087,7 +4105,7 @@ mod tests {
             ("systemctl reset-failed", "resets units' failed state"),
             (
                 "systemctl edit nginx",
-                "`edit` opens unit files in an editor",
+                "`systemctl edit` opens unit files in an editor",
             ),
             (
                 "systemctl show-environment",
@@ -4095,11 +4113,11 @@ mod tests {
             ),
             (
                 "systemctl -H admin@host status x",
-                "`--host` operates on another machine",
+                "`systemctl --host` operates on another machine",
             ),
             (
                 "systemctl -M box status",
-                "`--machine` operates on a local container",
+                "`systemctl --machine` operates on a local container",
             ),
             (
                 "systemctl log-level debug",
@@ -4209,7 +4227,9 @@ mod tests {
             said("docker compose down -v")
                 .contains("deletes the project's named volumes, and the data in them")
         );
-        assert!(said("kubectl drain n1").contains("`drain` evicts every pod from the node"));
+        assert!(
+            said("kubectl drain n1").contains("`kubectl drain` evicts every pod from the node")
+        );
         assert!(
             said("systemctl poweroff")
                 .contains("stops, suspends or changes the state of the whole system")

@@ -22,6 +22,8 @@ pub struct Reading<'w> {
     pub program: &'w str,
     /// The subcommands selected, by their first name (`["stash", "list"]`).
     pub path: Vec<&'static str>,
+    /// The same, as typed (`npm r` is `uninstall` in `path`, `r` here): for reasons.
+    typed: Vec<&'w str>,
     pub given: Vec<Given<'w>>,
     /// The operands of the innermost subcommand, with their word indices.
     pub operands: Vec<(usize, &'w str)>,
@@ -75,10 +77,19 @@ impl<'w> Reading<'w> {
 
     /// The effect of running the (sub)command at word `at`.
     fn does(&mut self, does: Does, at: usize) {
-        let what = self.words[at].clone();
-        if let Some(effect) = effect_of(does, &format!("`{what}`"), None) {
+        let shown = format!("`{}`", self.command_path(None));
+        if let Some(effect) = effect_of(does, &shown, None) {
             self.add(effect, Span::one(at));
         }
+    }
+
+    /// The program and the subcommands selected so far, and an option if given, as a
+    /// human reads them in a reason: `git reset --hard`, `cargo build`.
+    fn command_path(&self, option: Option<&str>) -> String {
+        let mut parts: Vec<&str> = vec![self.program];
+        parts.extend(self.typed.iter().copied());
+        parts.extend(option);
+        parts.join(" ")
     }
 
     fn give(
@@ -88,8 +99,8 @@ impl<'w> Reading<'w> {
         value2: Option<&'w str>,
         at: Span,
     ) {
-        let shown = opt.display();
-        if let Some(effect) = effect_of(opt.does, &format!("`{shown}`"), value) {
+        let shown = format!("`{}`", self.command_path(Some(&opt.display())));
+        if let Some(effect) = effect_of(opt.does, &shown, value) {
             self.add(effect, at);
         }
         self.given.push(Given {
@@ -143,6 +154,7 @@ pub(super) fn read(
         piped,
         program,
         path: Vec::new(),
+        typed: Vec::new(),
         given: Vec::new(),
         operands: Vec::new(),
         dashdash: None,
@@ -159,6 +171,7 @@ pub(super) fn read(
         checks.extend(level.profile.check);
         level_at = at;
         r.path.push(sub.profile.names[0]);
+        r.typed.push(words[at].as_str());
         if !sub.profile.inherit {
             scope.clear();
         }
