@@ -22,7 +22,7 @@
 //! original deleted unless `-k`); with `-c` (and as `zcat`, `xzcat`), `-l` or `-t` the
 //! files are only read; with no file they filter standard input to standard output.
 
-use super::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[
     &TAR, &GZIP, &GUNZIP, &ZCAT, &XZ, &UNXZ, &XZCAT, &LZMA, &UNLZMA, &LZCAT,

@@ -32,8 +32,9 @@
 //! which may name programs make runs (`SHELL=`, `CC=`): `config`; with `$` or `!=` the
 //! value is expanded or run: `code`.
 
-use super::Role::{Nothing, Passthrough, Text, Write};
-use super::{BASE, Does, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::Role::{Nothing, Passthrough, Text, Write};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[&CARGO, &MAKE];
 
@@ -728,7 +729,7 @@ fn cargo_check(r: &mut Reading<'_>) {
         );
         let mut rest = vec!["cargo".to_string()];
         rest.extend(r.words[2..].iter().cloned());
-        let inner = super::understand(&rest, r.piped);
+        let inner = r.understand_other(&rest);
         for f in inner.findings {
             if f.at.first == 0 && f.at.last == 0 && matches!(f.effect, Effect::Project(_)) {
                 continue; // The toolchain finding, already made.

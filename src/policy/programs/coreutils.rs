@@ -5,8 +5,9 @@
 //! Option lines follow each program's own `--help` (coreutils 9.1, procps, util-linux,
 //! debianutils); `--help` and `--version` are known to every GNU-style program.
 
-use super::Role::{Name, Nothing, Read, Text, Tree, Write};
-use super::{BASE, Does, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::Role::{Name, Nothing, Read, Text, Tree, Write};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[
     &LS,

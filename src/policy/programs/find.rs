@@ -23,7 +23,7 @@
 //! file's metadata, `-files0-from FILE` takes the starting points from a file (execgate
 //! cannot see them: unknown).
 
-use super::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[&FIND];
 

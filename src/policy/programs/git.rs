@@ -10,8 +10,9 @@
 //! and what loses work (`reset --hard`, `push --force`, `branch -D`, `clean -f`) is
 //! `danger`. Which hooks each subcommand can run is [`hooks_run_by`].
 
-use super::Role::{Nothing, Passthrough, Read, Revision, Text};
-use super::{BASE, Does, Effect, Profile, Reading, Role, Span, Syntax, concat};
+use super::profile::Role::{Nothing, Passthrough, Read, Revision, Text};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax, concat};
+use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[&GIT];
 

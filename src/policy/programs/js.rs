@@ -38,8 +38,9 @@
 //! node's options or where npm works are `code` or `config`; removing packages
 //! (`uninstall`, `remove`, `prune`, `unpublish`) is a danger.
 
-use super::Role::{Name, Passthrough, Text};
-use super::{Arg, BASE, Does, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::Role::{Name, Passthrough, Text};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::spec::{Arg, Does};
 
 pub const PROFILES: &[&Profile] = &[&NPM, &NPX, &YARN, &PNPM];
 

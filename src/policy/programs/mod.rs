@@ -33,6 +33,7 @@
 
 mod archive;
 mod build;
+mod compiled;
 mod coreutils;
 pub mod doc;
 mod find;
@@ -40,6 +41,7 @@ pub mod git;
 mod js;
 mod net;
 mod ops;
+mod profile;
 mod python;
 mod read;
 pub mod spec;
@@ -48,382 +50,10 @@ mod text;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-pub use read::Reading;
+use compiled::Compiled;
+pub use profile::{BASE, Effect, Finding, Profile, Role, Span, Syntax, Understanding, concat};
+
 pub use spec::{Arg, Does};
-use spec::{Name, Opt};
-
-use super::paths;
-
-/// How a program reads its options.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Syntax {
-    /// GNU `getopt_long`: clustered short options, `--long[=value]`, any unambiguous
-    /// prefix of a long option, options anywhere (permuted) until `--`.
-    Gnu,
-    /// `getopt_long` in POSIX order (`+` in the option string): the first operand ends
-    /// the options (`env`, `xargs`, `timeout`).
-    GnuInOrder,
-    /// git's parse-options: as `Gnu` (abbreviations accepted, permuted).
-    Git,
-    /// git's revision and diff options (`log`, `show`, `diff`): exact words only, no
-    /// clustering, no abbreviations; a short option may carry its value attached.
-    Exact,
-    /// clap and parsers like it: clustered short options, exact long options, no
-    /// abbreviations, permuted.
-    Clap,
-    /// npm's option parser: exact names, and any other `--name[=value]` is taken as a
-    /// configuration setting (abbreviations of known names too).
-    Npm,
-    /// No options at all: every word is an operand (`echo`, `true`, `dd`).
-    Operands,
-}
-
-/// What an operand is, by position.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// Text the program only prints or computes with.
-    Text,
-    /// A name that is not a path (`which ls`): a path here is read as one.
-    Name,
-    /// A path the program reads (`-` is standard input).
-    Read,
-    /// A path the program writes (`-` is standard output).
-    Write,
-    /// A directory read as a whole tree.
-    Tree,
-    /// A git revision, or failing that a path in the repository.
-    Revision,
-    /// Code the program runs.
-    Code(&'static str),
-    /// A target, script or test of the project in the working directory, which runs its code.
-    Project(&'static str),
-    /// Something the program changes in the repository it works on (a branch created).
-    Repo(&'static str),
-    /// Words handed on to other code (the project's test binary, a script's arguments).
-    Passthrough,
-    /// A setting that changes configuration or what the program does.
-    Config(&'static str),
-    /// Something destroyed.
-    Danger(&'static str),
-    /// No operand belongs here.
-    Nothing,
-}
-
-/// A program (or one of its subcommands) as execgate knows it.
-#[derive(Debug)]
-pub struct Profile {
-    /// The program's names, or for a subcommand, the words that select it (aliases too).
-    pub names: &'static [&'static str],
-    pub syntax: Syntax,
-    /// One line per option, in the notation of [`spec`].
-    pub options: &'static [&'static str],
-    /// The roles of the first operands, in order.
-    pub operands: &'static [Role],
-    /// The role of every further operand.
-    pub rest: Role,
-    /// What running it at all does (`cargo test` runs the project's tests).
-    pub does: Does,
-    pub subcommands: &'static [&'static Profile],
-    /// Whether the parent's options stay valid after this subcommand (clap's global
-    /// options, cobra's persistent flags, npm's configuration).
-    pub inherit: bool,
-    /// Whether this profile accounts for every way the program runs other code, so the
-    /// blanket refusal of interpreters does not apply (`python -m pytest` under the rule
-    /// `python -m pytest *`).
-    pub decides_code: bool,
-    /// Rules that need more than one word at a time, run after reading.
-    pub check: Option<fn(&mut Reading<'_>)>,
-    /// tar's old style: a first word without a dash is a bundle of short options whose
-    /// values are the following words, in order (`tar xzf a.tgz`).
-    pub old_style: bool,
-}
-
-/// `a` then `b`, at compile time: option lists that share lines (`docker create` is
-/// `docker run` without its three detach options).
-pub(super) const fn concat<const N: usize>(
-    a: &[&'static str],
-    b: &[&'static str],
-) -> [&'static str; N] {
-    let mut out = [""; N];
-    let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < b.len() {
-        out[i + j] = b[j];
-        j += 1;
-    }
-    out
-}
-
-/// The defaults a profile is written against: `..BASE`.
-pub const BASE: Profile = Profile {
-    names: &[],
-    syntax: Syntax::Gnu,
-    options: &[],
-    operands: &[],
-    rest: Role::Nothing,
-    does: Does::Nothing,
-    subcommands: &[],
-    inherit: false,
-    decides_code: false,
-    check: None,
-    old_style: false,
-};
-
-/// What one word (or a run of words) does.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Effect {
-    Reads(String),
-    ReadsTree(String),
-    Writes(String),
-    Code(String),
-    Project(String),
-    Repo(String),
-    Net(String),
-    Config(String),
-    Env(String),
-    Danger(String),
-    /// Something execgate cannot account for: a human decides.
-    Unknown(String),
-}
-
-/// The words a finding is about: indices into the command's words, inclusive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Span {
-    pub first: usize,
-    pub last: usize,
-}
-
-impl Span {
-    pub fn one(at: usize) -> Span {
-        Span {
-            first: at,
-            last: at,
-        }
-    }
-
-    /// About what no word shows — standard input, an editor the program starts — so no
-    /// rule's written-out words ever name it.
-    pub const UNSEEN: Span = Span {
-        first: 0,
-        last: usize::MAX,
-    };
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
-    pub effect: Effect,
-    pub at: Span,
-}
-
-impl std::fmt::Display for Effect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Effect::Reads(p) if paths::is_secret(p) => write!(f, "reads a secret (`{p}`)"),
-            Effect::Reads(p) => write!(f, "reads `{p}`"),
-            Effect::ReadsTree(p) if paths::is_secret(p) => {
-                write!(f, "reads secrets under `{p}`")
-            }
-            Effect::ReadsTree(p) => write!(f, "reads everything under `{p}`"),
-            Effect::Writes(p) => write!(f, "writes `{p}`"),
-            Effect::Code(s)
-            | Effect::Project(s)
-            | Effect::Repo(s)
-            | Effect::Net(s)
-            | Effect::Config(s)
-            | Effect::Env(s)
-            | Effect::Danger(s)
-            | Effect::Unknown(s) => f.write_str(s),
-        }
-    }
-}
-
-/// What execgate makes of one simple command's words.
-#[derive(Clone, Debug, Default)]
-pub struct Understanding {
-    /// The program, without its directory.
-    pub program: String,
-    /// Whether execgate has a profile for it.
-    pub profiled: bool,
-    pub decides_code: bool,
-    /// The subcommands selected, outermost first (`git stash list`: `["stash", "list"]`).
-    pub subcommand: Vec<&'static str>,
-    pub findings: Vec<Finding>,
-}
-
-impl Understanding {
-    /// Every word accounted for: a profile exists and nothing is unknown.
-    pub fn understood(&self) -> bool {
-        self.profiled
-            && !self
-                .findings
-                .iter()
-                .any(|f| matches!(f.effect, Effect::Unknown(_)))
-    }
-
-    /// Step 8: understood, and it neither reads nor writes a named path, recurses, runs
-    /// code, reaches the network, changes configuration, reads the environment nor
-    /// destroys anything.
-    pub fn harmless(&self) -> bool {
-        self.profiled && self.findings.is_empty()
-    }
-
-    pub fn dangers(&self) -> impl Iterator<Item = &str> {
-        self.findings.iter().filter_map(|f| match &f.effect {
-            Effect::Danger(s) => Some(s.as_str()),
-            _ => None,
-        })
-    }
-
-    /// Why a glob rule whose first `literal` words are written out (the rest matched by
-    /// a wildcard) must not approve these words, if it must not (step 7): the wildcard
-    /// covers operands and harmless options, never code the rule did not name, a write,
-    /// a change of configuration, the environment, a secret, or a word execgate cannot
-    /// account for.
-    pub fn glob_refusal(&self, literal: usize) -> Option<String> {
-        if !self.profiled {
-            return None;
-        }
-        self.findings.iter().find_map(|f| {
-            if f.at.last < literal {
-                return None; // The rule's author wrote these words out.
-            }
-            let refused = match &f.effect {
-                Effect::Reads(p) | Effect::ReadsTree(p) => paths::is_secret(p),
-                Effect::Net(_) | Effect::Project(_) | Effect::Repo(_) => false,
-                Effect::Writes(_)
-                | Effect::Code(_)
-                | Effect::Config(_)
-                | Effect::Env(_)
-                | Effect::Danger(_)
-                | Effect::Unknown(_) => true,
-            };
-            refused.then(|| format!("{}: {}", self.program, f.effect))
-        })
-    }
-
-    /// The findings as reasons a human reads, at most `max`.
-    pub fn reasons(&self, max: usize) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for f in &self.findings {
-            let text = f.effect.to_string();
-            // Reasons that already name the program (`git reset --hard` discards …) are
-            // shown as they are; the others get it in front (`cat` reads `README.md`).
-            let named = text
-                .strip_prefix('`')
-                .and_then(|t| t.strip_prefix(self.program.as_str()))
-                .is_some_and(|t| t.starts_with(['`', ' ']));
-            let r = if named {
-                text
-            } else {
-                format!("`{}` {text}", self.program)
-            };
-            if !out.contains(&r) {
-                out.push(r);
-            }
-            if out.len() == max {
-                break;
-            }
-        }
-        out
-    }
-}
-
-/// A profile compiled once: its option lines parsed and indexed, its subcommands too.
-#[derive(Debug)]
-struct Compiled {
-    profile: &'static Profile,
-    opts: Vec<Opt>,
-    shorts: HashMap<char, usize>,
-    /// Long names (two dashes), for exact lookup and prefix search.
-    longs: Vec<(&'static str, usize)>,
-    /// One-dash long names (`-name`).
-    dash_longs: Vec<(&'static str, usize)>,
-    number: Option<usize>,
-    subs: Vec<Compiled>,
-    /// Why the profile does not compile, if it does not (a bug; fails closed).
-    broken: Option<String>,
-}
-
-impl Compiled {
-    fn new(profile: &'static Profile) -> Compiled {
-        let mut c = Compiled {
-            profile,
-            opts: Vec::new(),
-            shorts: HashMap::new(),
-            longs: Vec::new(),
-            dash_longs: Vec::new(),
-            number: None,
-            subs: profile
-                .subcommands
-                .iter()
-                .map(|s| Compiled::new(s))
-                .collect(),
-            broken: None,
-        };
-        let implicit: &[&'static str] = match profile.syntax {
-            Syntax::Gnu | Syntax::GnuInOrder | Syntax::Git | Syntax::Clap => {
-                &["--help", "--version"]
-            }
-            _ => &[],
-        };
-        let lines = profile.options.iter().chain(
-            implicit
-                .iter()
-                .filter(|l| !profile.options.iter().any(|o| o.contains(**l))),
-        );
-        for opt in lines.flat_map(|line| match spec::compile(line) {
-            Ok(opts) => opts.into_iter().map(Ok).collect::<Vec<_>>(),
-            Err(e) => vec![Err(e)],
-        }) {
-            match opt {
-                Ok(opt) => {
-                    let line = opt.line;
-                    let i = c.opts.len();
-                    for name in &opt.names {
-                        let clash = match *name {
-                            Name::Short(ch) => c.shorts.insert(ch, i).is_some(),
-                            Name::Long(l) => {
-                                let dup = c.longs.iter().any(|(n, _)| *n == l);
-                                c.longs.push((l, i));
-                                dup
-                            }
-                            Name::DashLong(l) => {
-                                let dup = c.dash_longs.iter().any(|(n, _)| *n == l);
-                                c.dash_longs.push((l, i));
-                                dup
-                            }
-                            Name::Number => c.number.replace(i).is_some(),
-                        };
-                        if clash {
-                            c.broken = Some(format!("{line:?}: a name listed twice"));
-                        }
-                    }
-                    c.opts.push(opt);
-                }
-                Err(e) => c.broken = Some(e),
-            }
-        }
-        c
-    }
-
-    fn sub(&self, word: &str) -> Option<&Compiled> {
-        self.subs.iter().find(|s| s.profile.names.contains(&word))
-    }
-
-    /// Every compile error in this profile and its subcommands.
-    fn errors(&self, out: &mut Vec<String>) {
-        if let Some(e) = &self.broken {
-            out.push(format!("{:?}: {e}", self.profile.names));
-        }
-        for s in &self.subs {
-            s.errors(out);
-        }
-    }
-}
 
 /// Every profile, by program name.
 fn all() -> Vec<&'static Profile> {
@@ -519,7 +149,7 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         });
         return u;
     }
-    (u.findings, u.subcommand) = read::read(compiled, words, piped);
+    (u.findings, u.subcommand) = read::read(compiled, words, piped, understand);
     u
 }
 
@@ -532,6 +162,11 @@ pub fn profile_errors() -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// `docs/profiles.md`, rendered from every profile.
+pub fn docs() -> String {
+    doc::render(all())
 }
 
 /// The names of every profiled program, sorted (for the README's list and tests).

@@ -19,7 +19,9 @@
 //! and Wget `~/.wgetrc` and `~/.netrc`, which can change what a command does; a change to
 //! those files is itself a write execgate asks about.
 
-use super::{BASE, Does, Effect, Profile, Reading, Role, Span, Syntax, paths};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::spec::Does;
+use crate::policy::paths;
 
 pub const PROFILES: &[&Profile] = &[&CURL, &WGET];
 

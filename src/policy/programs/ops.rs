@@ -21,8 +21,9 @@
 //! systemctl (systemd 252, `getopt_long`: abbreviations, options anywhere): its verb is
 //! the first operand; options are valid on either side of it.
 
-use super::Role::{Passthrough, Text};
-use super::{BASE, Does, Effect, Profile, Reading, Role, Span, Syntax, concat};
+use super::profile::Role::{Passthrough, Text};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax, concat};
+use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[&DOCKER, &DOCKER_COMPOSE, &KUBECTL, &SYSTEMCTL];
 
@@ -2094,7 +2095,7 @@ fn go_bool(v: &str) -> Option<bool> {
 /// subcommand and its options would change, run or destroy is only shown. Also
 /// `--profile`, which writes a profile file.
 fn kubectl_check(r: &mut Reading<'_>) {
-    let global = |g: &&super::read::Given<'_>| K_GLOBAL.contains(&g.opt.line);
+    let global = |g: &&super::profile::Given<'_>| K_GLOBAL.contains(&g.opt.line);
     if let Some(g) = r
         .given
         .iter()

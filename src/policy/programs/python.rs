@@ -20,8 +20,9 @@
 //! named on the command line runs that package's build and install code. Removal
 //! (`uninstall`) is a danger.
 
-use super::Role::{Passthrough, Read, Text};
-use super::{BASE, Does, Effect, Profile, Reading, Span, Syntax};
+use super::profile::Role::{Passthrough, Read, Text};
+use super::profile::{BASE, Effect, Profile, Reading, Span, Syntax};
+use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[&PYTHON, &PIP];
 
@@ -157,7 +158,7 @@ fn python_check(r: &mut Reading<'_>) {
             let at = g.at.last;
             let mut words = vec!["pip".to_string()];
             words.extend(r.words[at + 1..].iter().cloned());
-            let pip = super::understand(&words, r.piped);
+            let pip = r.understand_other(&words);
             for f in pip.findings {
                 r.add(
                     f.effect,

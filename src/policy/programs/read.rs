@@ -1,157 +1,24 @@
 //! The reader: a command's words, read against a profile the way the program's own
 //! option parser reads them, word by word, into options given, operands and findings.
 
+use super::compiled::Compiled;
+use super::profile::{Effect, Finding, Reading, Role, Span, Syntax, Understanding};
 use super::spec::{Arg, Does, Opt};
-use super::{Compiled, Effect, Finding, Role, Span, Syntax, paths};
+use crate::policy::paths;
 
-/// One option as given on the command line.
-#[derive(Clone, Debug)]
-pub struct Given<'w> {
-    pub opt: &'static Opt,
-    pub value: Option<&'w str>,
-    /// The second value of a two-value option.
-    pub value2: Option<&'w str>,
-    pub at: Span,
-}
-
-/// What has been read so far; program-specific checks read and extend it.
-pub struct Reading<'w> {
-    pub words: &'w [String],
-    /// Standard input comes from a pipe.
-    pub piped: bool,
-    pub program: &'w str,
-    /// The subcommands selected, by their first name (`["stash", "list"]`).
-    pub path: Vec<&'static str>,
-    /// The same, as typed (`npm r` is `uninstall` in `path`, `r` here): for reasons.
-    typed: Vec<&'w str>,
-    pub given: Vec<Given<'w>>,
-    /// The operands of the innermost subcommand, with their word indices.
-    pub operands: Vec<(usize, &'w str)>,
-    /// Where `--` ended the options, if it did.
-    pub dashdash: Option<usize>,
-    pub findings: Vec<Finding>,
-    /// Reading stopped at a word it could not account for.
-    pub stopped: bool,
-    /// The operands' roles, when a check decides them (else the profile's).
-    roles: Option<(&'static [Role], Role)>,
-}
-
-impl<'w> Reading<'w> {
-    pub fn has(&self, key: &str) -> bool {
-        self.given.iter().any(|g| g.opt.key() == key)
-    }
-
-    /// The last value given to an option (options given twice: the last wins).
-    pub fn value(&self, key: &str) -> Option<&'w str> {
-        self.given
-            .iter()
-            .rev()
-            .find(|g| g.opt.key() == key)
-            .and_then(|g| g.value)
-    }
-
-    pub fn given_of(&self, key: &str) -> Option<&Given<'w>> {
-        self.given.iter().find(|g| g.opt.key() == key)
-    }
-
-    pub fn add(&mut self, effect: Effect, at: Span) {
-        self.findings.push(Finding { effect, at });
-    }
-
-    pub fn unknown(&mut self, at: usize, why: String) {
-        self.add(Effect::Unknown(why), Span::one(at));
-    }
-
-    /// Decides the operands' roles instead of the profile.
-    pub fn set_roles(&mut self, first: &'static [Role], rest: Role) {
-        self.roles = Some((first, rest));
-    }
-
-    /// The span from a word to the end of the command.
-    pub fn to_end(&self, from: usize) -> Span {
-        Span {
-            first: from,
-            last: self.words.len().saturating_sub(1).max(from),
-        }
-    }
-
-    /// The effect of running the (sub)command at word `at`.
-    fn does(&mut self, does: Does, at: usize) {
-        let shown = format!("`{}`", self.command_path(None));
-        if let Some(effect) = effect_of(does, &shown, None) {
-            self.add(effect, Span::one(at));
-        }
-    }
-
-    /// The program and the subcommands selected so far, and an option if given, as a
-    /// human reads them in a reason: `git reset --hard`, `cargo build`.
-    fn command_path(&self, option: Option<&str>) -> String {
-        let mut parts: Vec<&str> = vec![self.program];
-        parts.extend(self.typed.iter().copied());
-        parts.extend(option);
-        parts.join(" ")
-    }
-
-    fn give(
-        &mut self,
-        opt: &'static Opt,
-        value: Option<&'w str>,
-        value2: Option<&'w str>,
-        at: Span,
-    ) {
-        let shown = format!("`{}`", self.command_path(Some(&opt.display())));
-        if let Some(effect) = effect_of(opt.does, &shown, value) {
-            self.add(effect, at);
-        }
-        self.given.push(Given {
-            opt,
-            value,
-            value2,
-            at,
-        });
-    }
-}
-
-/// The finding an option or subcommand's declared effect makes, if any.
-fn effect_of(does: Does, shown: &str, value: Option<&str>) -> Option<Effect> {
-    Some(match does {
-        Does::Nothing | Does::Recurses => return None,
-        // `-` is standard input or output. An option that reads or writes without a
-        // value names its file itself (`file -C` writes `magic.mgc`).
-        Does::Reads => match value {
-            Some("-") => return None,
-            Some(v) => Effect::Reads(v.to_string()),
-            None => Effect::Reads(format!("the file {shown} names")),
-        },
-        Does::Writes => match value {
-            Some("-") => return None,
-            Some(v) => Effect::Writes(v.to_string()),
-            None => Effect::Writes(format!("the file {shown} names")),
-        },
-        Does::Code(why) => Effect::Code(format!("{shown} {why}")),
-        Does::Project(why) => Effect::Project(format!("{shown} {why}")),
-        Does::Repo(why) => Effect::Repo(format!("{shown} {why}")),
-        Does::Config(why) => Effect::Config(format!("{shown} {why}")),
-        Does::Net(why) => Effect::Net(format!("{shown} {why}")),
-        Does::Env(why) => Effect::Env(format!("{shown} {why}")),
-        Does::Danger(why) => Effect::Danger(format!("{shown} {why}")),
-        Does::Unknown => {
-            Effect::Unknown(format!("{shown} is an option execgate does not vouch for"))
-        }
-    })
-}
-
-/// Reads `words` (program first) against a compiled profile.
-/// The findings, and the subcommands selected (`["stash", "list"]`).
+/// Reads `words` (program first) against a compiled profile: the findings, and the
+/// subcommands selected (`["stash", "list"]`).
 pub(super) fn read(
     top: &'static Compiled,
     words: &[String],
     piped: bool,
+    reread: fn(&[String], bool) -> Understanding,
 ) -> (Vec<Finding>, Vec<&'static str>) {
     let program = words[0].rsplit('/').next().unwrap_or(&words[0]);
     let mut r = Reading {
         words,
         piped,
+        reread,
         program,
         path: Vec::new(),
         typed: Vec::new(),

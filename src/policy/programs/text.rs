@@ -3,8 +3,8 @@
 //! `jq`, reads it: a sed script can write (`w`), read (`r`) and run (`e`) files, an awk
 //! program can run commands and write files, a jq filter can read the environment.
 
-use super::Role::{Read, Text};
-use super::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::Role::{Read, Text};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[&GREP, &RG, &SED, &AWK, &JQ];
 

@@ -1,0 +1,428 @@
+//! What a profile is — a program's options, operands and subcommands — and what reading
+//! a command against one finds: effects, the words they are about, and the verdict on
+//! the whole (`Understanding`), and the `Reading` a profile's own checks work on. The
+//! leaf of `programs`: every profile file builds on it.
+
+use super::spec::{Does, Opt};
+use crate::policy::paths;
+
+/// How a program reads its options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// GNU `getopt_long`: clustered short options, `--long[=value]`, any unambiguous
+    /// prefix of a long option, options anywhere (permuted) until `--`.
+    Gnu,
+    /// `getopt_long` in POSIX order (`+` in the option string): the first operand ends
+    /// the options (`env`, `xargs`, `timeout`).
+    GnuInOrder,
+    /// git's parse-options: as `Gnu` (abbreviations accepted, permuted).
+    Git,
+    /// git's revision and diff options (`log`, `show`, `diff`): exact words only, no
+    /// clustering, no abbreviations; a short option may carry its value attached.
+    Exact,
+    /// clap and parsers like it: clustered short options, exact long options, no
+    /// abbreviations, permuted.
+    Clap,
+    /// npm's option parser: exact names, and any other `--name[=value]` is taken as a
+    /// configuration setting (abbreviations of known names too).
+    Npm,
+    /// No options at all: every word is an operand (`echo`, `true`, `dd`).
+    Operands,
+}
+
+/// What an operand is, by position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Text the program only prints or computes with.
+    Text,
+    /// A name that is not a path (`which ls`): a path here is read as one.
+    Name,
+    /// A path the program reads (`-` is standard input).
+    Read,
+    /// A path the program writes (`-` is standard output).
+    Write,
+    /// A directory read as a whole tree.
+    Tree,
+    /// A git revision, or failing that a path in the repository.
+    Revision,
+    /// Code the program runs.
+    Code(&'static str),
+    /// A target, script or test of the project in the working directory, which runs its code.
+    Project(&'static str),
+    /// Something the program changes in the repository it works on (a branch created).
+    Repo(&'static str),
+    /// Words handed on to other code (the project's test binary, a script's arguments).
+    Passthrough,
+    /// A setting that changes configuration or what the program does.
+    Config(&'static str),
+    /// Something destroyed.
+    Danger(&'static str),
+    /// No operand belongs here.
+    Nothing,
+}
+
+/// A program (or one of its subcommands) as execgate knows it.
+#[derive(Debug)]
+pub struct Profile {
+    /// The program's names, or for a subcommand, the words that select it (aliases too).
+    pub names: &'static [&'static str],
+    pub syntax: Syntax,
+    /// One line per option, in the notation of [`spec`].
+    pub options: &'static [&'static str],
+    /// The roles of the first operands, in order.
+    pub operands: &'static [Role],
+    /// The role of every further operand.
+    pub rest: Role,
+    /// What running it at all does (`cargo test` runs the project's tests).
+    pub does: Does,
+    pub subcommands: &'static [&'static Profile],
+    /// Whether the parent's options stay valid after this subcommand (clap's global
+    /// options, cobra's persistent flags, npm's configuration).
+    pub inherit: bool,
+    /// Whether this profile accounts for every way the program runs other code, so the
+    /// blanket refusal of interpreters does not apply (`python -m pytest` under the rule
+    /// `python -m pytest *`).
+    pub decides_code: bool,
+    /// Rules that need more than one word at a time, run after reading.
+    pub check: Option<fn(&mut Reading<'_>)>,
+    /// tar's old style: a first word without a dash is a bundle of short options whose
+    /// values are the following words, in order (`tar xzf a.tgz`).
+    pub old_style: bool,
+}
+
+/// `a` then `b`, at compile time: option lists that share lines (`docker create` is
+/// `docker run` without its three detach options).
+pub const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        out[i + j] = b[j];
+        j += 1;
+    }
+    out
+}
+
+/// The defaults a profile is written against: `..BASE`.
+pub const BASE: Profile = Profile {
+    names: &[],
+    syntax: Syntax::Gnu,
+    options: &[],
+    operands: &[],
+    rest: Role::Nothing,
+    does: Does::Nothing,
+    subcommands: &[],
+    inherit: false,
+    decides_code: false,
+    check: None,
+    old_style: false,
+};
+
+/// What one word (or a run of words) does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    Reads(String),
+    ReadsTree(String),
+    Writes(String),
+    Code(String),
+    Project(String),
+    Repo(String),
+    Net(String),
+    Config(String),
+    Env(String),
+    Danger(String),
+    /// Something execgate cannot account for: a human decides.
+    Unknown(String),
+}
+
+/// The words a finding is about: indices into the command's words, inclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub first: usize,
+    pub last: usize,
+}
+
+impl Span {
+    pub fn one(at: usize) -> Span {
+        Span {
+            first: at,
+            last: at,
+        }
+    }
+
+    /// About what no word shows — standard input, an editor the program starts — so no
+    /// rule's written-out words ever name it.
+    pub const UNSEEN: Span = Span {
+        first: 0,
+        last: usize::MAX,
+    };
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub effect: Effect,
+    pub at: Span,
+}
+
+impl std::fmt::Display for Effect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Effect::Reads(p) if paths::is_secret(p) => write!(f, "reads a secret (`{p}`)"),
+            Effect::Reads(p) => write!(f, "reads `{p}`"),
+            Effect::ReadsTree(p) if paths::is_secret(p) => {
+                write!(f, "reads secrets under `{p}`")
+            }
+            Effect::ReadsTree(p) => write!(f, "reads everything under `{p}`"),
+            Effect::Writes(p) => write!(f, "writes `{p}`"),
+            Effect::Code(s)
+            | Effect::Project(s)
+            | Effect::Repo(s)
+            | Effect::Net(s)
+            | Effect::Config(s)
+            | Effect::Env(s)
+            | Effect::Danger(s)
+            | Effect::Unknown(s) => f.write_str(s),
+        }
+    }
+}
+
+/// What execgate makes of one simple command's words.
+#[derive(Clone, Debug, Default)]
+pub struct Understanding {
+    /// The program, without its directory.
+    pub program: String,
+    /// Whether execgate has a profile for it.
+    pub profiled: bool,
+    pub decides_code: bool,
+    /// The subcommands selected, outermost first (`git stash list`: `["stash", "list"]`).
+    pub subcommand: Vec<&'static str>,
+    pub findings: Vec<Finding>,
+}
+
+impl Understanding {
+    /// Every word accounted for: a profile exists and nothing is unknown.
+    pub fn understood(&self) -> bool {
+        self.profiled
+            && !self
+                .findings
+                .iter()
+                .any(|f| matches!(f.effect, Effect::Unknown(_)))
+    }
+
+    /// Step 8: understood, and it neither reads nor writes a named path, recurses, runs
+    /// code, reaches the network, changes configuration, reads the environment nor
+    /// destroys anything.
+    pub fn harmless(&self) -> bool {
+        self.profiled && self.findings.is_empty()
+    }
+
+    pub fn dangers(&self) -> impl Iterator<Item = &str> {
+        self.findings.iter().filter_map(|f| match &f.effect {
+            Effect::Danger(s) => Some(s.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Why a glob rule whose first `literal` words are written out (the rest matched by
+    /// a wildcard) must not approve these words, if it must not (step 7): the wildcard
+    /// covers operands and harmless options, never code the rule did not name, a write,
+    /// a change of configuration, the environment, a secret, or a word execgate cannot
+    /// account for.
+    pub fn glob_refusal(&self, literal: usize) -> Option<String> {
+        if !self.profiled {
+            return None;
+        }
+        self.findings.iter().find_map(|f| {
+            if f.at.last < literal {
+                return None; // The rule's author wrote these words out.
+            }
+            let refused = match &f.effect {
+                Effect::Reads(p) | Effect::ReadsTree(p) => paths::is_secret(p),
+                Effect::Net(_) | Effect::Project(_) | Effect::Repo(_) => false,
+                Effect::Writes(_)
+                | Effect::Code(_)
+                | Effect::Config(_)
+                | Effect::Env(_)
+                | Effect::Danger(_)
+                | Effect::Unknown(_) => true,
+            };
+            refused.then(|| format!("{}: {}", self.program, f.effect))
+        })
+    }
+
+    /// The findings as reasons a human reads, at most `max`.
+    pub fn reasons(&self, max: usize) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for f in &self.findings {
+            let text = f.effect.to_string();
+            // Reasons that already name the program (`git reset --hard` discards …) are
+            // shown as they are; the others get it in front (`cat` reads `README.md`).
+            let named = text
+                .strip_prefix('`')
+                .and_then(|t| t.strip_prefix(self.program.as_str()))
+                .is_some_and(|t| t.starts_with(['`', ' ']));
+            let r = if named {
+                text
+            } else {
+                format!("`{}` {text}", self.program)
+            };
+            if !out.contains(&r) {
+                out.push(r);
+            }
+            if out.len() == max {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// One option as given on the command line.
+#[derive(Clone, Debug)]
+pub struct Given<'w> {
+    pub opt: &'static Opt,
+    pub value: Option<&'w str>,
+    /// The second value of a two-value option.
+    pub value2: Option<&'w str>,
+    pub at: Span,
+}
+
+/// What has been read so far; program-specific checks read and extend it.
+pub struct Reading<'w> {
+    pub words: &'w [String],
+    /// Standard input comes from a pipe.
+    pub piped: bool,
+    /// Reads other words against their own profile (`python -m pip …` is pip's): handed
+    /// in, so a profile never reaches up to the registry.
+    pub(super) reread: fn(&[String], bool) -> Understanding,
+    pub program: &'w str,
+    /// The subcommands selected, by their first name (`["stash", "list"]`).
+    pub path: Vec<&'static str>,
+    /// The same, as typed (`npm r` is `uninstall` in `path`, `r` here): for reasons.
+    pub(super) typed: Vec<&'w str>,
+    pub given: Vec<Given<'w>>,
+    /// The operands of the innermost subcommand, with their word indices.
+    pub operands: Vec<(usize, &'w str)>,
+    /// Where `--` ended the options, if it did.
+    pub dashdash: Option<usize>,
+    pub findings: Vec<Finding>,
+    /// Reading stopped at a word it could not account for.
+    pub stopped: bool,
+    /// The operands' roles, when a check decides them (else the profile's).
+    pub(super) roles: Option<(&'static [Role], Role)>,
+}
+
+impl<'w> Reading<'w> {
+    pub fn has(&self, key: &str) -> bool {
+        self.given.iter().any(|g| g.opt.key() == key)
+    }
+
+    /// The last value given to an option (options given twice: the last wins).
+    pub fn value(&self, key: &str) -> Option<&'w str> {
+        self.given
+            .iter()
+            .rev()
+            .find(|g| g.opt.key() == key)
+            .and_then(|g| g.value)
+    }
+
+    pub fn given_of(&self, key: &str) -> Option<&Given<'w>> {
+        self.given.iter().find(|g| g.opt.key() == key)
+    }
+
+    pub fn add(&mut self, effect: Effect, at: Span) {
+        self.findings.push(Finding { effect, at });
+    }
+
+    pub fn unknown(&mut self, at: usize, why: String) {
+        self.add(Effect::Unknown(why), Span::one(at));
+    }
+
+    /// Reads `words` (program first) against that program's own profile, with this
+    /// command's standard input.
+    pub fn understand_other(&self, words: &[String]) -> Understanding {
+        (self.reread)(words, self.piped)
+    }
+
+    /// Decides the operands' roles instead of the profile.
+    pub fn set_roles(&mut self, first: &'static [Role], rest: Role) {
+        self.roles = Some((first, rest));
+    }
+
+    /// The span from a word to the end of the command.
+    pub fn to_end(&self, from: usize) -> Span {
+        Span {
+            first: from,
+            last: self.words.len().saturating_sub(1).max(from),
+        }
+    }
+
+    /// The effect of running the (sub)command at word `at`.
+    pub(super) fn does(&mut self, does: Does, at: usize) {
+        let shown = format!("`{}`", self.command_path(None));
+        if let Some(effect) = effect_of(does, &shown, None) {
+            self.add(effect, Span::one(at));
+        }
+    }
+
+    /// The program and the subcommands selected so far, and an option if given, as a
+    /// human reads them in a reason: `git reset --hard`, `cargo build`.
+    fn command_path(&self, option: Option<&str>) -> String {
+        let mut parts: Vec<&str> = vec![self.program];
+        parts.extend(self.typed.iter().copied());
+        parts.extend(option);
+        parts.join(" ")
+    }
+
+    pub(super) fn give(
+        &mut self,
+        opt: &'static Opt,
+        value: Option<&'w str>,
+        value2: Option<&'w str>,
+        at: Span,
+    ) {
+        let shown = format!("`{}`", self.command_path(Some(&opt.display())));
+        if let Some(effect) = effect_of(opt.does, &shown, value) {
+            self.add(effect, at);
+        }
+        self.given.push(Given {
+            opt,
+            value,
+            value2,
+            at,
+        });
+    }
+}
+
+/// The finding an option or subcommand's declared effect makes, if any.
+fn effect_of(does: Does, shown: &str, value: Option<&str>) -> Option<Effect> {
+    Some(match does {
+        Does::Nothing | Does::Recurses => return None,
+        // `-` is standard input or output. An option that reads or writes without a
+        // value names its file itself (`file -C` writes `magic.mgc`).
+        Does::Reads => match value {
+            Some("-") => return None,
+            Some(v) => Effect::Reads(v.to_string()),
+            None => Effect::Reads(format!("the file {shown} names")),
+        },
+        Does::Writes => match value {
+            Some("-") => return None,
+            Some(v) => Effect::Writes(v.to_string()),
+            None => Effect::Writes(format!("the file {shown} names")),
+        },
+        Does::Code(why) => Effect::Code(format!("{shown} {why}")),
+        Does::Project(why) => Effect::Project(format!("{shown} {why}")),
+        Does::Repo(why) => Effect::Repo(format!("{shown} {why}")),
+        Does::Config(why) => Effect::Config(format!("{shown} {why}")),
+        Does::Net(why) => Effect::Net(format!("{shown} {why}")),
+        Does::Env(why) => Effect::Env(format!("{shown} {why}")),
+        Does::Danger(why) => Effect::Danger(format!("{shown} {why}")),
+        Does::Unknown => {
+            Effect::Unknown(format!("{shown} is an option execgate does not vouch for"))
+        }
+    })
+}
