@@ -233,6 +233,16 @@ risk!(
 );
 risk!(rm_behind_sudo_user, "sudo -u root rm -r build", Dangerous);
 risk!(rm_inside_sh_c, "sh -c 'echo; rm -rf /'", Dangerous);
+risk!(
+    rm_through_dollar_zero,
+    r#"bash -c '$0 "$@"' rm -rf /"#,
+    Dangerous
+);
+risk!(
+    rm_through_dollar_at,
+    r#"sh -c '"$@"' x rm -rf /"#,
+    Dangerous
+);
 risk!(push_inside_bash_lc, "bash -lc \"git push -f\"", Dangerous);
 risk!(rm_behind_xargs, "xargs rm -rf", Dangerous);
 risk!(rm_in_heredoc, "sh <<EOF\nrm -rf /\nEOF", Dangerous);

@@ -122,7 +122,30 @@ pub(super) fn inner_commands(words: &[String]) -> Vec<Inner> {
     let program = base(&words[0]);
     if SHELLS.contains(&program) {
         return match shell_input(words) {
-            ShellInput::Script(s) => vec![Inner::Script(s)],
+            ShellInput::Script(s) => {
+                // `sh -c 'SCRIPT' ARG0 ARG…`: a script that expands `$0`, `$1`, `$@` or
+                // `$*` runs what the words after it say (`sh -c '$0 "$@"' rm -rf /`).
+                let mut found = Vec::new();
+                let after = words
+                    .iter()
+                    .skip(1)
+                    .position(|w| *w == s)
+                    .map(|i| &words[i + 2..])
+                    .unwrap_or_default();
+                let expands_args = ["$0", "$1", "$@", "$*", "${0", "${1", "${@", "${*"]
+                    .iter()
+                    .any(|v| s.contains(v));
+                if expands_args && !after.is_empty() {
+                    // From `$0`, or from `$1` when only `$@` is used: both are read
+                    // (over-reading only makes risk stricter).
+                    found.push(Inner::Words(after.to_vec(), true));
+                    if after.len() > 1 {
+                        found.push(Inner::Words(after[1..].to_vec(), true));
+                    }
+                }
+                found.push(Inner::Script(s));
+                found
+            }
             _ => Vec::new(),
         };
     }
