@@ -10,7 +10,7 @@ mod common;
 use std::hint::black_box;
 use std::time::Duration;
 
-use common::{RULES, corpus_len, evaluate_corpus, median_per_command, parse_corpus, worst_command};
+use common::{RULES, corpus_len, evaluate_corpus, median_per_command, parse_corpus, per_command};
 use criterion::{Criterion, Throughput};
 use execgate::policy::{Policy, parse};
 
@@ -32,18 +32,40 @@ fn bench(c: &mut Criterion, policy: &Policy, repo: &std::path::Path) {
     group.finish();
 }
 
-/// Our own per-command medians, printed last so they are easy to quote.
+/// The corpus cases the previous release's corpus had (it is a prefix of today's), so a
+/// run of the previous code can be compared with this one case for case.
+const PREVIOUS_CORPUS: usize = 340;
+
+/// Our own figures, printed last so they are easy to quote: the median over commands
+/// (each timed alone), the mean per command over whole passes, the worst command, and
+/// the floor measured in the same run (tree-sitter's parse of the same commands).
 fn report(policy: &Policy, repo: &std::path::Path, rounds: usize) {
-    let floor = median_per_command(rounds, parse_corpus);
-    let median = median_per_command(rounds, || evaluate_corpus(policy, repo));
-    let (worst, worst_time) = worst_command(policy, repo, rounds.min(21));
     let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let floor = median_per_command(rounds, parse_corpus);
+    let mean = median_per_command(rounds, || evaluate_corpus(policy, repo));
+    let mut each = per_command(policy, repo, rounds.clamp(3, 31));
+    let previous: Vec<Duration> = each.iter().take(PREVIOUS_CORPUS).map(|(_, t)| *t).collect();
+    let mean_of = |v: &[Duration]| v.iter().sum::<Duration>() / v.len().max(1) as u32;
+    let previous_mean = mean_of(&previous);
+    each.sort_by_key(|(_, t)| *t);
+    let median = each[each.len() / 2].1;
+    let p99 = each[(each.len() * 99 / 100).min(each.len() - 1)].1;
+    let (worst, worst_time) = *each.last().unwrap_or(&("", Duration::ZERO));
     eprintln!(
-        "policy: median {:.2} µs per command ({} corpus commands, {RULES} rules); parse alone {:.2} µs: ratio {:.2}",
+        "policy: median {:.2} µs per command, p99 {:.2} µs ({} corpus commands, {RULES} rules, each timed alone)",
         us(median),
-        corpus_len(),
+        us(p99),
+        corpus_len()
+    );
+    eprintln!(
+        "policy: mean {:.2} µs per command over whole passes; parse alone {:.2} µs: ratio {:.2}",
+        us(mean),
         us(floor),
-        median.as_secs_f64() / floor.as_secs_f64().max(1e-12),
+        mean.as_secs_f64() / floor.as_secs_f64().max(1e-12),
+    );
+    eprintln!(
+        "policy: mean {:.2} µs per command on the previous corpus's {PREVIOUS_CORPUS} cases",
+        us(previous_mean)
     );
     eprintln!(
         "policy: worst command {:.2} µs: {:?}",

@@ -112,10 +112,9 @@ pub fn median_per_command(rounds: usize, mut pass: impl FnMut()) -> Duration {
     passes[passes.len() / 2] / corpus_len() as u32
 }
 
-/// The corpus command that takes longest (the median of `rounds` evaluations of each),
-/// with its time.
+/// Each corpus command timed alone (the median of `rounds` evaluations), in corpus order.
 #[allow(dead_code)] // the policy bench's
-pub fn worst_command(policy: &Policy, repo: &Path, rounds: usize) -> (&'static str, Duration) {
+pub fn per_command(policy: &Policy, repo: &Path, rounds: usize) -> Vec<(&'static str, Duration)> {
     let now = Utc::now();
     corpus::CORPUS
         .iter()
@@ -130,6 +129,5 @@ pub fn worst_command(policy: &Policy, repo: &Path, rounds: usize) -> (&'static s
             times.sort();
             (case.command, times[times.len() / 2])
         })
-        .max_by_key(|(_, t)| *t)
-        .unwrap_or(("", Duration::ZERO))
+        .collect()
 }

@@ -133,7 +133,7 @@ impl Compiled {
         Ok(Compiled {
             deny: rules::DenyList::new(&config.policy.deny)?,
             binaries: rules::AllowedBinaries::new(&config.policy.allowed_binaries),
-            own_files: risk::OwnFiles { paths: own },
+            own_files: risk::OwnFiles::new(&own),
             config,
         })
     }

@@ -119,9 +119,9 @@ pub fn is_secret(path: &str) -> bool {
 /// `.env`, `.env.local`, `.env.production`, `prod.env`; not `.env.example` and its kind.
 pub fn is_dotenv(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    let template = ["example", "sample", "template", "dist", "defaults"]
-        .iter()
-        .any(|t| name.ends_with(&format!(".{t}")));
+    let template = name.rsplit_once('.').is_some_and(|(_, ext)| {
+        matches!(ext, "example" | "sample" | "template" | "dist" | "defaults")
+    });
     !template && (name == ".env" || name.starts_with(".env.") || name.ends_with(".env"))
 }
 

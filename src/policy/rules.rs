@@ -21,11 +21,14 @@ pub fn compile_deny_glob(pattern: &str) -> Result<Glob, globset::Error> {
 
 /// Allowlist globs are case-sensitive: `Git` is not `git`.
 pub fn compile_allow_glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
-    Ok(GlobBuilder::new(pattern)
+    Ok(allow_glob(pattern)?.compile_matcher())
+}
+
+fn allow_glob(pattern: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern)
         .literal_separator(false)
         .backslash_escape(true)
-        .build()?
-        .compile_matcher())
+        .build()
 }
 
 /// The deny list. A match on the whole command or any segment denies.
@@ -108,10 +111,6 @@ impl AllowedBinaries {
 struct CompiledRule {
     id: i64,
     agent: Option<String>,
-    glob: Option<GlobMatcher>,
-    /// For a glob ending in ` *`, the same glob without it: `cargo test *` also
-    /// approves a bare `cargo test` (the wildcard may cover nothing).
-    bare: Option<GlobMatcher>,
     /// For a glob, how many of its leading words are written out: the rest of a
     /// command it matches is the wildcard's.
     literal: usize,
@@ -140,7 +139,13 @@ pub struct Allowlist {
     /// Exact rules by pattern; several rules (agents) may share one pattern.
     exact: HashMap<String, Vec<usize>>,
     rules: Vec<CompiledRule>,
-    globs: Vec<usize>,
+    /// Every glob rule in one automaton, so a segment is matched against all of them at
+    /// once (10,000 rules cost one pass, not 10,000). A glob ending in ` *` is in it
+    /// twice, as written and without the ` *`: `cargo test *` also approves a bare
+    /// `cargo test` (the wildcard may cover nothing).
+    globs: GlobSet,
+    /// The rule each entry of `globs` belongs to, in the order the rules were given.
+    glob_rule: Vec<usize>,
 }
 
 impl std::fmt::Debug for Allowlist {
@@ -154,45 +159,53 @@ impl Allowlist {
     /// skipping only ever asks more, never less.
     pub fn compile(rules: &[Rule]) -> Allowlist {
         let mut list = Allowlist::default();
+        let mut set = GlobSetBuilder::new();
         for rule in rules {
-            let glob = match rule.kind {
-                RuleKind::Exact => None,
-                RuleKind::Glob => match compile_allow_glob(&rule.pattern) {
-                    Ok(m) => Some(m),
-                    Err(e) => {
-                        tracing::warn!(rule = rule.id, error = %e, "skipping allowlist glob that does not compile");
-                        continue;
-                    }
-                },
-            };
             let index = list.rules.len();
-            match &glob {
-                None => list
-                    .exact
-                    .entry(rule.pattern.clone())
-                    .or_default()
-                    .push(index),
-                Some(_) => list.globs.push(index),
-            }
-            let bare = match (&glob, rule.pattern.strip_suffix(" *")) {
-                (Some(_), Some(prefix)) if !prefix.trim().is_empty() => {
-                    compile_allow_glob(prefix).ok()
+            let literal = match rule.kind {
+                RuleKind::Exact => {
+                    list.exact
+                        .entry(rule.pattern.clone())
+                        .or_default()
+                        .push(index);
+                    usize::MAX
                 }
-                _ => None,
+                RuleKind::Glob => {
+                    let glob = match allow_glob(&rule.pattern) {
+                        Ok(g) => g,
+                        Err(e) => {
+                            tracing::warn!(rule = rule.id, error = %e, "skipping allowlist glob that does not compile");
+                            continue;
+                        }
+                    };
+                    set.add(glob);
+                    list.glob_rule.push(index);
+                    if let Some(prefix) = rule.pattern.strip_suffix(" *")
+                        && !prefix.trim().is_empty()
+                        && let Ok(bare) = allow_glob(prefix)
+                    {
+                        set.add(bare);
+                        list.glob_rule.push(index);
+                    }
+                    literal_words(&rule.pattern)
+                }
             };
             list.rules.push(CompiledRule {
                 id: rule.id,
                 agent: rule.agent.clone(),
-                bare,
-                literal: if glob.is_some() {
-                    literal_words(&rule.pattern)
-                } else {
-                    usize::MAX
-                },
-                glob,
+                literal,
                 expires_at: rule.expires_at,
             });
         }
+        list.globs = match set.build() {
+            Ok(globs) => globs,
+            Err(e) => {
+                // Each glob compiled alone; a set that does not build approves nothing.
+                tracing::error!(error = %e, "the allowlist's globs do not build together; no glob approves");
+                list.glob_rule.clear();
+                GlobSet::empty()
+            }
+        };
         list
     }
 
@@ -242,15 +255,13 @@ impl Allowlist {
                     return None;
                 }
                 self.globs
-                    .iter()
-                    .find(|&&i| {
-                        let rule = &self.rules[i];
-                        self.live(i, agent, now)
-                            && (rule.glob.as_ref().is_some_and(|g| g.is_match(seg.text))
-                                || rule.bare.as_ref().is_some_and(|g| g.is_match(seg.text)))
-                            && u.glob_refusal(rule.literal).is_none()
+                    .matches(seg.text)
+                    .into_iter()
+                    .map(|hit| self.glob_rule[hit])
+                    .find(|&i| {
+                        self.live(i, agent, now) && u.glob_refusal(self.rules[i].literal).is_none()
                     })
-                    .map(|&i| self.rules[i].id)
+                    .map(|i| self.rules[i].id)
             });
             match hit {
                 Some(id) => used.push(id),

@@ -19,6 +19,8 @@ pub struct Compiled {
     pub subs: Vec<Compiled>,
     /// Why the profile does not compile, if it does not (a bug; fails closed).
     pub broken: Option<String>,
+    /// Whether it or any of its subcommands is broken (worked out once, when compiled).
+    pub broken_anywhere: bool,
 }
 
 impl Compiled {
@@ -36,6 +38,7 @@ impl Compiled {
                 .map(|s| Compiled::new(s))
                 .collect(),
             broken: None,
+            broken_anywhere: false,
         };
         let implicit: &[&'static str] = match profile.syntax {
             Syntax::Gnu | Syntax::GnuInOrder | Syntax::Git | Syntax::Clap => {
@@ -80,6 +83,7 @@ impl Compiled {
                 Err(e) => c.broken = Some(e),
             }
         }
+        c.broken_anywhere = c.broken.is_some() || c.subs.iter().any(|s| s.broken_anywhere);
         c
     }
 

@@ -131,8 +131,13 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
             ..Understanding::default()
         };
     };
-    let mut errors = Vec::new();
-    compiled.errors(&mut errors);
+    let errors = if compiled.broken_anywhere {
+        let mut errors = Vec::new();
+        compiled.errors(&mut errors);
+        errors
+    } else {
+        Vec::new()
+    };
     let mut u = Understanding {
         program: base,
         profiled: true,

@@ -363,6 +363,9 @@ impl<'w> Reading<'w> {
 
     /// The effect of running the (sub)command at word `at`.
     pub(super) fn does(&mut self, does: Does, at: usize) {
+        if does == Does::Nothing {
+            return;
+        }
         let shown = format!("`{}`", self.command_path(None));
         if let Some(effect) = effect_of(does, &shown, None) {
             self.add(effect, Span::one(at));
@@ -385,9 +388,12 @@ impl<'w> Reading<'w> {
         value2: Option<&'w str>,
         at: Span,
     ) {
-        let shown = format!("`{}`", self.command_path(Some(&opt.display())));
-        if let Some(effect) = effect_of(opt.does, &shown, value) {
-            self.add(effect, at);
+        // Most options do nothing: their reason text is never made.
+        if !matches!(opt.does, Does::Nothing | Does::Recurses) {
+            let shown = format!("`{}`", self.command_path(Some(&opt.display())));
+            if let Some(effect) = effect_of(opt.does, &shown, value) {
+                self.add(effect, at);
+            }
         }
         self.given.push(Given {
             opt,

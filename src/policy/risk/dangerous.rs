@@ -144,17 +144,8 @@ fn is_system_path(path: &str) -> bool {
 
 /// Whether a word names one of execgate's own files or directories.
 fn touches_own(word: &str, own: &OwnFiles) -> bool {
-    for path in &own.paths {
-        let full = path.to_string_lossy();
-        if !full.is_empty() && word.contains(full.as_ref()) {
-            return true;
-        }
-        if let Some(name) = path.file_name().map(|n| n.to_string_lossy())
-            && name.contains("execgate")
-            && word.contains(name.as_ref())
-        {
-            return true;
-        }
+    if own.needles.iter().any(|n| word.contains(n.as_str())) {
+        return true;
     }
     if OWN_NAMES.iter().any(|n| word.contains(n)) {
         return true;

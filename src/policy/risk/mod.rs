@@ -43,7 +43,27 @@ use dangerous::{Reasons, dangerous_analysis};
 /// Paths that belong to execgate itself: commands that touch them are dangerous.
 #[derive(Clone, Debug, Default)]
 pub struct OwnFiles {
-    pub paths: Vec<PathBuf>,
+    /// Each path as text, and its file name where that names execgate: what a word is
+    /// searched for (made once here, not for every word judged).
+    needles: Vec<String>,
+}
+
+impl OwnFiles {
+    pub fn new(paths: &[PathBuf]) -> OwnFiles {
+        let mut needles = Vec::new();
+        for path in paths {
+            let full = path.to_string_lossy().into_owned();
+            if !full.is_empty() {
+                needles.push(full);
+            }
+            if let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned())
+                && name.contains("execgate")
+            {
+                needles.push(name);
+            }
+        }
+        OwnFiles { needles }
+    }
 }
 
 /// How deep wrappers and scripts are looked through (`sudo env nice sh -c '…'`).

@@ -284,9 +284,7 @@ risk!(
 
 #[test]
 fn own_files_from_configuration() {
-    let own = OwnFiles {
-        paths: vec![PathBuf::from("/srv/gate/state.sqlite")],
-    };
+    let own = OwnFiles::new(&[PathBuf::from("/srv/gate/state.sqlite")]);
     let (risk, reasons) = assess(&parse::analyse("cp /srv/gate/state.sqlite /tmp"), &own);
     assert_eq!(risk, Risk::Dangerous);
     assert!(reasons[0].contains("execgate"), "{reasons:?}");
