@@ -363,15 +363,25 @@ fn unescape(text: &str, in_double_quotes: bool) -> String {
 
 /// The first error or missing node under `root` (which has an error), found without
 /// recursion: down the first child that has an error, to the node that is one.
-/// Braces every shell leaves as written: each `{` closed by a `}` later in the word,
-/// nothing nested, and no `,` or `..` between them (`{}`, `{x}`, `a{b}c`). Anything else
-/// with a brace — `{a,b}`, `x{1..3}`, a lone `{` or `}` — may expand, or be read as a
-/// group, so it is not plain. The whole word is read, quoted parts too: `{a','b}` errs
-/// strict.
+/// Braces every shell leaves as written: each unquoted `{` closed by an unquoted `}`
+/// later in the word, nothing nested, and no `,` or `..` between them (`{}`, `{x}`,
+/// `a{b}c`). Anything else with an unquoted brace — `{a,b}`, `x{1..3}`, a lone `{` or
+/// `}` (zsh reads `'{'}`'s `}` as syntax) — may expand or be read as a group, so it is not
+/// plain. Between a pair, quoted text counts too: `{a','b}` errs strict.
 fn inert_braces(word: &str) -> bool {
     let mut open: Option<usize> = None;
+    let (mut single, mut double) = (false, false);
+    let mut escaped = false;
     for (i, c) in word.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
         match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            _ if single || double => {}
             '{' if open.is_none() => open = Some(i),
             '{' => return false,
             '}' => match open.take() {
@@ -1169,6 +1179,8 @@ mod tests {
             ("echo {1..3}", "brace expansion"),
             ("echo x{a,b}y", "brace expansion"),
             ("echo {a','b}", "brace expansion"),
+            ("echo '{'}", "brace expansion"),
+            ("echo {'}'", "brace expansion"),
             ("cat ~/x", "tilde"),
             ("ls # hi", "comment"),
             ("ls\nrm -rf /", "newline"),
