@@ -18,6 +18,12 @@
 //! attached with `=` (`uniq --group - OUT` writes OUT); an unknown option stops the
 //! reading, since its value could be the next word.
 //!
+//! The machinery, bottom up: `spec` (the option-line notation), `profile` (what a
+//! profile is, what reading finds, and the `Reading` a profile's checks work on),
+//! `compiled` (a profile with its lines parsed and indexed), `read` (the reader), this
+//! file (the registry, and [`understand`]), and `doc` (`docs/profiles.md`, written from
+//! the profiles).
+//!
 //! The profiles, one file per family:
 //! - `coreutils`: the read-only tools (`ls`, `cat`, `head`, `sort`, `uniq`, `tr`, `date`, …)
 //!   and the file tools (`rm`, `cp`, `mv`, `install`, `tee`, `chmod`, `chown`, …).
@@ -28,8 +34,8 @@
 //! - `js`: `npm`, `npx`, `yarn`, `pnpm`.
 //! - `python`: `python -m`, `pip`.
 //! - `net`: `curl`, `wget`.
-//! - `archive`: `tar`.
-//! - `ops`: `docker`, `kubectl`, `systemctl`.
+//! - `archive`: `tar`, `gzip`, `xz`.
+//! - `ops`: `docker` (and `docker compose`), `kubectl`, `systemctl`.
 
 mod archive;
 mod build;
