@@ -113,7 +113,7 @@ thread_local! {
 /// bodies at 64 KiB anyway; this bounds the work per request.)
 const MAX_LEN: usize = 64 * 1024;
 
-/// Commands with more tokens than this (see [`tokens`]) are not parsed: they are not
+/// Commands with more tokens than this (see `tokens`) are not parsed: they are not
 /// plain. tree-sitter's error recovery can take time and memory quadratic in the
 /// tokens of a broken command, inside a single step that no time budget interrupts
 /// (when it accepts the end of input): in a release build up to about 75 ms and 40 MB

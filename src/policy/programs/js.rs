@@ -19,13 +19,13 @@
 //! yarn is not installed here: read from its sources and docs. Yarn 1 (yarnpkg/yarn
 //! src/cli/index.js) parses with commander 2 (exact names, `-abc` split into letters,
 //! unknown options silently dropped with the word after them); Yarn 2+ with clipanion
-//! (exact names, https://yarnpkg.com/cli). Both read the first operand as the command and,
+//! (exact names, <https://yarnpkg.com/cli>). Both read the first operand as the command and,
 //! if it is none of theirs, run the package script or dependency binary of that name with
 //! every later word passed on (`yarn build --prod`). Both run the Yarn release the
 //! project's `.yarnrc`/`.yarnrc.yml` names (`yarn-path`/`yarnPath`), for every command,
 //! `--version` included: nothing yarn does is harmless on its own.
 //!
-//! pnpm is not installed here: read from its docs (https://pnpm.io/cli/) and sources
+//! pnpm is not installed here: read from its docs (<https://pnpm.io/cli/>) and sources
 //! (pnpm/pnpm cli/parse-cli-args): nopt again, with `--config.KEY=VALUE` settings, an
 //! unknown command running the package script of that name, and the words after `run
 //! SCRIPT`, `exec`, `dlx PKG` and `create` handed on. pnpm switches to the pnpm version

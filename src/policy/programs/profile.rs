@@ -67,7 +67,7 @@ pub struct Profile {
     /// The program's names, or for a subcommand, the words that select it (aliases too).
     pub names: &'static [&'static str],
     pub syntax: Syntax,
-    /// One line per option, in the notation of [`spec`].
+    /// One line per option, in the notation of [`super::spec`].
     pub options: &'static [&'static str],
     /// The roles of the first operands, in order.
     pub operands: &'static [Role],
