@@ -734,14 +734,8 @@ fn cargo_check(r: &mut Reading<'_>) {
             if f.at.first == 0 && f.at.last == 0 && matches!(f.effect, Effect::Project(_)) {
                 continue; // The toolchain finding, already made.
             }
-            let shift = |i: usize| if i == 0 { 0 } else { i + 1 };
-            r.add(
-                f.effect,
-                Span {
-                    first: shift(f.at.first),
-                    last: shift(f.at.last),
-                },
-            );
+            // `+toolchain` stands between `cargo` and the words read.
+            r.add(f.effect, f.at.moved(|i| if i == 0 { 0 } else { i + 1 }));
         }
     }
 }

@@ -160,6 +160,17 @@ impl Span {
         first: 0,
         last: usize::MAX,
     };
+
+    /// The span moved to where its words stand in a longer command (a profile reading a
+    /// tail with another: `python -m pip …`). `UNSEEN` stays unseen: its end never moves
+    /// (moving it would wrap, and make what no rule names look named).
+    pub fn moved(self, place: impl Fn(usize) -> usize) -> Span {
+        let end = |i: usize| if i == usize::MAX { i } else { place(i) };
+        Span {
+            first: end(self.first),
+            last: end(self.last),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -160,13 +160,7 @@ fn python_check(r: &mut Reading<'_>) {
             words.extend(r.words[at + 1..].iter().cloned());
             let pip = r.understand_other(&words);
             for f in pip.findings {
-                r.add(
-                    f.effect,
-                    Span {
-                        first: f.at.first + at,
-                        last: f.at.last + at,
-                    },
-                );
+                r.add(f.effect, f.at.moved(|i| i + at));
             }
         } else {
             r.add(

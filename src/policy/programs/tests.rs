@@ -202,3 +202,20 @@ fn glob_refusal_by_span() {
     assert!(read("ls --frob").glob_refusal(1).is_some());
     assert!(read("mytool --frob").glob_refusal(1).is_none());
 }
+
+#[test]
+fn moving_a_span_keeps_unseen_unseen() {
+    assert_eq!(Span::one(2).moved(|i| i + 3), Span { first: 5, last: 5 });
+    assert_eq!(Span::UNSEEN.moved(|i| i + 1).last, usize::MAX);
+    // Still refused by any rule, however many words it writes out.
+    let u = Understanding {
+        program: "x".into(),
+        profiled: true,
+        findings: vec![Finding {
+            effect: Effect::Unknown("stdin".into()),
+            at: Span::UNSEEN.moved(|i| i + 1),
+        }],
+        ..Understanding::default()
+    };
+    assert!(u.glob_refusal(usize::MAX - 1).is_some());
+}
