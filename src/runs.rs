@@ -14,9 +14,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
+use crate::config::Config;
 use crate::exec::{self, Program, RunSpec};
-use crate::model::{ExecResult, Record};
-use crate::policy::{Policy, gitrepo};
+use crate::model::{AskFallback, ExecResult, Record, Security, Via};
+use crate::policy::{Policy, Subject, gitrepo};
 use crate::store::Store;
 
 /// What to run for an approved request, as the agent asked.
@@ -99,6 +100,27 @@ impl Runs {
             e.started_at = Some(Utc::now());
         }
         let config = self.policy.config();
+        if rests_on_policy(record, &config) {
+            let subject = Subject {
+                agent: &record.agent,
+                command: record.command.as_deref(),
+                argv: record.argv.as_deref(),
+                cwd: Some(&request.cwd),
+                run: true,
+                shell: None,
+            };
+            if let Some(why) = self.policy.git_refusal(subject) {
+                tracing::warn!(short_id = %record.short_id, %why, "not running: the repository changed since policy approved the command");
+                let result = ExecResult {
+                    error: Some(format!(
+                        "not run: {why} (read just before the run; approved by policy before that)"
+                    )),
+                    ..ExecResult::default()
+                };
+                self.record(record, &result).await;
+                return result;
+            }
+        }
         let mut env = exec::minimal_env(&config.exec.env_passthrough);
         env.extend(git_neutralised(&request.cwd, &env));
         let spec = RunSpec {
@@ -119,16 +141,31 @@ impl Runs {
             duration_ms = result.duration_ms,
             "approved command finished"
         );
-        if let Err(e) = self.store.record_result(&record.id, &result).await {
+        self.record(record, &result).await;
+        result
+    }
+
+    async fn record(&self, record: &Record, result: &ExecResult) {
+        if let Err(e) = self.store.record_result(&record.id, result).await {
             // The agent still gets its result; the row only lacks the numbers.
             tracing::error!(short_id = %record.short_id, error = %e, "cannot record a run's result");
         }
-        result
     }
 
     /// What waits to run and what runs now, in arrival order.
     pub fn snapshot(&self) -> Vec<RunEntry> {
         self.entries().values().cloned().collect()
+    }
+}
+
+/// Whether the approval rested on policy's reading of the command and its repository
+/// (steps 7 and 8, or a fallback that approves only what the allowlist would) rather
+/// than on a human, or on an owner's blanket `full` (security, or the fallback).
+fn rests_on_policy(record: &Record, config: &Config) -> bool {
+    match record.via {
+        Some(Via::Policy | Via::Allowlist) => config.security_for(&record.agent) != Security::Full,
+        Some(Via::Timeout) => config.approval.ask_fallback == AskFallback::Allowlist,
+        _ => false,
     }
 }
 

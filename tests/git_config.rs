@@ -235,3 +235,160 @@ async fn decide_run(d: &TestDaemon, command: &str) -> Record {
     let _ = task.await;
     r
 }
+
+/// Where git starts, an owner's exact rule may not say `git` first: `bash -lc 'git
+/// status'` (how some coding tools run every command), git by its full path, git told
+/// to work in another repository. Each still runs what the repository names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exact_rules_do_not_carry_git_past_its_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let (program, _) = marker_program(dir.path(), "fsmonitor");
+    set_config(&repo, "core.fsmonitor", program.to_str().unwrap());
+    let git_path = Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let git_path = String::from_utf8(git_path.stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert!(git_path.starts_with('/'), "git is installed: {git_path:?}");
+    let d = TestDaemon::start(&[]).await;
+
+    for command in [
+        "bash -lc 'git status'".to_owned(),
+        "sh -c \"git status --short\"".to_owned(),
+        format!("{git_path} status"),
+    ] {
+        let (status, _) = d
+            .add_rule(json!({"pattern": command, "kind": "exact"}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{command}");
+        let r = decide(&d, &command, Some(&repo)).await;
+        assert_eq!(r.status, Status::Pending, "{command}: {r:?}");
+        assert!(
+            reasons(&r).contains("core.fsmonitor"),
+            "{command}: {}",
+            reasons(&r)
+        );
+    }
+
+    // A clean repository as the cwd, git pointed at the one that names a program.
+    let clean = self::repo(&dir.path().join("clean"));
+    let elsewhere = "reads only the configuration of the cwd's repository";
+    for command in [
+        format!("git -C {} status", repo.display()),
+        format!("git --git-dir={}/.git status", repo.display()),
+        format!("git --work-tree {} status", repo.display()),
+        format!("git -c include.path={}/.git/config status", repo.display()),
+        format!("sh -c 'cd {} && git status'", repo.display()),
+        format!("env -C {} git status", repo.display()),
+    ] {
+        let (status, _) = d
+            .add_rule(json!({"pattern": command, "kind": "exact"}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{command}");
+        let r = decide(&d, &command, Some(&clean)).await;
+        assert_eq!(r.status, Status::Pending, "{command}: {r:?}");
+        assert!(
+            reasons(&r).contains(elsewhere),
+            "{command}: {}",
+            reasons(&r)
+        );
+    }
+    // An owner's glob for `cd` does not carry the harmless `git status` after it into
+    // another repository.
+    let (status, _) = d.add_rule(json!({"pattern": "cd *", "kind": "glob"})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let r = decide(&d, "cd sub", Some(&clean)).await;
+    assert_eq!(r.via, Some(Via::Allowlist), "the glob works: {r:?}");
+    let command = format!("cd {} && git status", repo.display());
+    let r = decide(&d, &command, Some(&clean)).await;
+    assert_eq!(r.status, Status::Pending, "{command}: {r:?}");
+    assert!(
+        reasons(&r).contains(elsewhere),
+        "{command}: {}",
+        reasons(&r)
+    );
+    // The rule itself works where git stays in the cwd's repository.
+    let (status, _) = d
+        .add_rule(json!({"pattern": "bash -lc 'git log -1'", "kind": "exact"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let r = decide(&d, "bash -lc 'git log -1'", Some(&clean)).await;
+    assert_eq!(
+        (r.status, r.via),
+        (Status::Approved, Some(Via::Allowlist)),
+        "{r:?}"
+    );
+}
+
+/// Run mode reads the repository again just before git runs: what policy approved while
+/// the repository was clean does not run once the agent, while the command waited its
+/// turn, set something execgate cannot neutralise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_mode_reads_the_repository_again_before_git_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let root = dir.path().display().to_string();
+    let d = TestDaemon::start(&[
+        ("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", root.as_str()),
+        ("EXECGATE_EXEC__MAX_CONCURRENT", "1"),
+    ])
+    .await;
+    let run = |command: &str| {
+        let client = d.agent();
+        let body = json!({"agent": "agent", "command": command, "cwd": repo, "run": true});
+        tokio::spawn(async move {
+            client
+                .call(hyper::Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap()
+        })
+    };
+    // One slot: `sleep` holds it while `git status` waits, approved by policy.
+    let in_queue = |command: &'static str, started: bool| {
+        let admin = d.admin();
+        async move {
+            for _ in 0..400 {
+                let (_, runs) = admin
+                    .call(hyper::Method::GET, "/v1/runs", None)
+                    .await
+                    .unwrap();
+                if runs
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e["command"] == command && e["started_at"].is_null() != started)
+                {
+                    return true;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            false
+        }
+    };
+    let sleeping = run("sleep 1");
+    assert!(in_queue("sleep 1", true).await, "sleep runs");
+    let waiting_git = run("git status --short");
+    let queued = in_queue("git status --short", false).await;
+    assert!(queued, "git status waits behind sleep");
+    // Meanwhile the agent points the working tree elsewhere, which no value undoes.
+    set_config(&repo, "core.worktree", "/");
+
+    let (status, v) = waiting_git.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let r: Record = serde_json::from_value(v).unwrap();
+    assert!(
+        approved_by_policy(&r),
+        "approved while the repository was clean: {r:?}"
+    );
+    let result = r.result.unwrap();
+    assert_eq!(result.exit_code, None, "git must not run: {result:?}");
+    let error = result.error.unwrap_or_default();
+    assert!(error.contains("core.worktree"), "{error}");
+    let (status, v) = sleeping.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["result"]["exit_code"], 0, "{v}");
+}

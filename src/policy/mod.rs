@@ -358,10 +358,7 @@ impl Policy {
                     .into(),
             );
         }
-        let analysis = match (subject.command, subject.argv) {
-            (None, Some(argv)) => parse::Analysis::of_argv(argv, &verdict.normalized),
-            (command, _) => parse::analyse_for(command.unwrap_or_default(), subject.shells()),
-        };
+        let analysis = analysed(subject);
         for command in &analysis.commands {
             let commands = risk::looked_through(&command.words);
             let Some(words) = commands.first() else {
@@ -385,6 +382,27 @@ impl Policy {
         }
         None
     }
+
+    /// Why git in this command must not run on policy's word, if it must not: the gate
+    /// steps 7 and 8 pass, applied again just before a run, since the repository may
+    /// have changed since the request was approved.
+    pub fn git_refusal(&self, subject: Subject<'_>) -> Option<String> {
+        let analysis = analysed(subject);
+        let understood: Vec<Understanding> = analysis
+            .commands
+            .iter()
+            .map(|c| programs::understand(&c.words, c.piped))
+            .collect();
+        git_gate(&analysis, &understood, subject)
+    }
+}
+
+/// The subject's command, parsed for the shells it will run under.
+fn analysed(subject: Subject<'_>) -> parse::Analysis {
+    match (subject.command, subject.argv) {
+        (None, Some(argv)) => parse::Analysis::of_argv(argv, &shell_join(argv)),
+        (command, _) => parse::analyse_for(command.unwrap_or_default(), subject.shells()),
+    }
 }
 
 /// Whether `cwd` lies inside one of `roots` (both canonical: roots are made canonical
@@ -406,34 +424,73 @@ fn inside_roots(cwd: Option<&Path>, roots: &[std::path::PathBuf]) -> bool {
 /// itself, so the repository must set no program-valued key and hold no hook the
 /// command could run; in run mode execgate neutralises them (`gitrepo::neutralising_env`),
 /// so the configuration need only be readable and every key neutralisable. Without a
-/// repository, only commands that need none pass.
+/// repository, only commands that need none pass. All of it is about the `cwd`'s
+/// repository, so git pointed elsewhere (`-C`, `-c`, `cd` before it) never passes.
 fn git_gate(
     analysis: &parse::Analysis,
     understood: &[Understanding],
     subject: Subject<'_>,
 ) -> Option<String> {
-    // Every git invocation, looked through wrappers (`timeout 5 git status` under an
-    // exact rule runs git too), with its subcommand.
+    // Every git invocation, looked through wrappers, `sh -c` scripts and heredocs:
+    // `timeout 5 git status` or `bash -lc 'git status'` under an exact rule runs git too.
     let mut subs: Vec<Option<&'static str>> = Vec::new();
     let mut wrapped = false;
+    // What else runs in the line, to see that nothing moves git elsewhere first.
+    let mut others: Vec<(Vec<String>, bool)> = Vec::new();
+    let mut elsewhere: Option<String> = None;
     for (c, u) in analysis.commands.iter().zip(understood) {
-        if u.profiled && u.program == "git" {
-            subs.push(u.subcommand.first().copied());
-            continue;
-        }
-        if c.words.iter().any(|w| w == "git" || w.ends_with("/git")) {
-            for inner in risk::looked_through(&c.words).iter().skip(1) {
-                if inner
-                    .first()
-                    .is_some_and(|p| p == "git" || p.ends_with("/git"))
-                {
-                    wrapped = true;
-                }
+        for (i, words) in risk::looked_through_command(c).into_iter().enumerate() {
+            if !words
+                .first()
+                .is_some_and(|p| p == "git" || p.ends_with("/git"))
+            {
+                others.push((words, i == 0 && u.profiled));
+                continue;
+            }
+            // The command as written has its reading at hand; inner ones are read here.
+            let inner;
+            let reading = if i == 0 {
+                u
+            } else {
+                inner = programs::understand(&words, false);
+                &inner
+            };
+            if i == 0 && u.profiled && u.program == "git" {
+                subs.push(u.subcommand.first().copied());
+            } else {
+                wrapped = true;
+            }
+            // `-C`, `--git-dir`, `--work-tree`, `-c include.path=…`: another repository
+            // or configuration than the one read below.
+            if elsewhere.is_none()
+                && let Some(f) = reading
+                    .findings
+                    .iter()
+                    .find(|f| matches!(f.effect, programs::Effect::Config(_)))
+            {
+                elsewhere = Some(format!(
+                    "git {}, and execgate reads only the configuration of the cwd's repository",
+                    f.effect
+                ));
             }
         }
     }
     if subs.is_empty() && !wrapped {
         return None;
+    }
+    if elsewhere.is_some() {
+        return elsewhere;
+    }
+    // Only what execgate knows keeps git where it stands: a program it has a profile for,
+    // a shell whose script it read, a wrapper that changes neither directory nor
+    // environment. A builtin (`cd`, `export`, `pushd`) moves the git after it elsewhere.
+    for (words, known) in &others {
+        if !(*known || risk::keeps_place(words) || programs::understand(words, false).profiled) {
+            return Some(format!(
+                "git runs alongside `{}`, which execgate does not know (a builtin like `cd` or `export` moves git elsewhere), and execgate reads only the configuration of the cwd's repository",
+                words[0]
+            ));
+        }
     }
     let Some(cwd) = subject.cwd else {
         return Some(

@@ -477,6 +477,23 @@ pub fn is_wrapper_or_interpreter(program: &str) -> bool {
         || RUNS_INPUT.contains(&program)
 }
 
+/// Whether a command that runs another leaves it where it stands, with the environment
+/// it was given: a shell reading a script execgate reads in turn (`-c`, a heredoc), or a
+/// wrapper none of whose options changes either (`timeout`, `nice`, `nohup`, `stdbuf`).
+/// `env`, `sudo`, `xargs` and the rest can move the inner command or change what it is
+/// given (`env -C`, `env GIT_DIR=…`, arguments from standard input).
+pub fn keeps_place(words: &[String]) -> bool {
+    let Some(program) = words.first().map(|p| base(p)) else {
+        return false;
+    };
+    (SHELLS.contains(&program)
+        && matches!(
+            shell_input(words),
+            ShellInput::Script(_) | ShellInput::Stdin
+        ))
+        || matches!(program, "timeout" | "nice" | "nohup" | "stdbuf")
+}
+
 /// True for shells, wrappers, interpreters given inline code (or whose first argument
 /// is code, like awk), and programs that execute what their arguments name (`find
 /// -exec`, `git -c core.pager=…`, `tar --to-command`, `sed 's/x/y/e'`, …).

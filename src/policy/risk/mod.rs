@@ -35,8 +35,8 @@ use super::parse::Analysis;
 use super::programs::{self, Understanding};
 use crate::model::Risk;
 
-pub use code::{is_wrapper_or_interpreter, runs_other_code};
-pub use through::looked_through;
+pub use code::{is_wrapper_or_interpreter, keeps_place, runs_other_code};
+pub use through::{looked_through, looked_through_command};
 
 use dangerous::{Reasons, dangerous_analysis};
 

@@ -4,7 +4,7 @@
 
 use super::code::{SHELLS, ShellInput, Wrapper, code_source, shell_input, wrapper};
 use super::{MAX_DEPTH, MAX_FOUND, base};
-use crate::policy::parse::{self, Analysis};
+use crate::policy::parse::{self, Analysis, SimpleCommand};
 use crate::policy::shell::is_assignment;
 
 /// Something a command runs: more words, or a script to parse.
@@ -30,17 +30,28 @@ pub(super) struct Seen {
 /// command (`sudo --weird x rm …`): over-reading here only makes the deny list and risk
 /// stricter.
 pub fn looked_through(words: &[String]) -> Vec<Vec<String>> {
+    collect(Seen {
+        words: words.to_vec(),
+        piped: false,
+        heredoc: None,
+        download: false,
+    })
+}
+
+/// [`looked_through`] for one command of an analysis: a heredoc it feeds a shell is read
+/// as that shell's script.
+pub fn looked_through_command(command: &SimpleCommand) -> Vec<Vec<String>> {
+    collect(Seen {
+        words: command.words.clone(),
+        piped: command.piped,
+        heredoc: command.heredoc.clone(),
+        download: false,
+    })
+}
+
+fn collect(seen: Seen) -> Vec<Vec<String>> {
     let mut out = Vec::new();
-    walk(
-        Seen {
-            words: words.to_vec(),
-            piped: false,
-            heredoc: None,
-            download: false,
-        },
-        0,
-        &mut out,
-    );
+    walk(seen, 0, &mut out);
     let mut words: Vec<Vec<String>> = Vec::with_capacity(out.len());
     for seen in out {
         if !words.contains(&seen.words) {
