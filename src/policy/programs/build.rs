@@ -33,38 +33,10 @@
 //! value is expanded or run: `code`.
 
 use super::profile::Role::{Nothing, Passthrough, Text, Write};
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax, join, total};
 use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[&CARGO, &MAKE];
-
-/// The total length of several option lists.
-const fn total(parts: &[&[&str]]) -> usize {
-    let mut n = 0;
-    let mut i = 0;
-    while i < parts.len() {
-        n += parts[i].len();
-        i += 1;
-    }
-    n
-}
-
-/// Several option lists as one, at compile time.
-const fn join<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
-    let mut out = [""; N];
-    let mut k = 0;
-    let mut i = 0;
-    while i < parts.len() {
-        let mut j = 0;
-        while j < parts[i].len() {
-            out[k] = parts[i][j];
-            k += 1;
-            j += 1;
-        }
-        i += 1;
-    }
-    out
-}
 
 // ── cargo ────────────────────────────────────────────────────────────────────────────
 

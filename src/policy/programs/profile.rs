@@ -93,16 +93,34 @@ pub struct Profile {
 /// `a` then `b`, at compile time: option lists that share lines (`docker create` is
 /// `docker run` without its three detach options).
 pub const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
-    let mut out = [""; N];
+    join(&[a, b])
+}
+
+/// The total length of several option lists: the `N` of [`join`].
+pub const fn total(parts: &[&[&str]]) -> usize {
+    let mut n = 0;
     let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
+    while i < parts.len() {
+        n += parts[i].len();
         i += 1;
     }
-    let mut j = 0;
-    while j < b.len() {
-        out[i + j] = b[j];
-        j += 1;
+    n
+}
+
+/// Several option lists as one, at compile time (`cargo test` is cargo's build options
+/// and its own).
+pub const fn join<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut k = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[k] = parts[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
     }
     out
 }

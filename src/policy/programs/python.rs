@@ -21,7 +21,7 @@
 //! (`uninstall`) is a danger.
 
 use super::profile::Role::{Passthrough, Read, Text};
-use super::profile::{BASE, Effect, Profile, Reading, Span, Syntax};
+use super::profile::{BASE, Effect, Profile, Reading, Span, Syntax, join, total};
 use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[&PYTHON, &PIP];
@@ -263,32 +263,6 @@ const PLATFORM: &[&str] = &[
     "--implementation=IMPL",
     "--abi=ABI",
 ];
-
-const fn total(parts: &[&[&str]]) -> usize {
-    let mut n = 0;
-    let mut i = 0;
-    while i < parts.len() {
-        n += parts[i].len();
-        i += 1;
-    }
-    n
-}
-
-const fn join<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
-    let mut out = [""; N];
-    let mut k = 0;
-    let mut i = 0;
-    while i < parts.len() {
-        let mut j = 0;
-        while j < parts[i].len() {
-            out[k] = parts[i][j];
-            k += 1;
-            j += 1;
-        }
-        i += 1;
-    }
-    out
-}
 
 const INSTALL_PARTS: &[&[&str]] = &[
     INDEX,
