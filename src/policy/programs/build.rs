@@ -969,7 +969,7 @@ fn make_check(r: &mut Reading<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{covered, dangerous, read, said};
+    use super::super::testing::{assert_refused, covered, dangerous, read, said};
 
     /// A glob rule whose first `literal` words are written out would approve it.
 
@@ -1108,17 +1108,7 @@ mod tests {
             ("make -I /tmp/inc", "included makefiles"),
             ("make -e", "environment variables"),
         ] {
-            let u = read(c);
-            assert!(
-                u.glob_refusal(1).is_some(),
-                "{c:?} must be refused: {}",
-                said(c)
-            );
-            assert!(
-                said(c).contains(what),
-                "{c:?}: expected {what:?} in {}",
-                said(c)
-            );
+            assert_refused(c, what);
         }
     }
 

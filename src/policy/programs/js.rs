@@ -1679,7 +1679,7 @@ fn pnpm_check(r: &mut Reading<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{covered, dangerous, read, said};
+    use super::super::testing::{assert_refused, covered, dangerous, read, said};
 
     use super::npm_deref;
 
@@ -1834,17 +1834,7 @@ mod tests {
             ("pnpm m rm x", "pnpm command execgate does not profile"),
             ("pnpm --pnpmfile /tmp/p.cjs install", "hooks"),
         ] {
-            let u = read(c);
-            assert!(
-                u.glob_refusal(1).is_some(),
-                "{c:?} must be refused: {}",
-                said(c)
-            );
-            assert!(
-                said(c).contains(what),
-                "{c:?}: expected {what:?} in {}",
-                said(c)
-            );
+            assert_refused(c, what);
         }
         // Under a rule that names the package, its own words are the package's.
         assert!(covered("npx prettier --write --config /tmp/x .", 2));

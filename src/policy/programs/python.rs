@@ -617,7 +617,7 @@ fn cache_check(r: &mut Reading<'_>) {
 #[cfg(test)]
 mod tests {
     use super::super::Effect;
-    use super::super::testing::{covered, dangerous, read, said};
+    use super::super::testing::{assert_refused, covered, dangerous, read, said};
 
     #[test]
     fn listing_and_versions_are_harmless() {
@@ -758,17 +758,7 @@ mod tests {
             ),
             ("python3 -m pip --python /tmp/py list", "Python interpreter"),
         ] {
-            let u = read(c);
-            assert!(
-                u.glob_refusal(1).is_some(),
-                "{c:?} must be refused: {}",
-                said(c)
-            );
-            assert!(
-                said(c).contains(what),
-                "{c:?}: expected {what:?} in {}",
-                said(c)
-            );
+            assert_refused(c, what);
         }
         // Words after the script, `-c` or `-m` are the program's: nothing read into them.
         assert!(!said("python x.py --target-dir /tmp").contains("writes"));
