@@ -116,6 +116,17 @@ async fn decide_only_git_is_safe_only_where_its_repository_runs_nothing() {
     assert_eq!(r.status, Status::Pending, "{r:?}");
     assert!(reasons(&r).contains("diff.external"), "{}", reasons(&r));
     set_config(&repo, "--unset", "include.path");
+    // What execgate cannot read fully, it does not approve: an include under the home
+    // of whoever runs git (the agent's, in decide-only mode).
+    set_config(&repo, "include.path", "~/agent.inc");
+    let r = decide(&d, "git log -1", Some(&repo)).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(
+        reasons(&r).contains("cannot read the repository fully"),
+        "{}",
+        reasons(&r)
+    );
+    set_config(&repo, "--unset", "include.path");
 
     // A hook: `git status` may write the index, which runs `post-index-change`; `git
     // log` runs no hook.
