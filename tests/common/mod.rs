@@ -6,6 +6,8 @@ pub mod process;
 
 pub mod fake_telegram;
 
+pub mod uid;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
