@@ -9,7 +9,7 @@
 
 use std::io;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::{Pin, pin};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -19,6 +19,7 @@ use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep_until};
 
 use crate::model::ExecResult;
+use crate::workdir::WorkDir;
 
 /// How long a timed-out group has between SIGTERM and SIGKILL to clean up after itself.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -45,7 +46,8 @@ pub enum Program {
     /// Run as `/bin/sh -c STRING`.
     Shell(String),
     /// The program and its arguments, no shell. A program without `/` is looked up in the
-    /// `PATH` of [`RunSpec::env`]; one with `/` is used as is (relative to `cwd`).
+    /// absolute entries of the `PATH` of [`RunSpec::env`]; one with `/` is used as is
+    /// (relative to `cwd`).
     Argv(Vec<String>),
 }
 
@@ -53,8 +55,8 @@ pub enum Program {
 #[derive(Clone, Debug)]
 pub struct RunSpec {
     pub program: Program,
-    /// Validated and canonical; used as given.
-    pub cwd: PathBuf,
+    /// Opened when the request was validated; the child changes into it (`fchdir`).
+    pub cwd: WorkDir,
     /// Written to stdin, which is then closed. `None`: stdin is `/dev/null`, so a command
     /// that reads it finishes at once instead of waiting for input nobody will send.
     pub input: Option<String>,
@@ -97,11 +99,22 @@ pub async fn run(spec: RunSpec) -> ExecResult {
         Err(message) => return failed(message),
     };
     let mut command = Command::new(&program);
+    let dir = spec.cwd.raw_fd();
+    // SAFETY: fchdir is async-signal-safe, and `dir` stays open until `spawn` returns
+    // (`spec` owns it). Not `current_dir`: that looks the path up again, in the child.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::fchdir(dir) == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        });
+    }
     command
         .args(args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&spec.cwd)
         // Its own group, so one signal reaches everything the command starts.
         .process_group(0)
         .stdin(if spec.input.is_some() {
@@ -319,8 +332,9 @@ fn resolve(spec: &RunSpec) -> Result<(PathBuf, Vec<String>), String> {
         return Err("cannot start: the program name is empty".to_owned());
     }
     if name.contains('/') {
-        // Joined here rather than left to the child, so "relative" always means `cwd`.
-        return Ok((spec.cwd.join(name), args.to_vec()));
+        // A relative one is found by the child, after it has changed into `cwd`: joined
+        // to the path here, it could name another directory by then.
+        return Ok((name.into(), args.to_vec()));
     }
     // The last entry wins, as it does for the child.
     let path = spec
@@ -330,9 +344,10 @@ fn resolve(spec: &RunSpec) -> Result<(PathBuf, Vec<String>), String> {
         .find(|(k, _)| k == "PATH")
         .map_or(DEFAULT_PATH, |(_, v)| v.as_str());
     let mut not_executable = None;
-    for dir in path.split(':') {
-        // POSIX: an empty entry is the current directory, which for the child is `cwd`.
-        let candidate = spec.cwd.join(dir).join(name);
+    // Only absolute entries: an empty or relative one names a place inside `cwd`, where
+    // whoever can write there would choose what `ls` is.
+    for dir in path.split(':').filter(|d| d.starts_with('/')) {
+        let candidate = Path::new(dir).join(name);
         match std::fs::metadata(&candidate) {
             Ok(meta) if meta.is_file() && is_executable(&meta) => {
                 return Ok((candidate, args.to_vec()));
@@ -468,7 +483,7 @@ mod tests {
     fn spec(program: Program) -> RunSpec {
         RunSpec {
             program,
-            cwd: std::env::temp_dir().canonicalize().unwrap(),
+            cwd: WorkDir::open(&std::env::temp_dir()).unwrap(),
             input: None,
             timeout: Duration::from_secs(5),
             max_output_bytes: MIB,
@@ -549,7 +564,7 @@ mod tests {
         let script = dir.path().join("hello.sh");
         write_script(&script, "echo hello from script");
         let mut s = argv(&["./hello.sh"]);
-        s.cwd = dir.path().canonicalize().unwrap();
+        s.cwd = WorkDir::open(dir.path()).unwrap();
         let r = run(s).await;
         assert_eq!(r.stdout, "hello from script\n", "{r:?}");
     }
@@ -574,6 +589,24 @@ mod tests {
             r.error.as_deref().unwrap().contains("not found in PATH"),
             "{r:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn empty_and_relative_path_entries_are_not_searched() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("bin")).unwrap();
+        write_script(&dir.path().join("bin/planted"), "echo planted");
+        write_script(&dir.path().join("planted2"), "echo planted");
+        for (program, path) in [
+            ("planted", "bin:/nonexistent"),
+            ("planted2", ":/nonexistent:"),
+        ] {
+            let mut s = argv(&[program]);
+            s.cwd = WorkDir::open(dir.path()).unwrap();
+            s.env = vec![("PATH".into(), path.into())];
+            let r = run(s).await;
+            assert!(r.exit_code.is_none() && r.error.is_some(), "{path}: {r:?}");
+        }
     }
 
     #[tokio::test]
@@ -625,9 +658,9 @@ mod tests {
     async fn cwd_applies() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = sh("pwd -P");
-        s.cwd = dir.path().canonicalize().unwrap();
+        s.cwd = WorkDir::open(dir.path()).unwrap();
         let r = run(s.clone()).await;
-        assert_eq!(r.stdout.trim_end(), s.cwd.to_str().unwrap());
+        assert_eq!(r.stdout.trim_end(), s.cwd.path().to_str().unwrap());
     }
 
     #[tokio::test]

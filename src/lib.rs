@@ -16,6 +16,8 @@
 //! - [`runs`]: run mode's queue (`exec.max_concurrent`) and its recorded results.
 //! - [`exec`]: run mode: running an approved command in its own process group, with a
 //!   cleared environment, capped output and a timeout that kills the whole group.
+//! - [`workdir`]: a run's working directory, opened once when the request is checked, so
+//!   that the command runs in the directory that was checked.
 //! - [`store`]: every SQL statement, behind one struct; schema in `migrations/`. Reads use
 //!   a read-only pool; every write goes through one writer task that commits concurrent
 //!   writes together (`store/writer.rs`, group commit).
@@ -45,4 +47,5 @@ pub mod store;
 pub mod sys;
 pub mod systemd;
 pub mod transport;
+pub mod workdir;
 pub mod yaml;

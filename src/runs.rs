@@ -6,7 +6,6 @@
 //! `/bin/sh -c`) or `argv`, never a rebuilt string.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,11 +18,14 @@ use crate::exec::{self, Program, RunSpec};
 use crate::model::{AskFallback, ExecResult, Record, Security, Via};
 use crate::policy::{Policy, Subject, gitrepo};
 use crate::store::Store;
+use crate::workdir::WorkDir;
 
 /// What to run for an approved request, as the agent asked.
 pub struct RunRequest {
     pub program: Program,
-    pub cwd: PathBuf,
+    /// Opened when the request was validated: the command runs in this directory,
+    /// wherever it has been moved since.
+    pub cwd: WorkDir,
     pub input: Option<String>,
     pub timeout: Duration,
 }
@@ -100,29 +102,58 @@ impl Runs {
             e.started_at = Some(Utc::now());
         }
         let config = self.policy.config();
+        // What reads the directory's surroundings by path (the repository git will find)
+        // reads them where the command will run: where the directory is now.
+        let here = match request.cwd.now_at() {
+            Ok(here) => here,
+            Err(e) => {
+                return self
+                    .not_run(
+                        record,
+                        format!(
+                            "the working directory {} cannot be found: {e}",
+                            request.cwd.path().display()
+                        ),
+                    )
+                    .await;
+            }
+        };
+        if here != request.cwd.path() {
+            tracing::warn!(short_id = %record.short_id, checked = %request.cwd.path().display(), now = %here.display(), "the working directory was moved since it was checked; the command runs in it where it is now");
+        }
         if rests_on_policy(record, &config) {
             let subject = Subject {
                 agent: &record.agent,
                 command: record.command.as_deref(),
                 argv: record.argv.as_deref(),
-                cwd: Some(&request.cwd),
+                cwd: Some(&here),
                 run: true,
                 shell: None,
             };
             if let Some(why) = self.policy.git_refusal(subject) {
                 tracing::warn!(short_id = %record.short_id, %why, "not running: the repository changed since policy approved the command");
-                let result = ExecResult {
-                    error: Some(format!(
-                        "not run: {why} (read just before the run; approved by policy before that)"
-                    )),
-                    ..ExecResult::default()
-                };
-                self.record(record, &result).await;
-                return result;
+                return self
+                    .not_run(
+                        record,
+                        format!("{why} (read just before the run; approved by policy before that)"),
+                    )
+                    .await;
             }
         }
         let mut env = exec::minimal_env(&config.exec.env_passthrough);
-        env.extend(git_neutralised(&request.cwd, &env));
+        env.extend(git_neutralised(&here, &env));
+        // Moved while it was being read: what was read is not what git would find.
+        if !request.cwd.is_at(&here).unwrap_or(false) {
+            return self
+                .not_run(
+                    record,
+                    format!(
+                        "the working directory {} moved while its repository was being read",
+                        here.display()
+                    ),
+                )
+                .await;
+        }
         let spec = RunSpec {
             program: request.program,
             cwd: request.cwd,
@@ -141,6 +172,16 @@ impl Runs {
             duration_ms = result.duration_ms,
             "approved command finished"
         );
+        self.record(record, &result).await;
+        result
+    }
+
+    /// Records and returns the result of a run that did not start, saying why.
+    async fn not_run(&self, record: &Record, why: String) -> ExecResult {
+        let result = ExecResult {
+            error: Some(format!("not run: {why}")),
+            ..ExecResult::default()
+        };
         self.record(record, &result).await;
         result
     }

@@ -44,3 +44,91 @@ async fn the_agent_side_is_another_uid() {
         "the admin socket answered the agent: {admin_answer:?}"
     );
 }
+
+/// Run-mode requests from the agent's thread, each in a task of its own: (status, body).
+fn run_in(
+    socket: std::path::PathBuf,
+    command: &str,
+    cwd: &std::path::Path,
+) -> tokio::task::JoinHandle<(StatusCode, serde_json::Value)> {
+    let body = json!({"agent": "agent", "command": command, "cwd": cwd, "run": true});
+    tokio::spawn(async move {
+        Client::new(socket)
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap()
+    })
+}
+
+/// DESIGN §8: the directory is opened when the request is validated, and the child
+/// changes into that open directory. An agent that owns its workspace fills the run
+/// queue, lets an approved `pwd` wait, and swaps the workspace for a symlink to a
+/// directory outside every root: the command still runs in the directory that was
+/// checked.
+#[tokio::test]
+async fn a_cwd_swapped_for_a_symlink_after_approval_changes_nothing() {
+    use std::os::unix::fs::{PermissionsExt, chown};
+    if !can_switch_uid("a_cwd_swapped_for_a_symlink_after_approval_changes_nothing") {
+        return;
+    }
+    let place = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(place.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    let root = place.path().join("workspaces");
+    let work = root.join("work");
+    let outside = place.path().join("outside");
+    for dir in [&root, &work, &outside] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    chown(&root, Some(AGENT_UID), Some(common::uid::AGENT_GID)).unwrap();
+    chown(&work, Some(AGENT_UID), Some(common::uid::AGENT_GID)).unwrap();
+    let root_s = root.display().to_string();
+    let (checked, moved) = (
+        work.canonicalize().unwrap(),
+        root.canonicalize().unwrap().join("moved"),
+    );
+    let d = TestDaemon::start(&[
+        ("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", root_s.as_str()),
+        ("EXECGATE_EXEC__MAX_CONCURRENT", "1"),
+    ])
+    .await;
+    let_agent_in(d.dir.path(), &d.config().socket);
+    for pattern in ["sleep 1", "pwd"] {
+        let (status, v) = d
+            .add_rule(json!({"agent": "agent", "pattern": pattern, "kind": "exact"}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{v}");
+    }
+    let socket = d.config().socket.clone();
+    let (work_c, root_c, outside_c) = (work.clone(), root.clone(), outside.clone());
+    let (sleeping, swapped) = tokio::task::spawn_blocking(move || {
+        as_agent(move || async move {
+            let sleeping = run_in(socket.clone(), "sleep 1", &work_c);
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            let waiting = run_in(socket, "pwd", &work_c);
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            std::fs::rename(&work_c, root_c.join("moved")).unwrap();
+            std::os::unix::fs::symlink(&outside_c, &work_c).unwrap();
+            (sleeping.await.unwrap(), waiting.await.unwrap())
+        })
+    })
+    .await
+    .unwrap();
+    assert_eq!(sleeping.1["result"]["exit_code"], 0, "{}", sleeping.1);
+    let (status, v) = swapped;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["status"], "approved", "{v}");
+    assert_eq!(
+        v["cwd"],
+        json!(checked),
+        "the record keeps the path that was checked"
+    );
+    let ran_in = v["result"]["stdout"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_end();
+    assert_eq!(
+        ran_in,
+        moved.display().to_string(),
+        "the approved command ran somewhere else: {v}"
+    );
+}

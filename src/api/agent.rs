@@ -21,6 +21,7 @@ use crate::exec::Program;
 use crate::model::{Record, Shell, Status};
 use crate::policy::is_valid_agent_name;
 use crate::runs::RunRequest;
+use crate::workdir::WorkDir;
 
 /// The longest a `GET …?wait_secs=N` holds the connection.
 const MAX_WAIT_SECS: u64 = 300;
@@ -80,7 +81,7 @@ impl ExecRequest {
     }
 
     /// DESIGN.md §4 step 1, plus the cwd rule of §8: every problem named by its field.
-    fn validate(&self, state: &AppState) -> Result<Option<PathBuf>, ApiError> {
+    fn validate(&self, state: &AppState) -> Result<Option<WorkDir>, ApiError> {
         let bad = |m: String| Err(ApiError::bad_request(m));
         if !is_valid_agent_name(&self.agent) {
             return bad(format!(
@@ -160,11 +161,11 @@ impl ExecRequest {
             Some(cwd) => resolve_cwd(cwd, roots).map(Some),
             // Run mode without a cwd runs where the daemon runs; the approver sees it.
             None if self.run => std::env::current_dir()
-                .and_then(|d| d.canonicalize())
+                .and_then(|d| WorkDir::open(&d))
                 .map(Some)
                 .map_err(|e| {
                     ApiError::unavailable(&format!(
-                        "cannot read the daemon's working directory: {e}"
+                        "cannot open the daemon's working directory: {e}"
                     ))
                 }),
             None => Ok(None),
@@ -173,11 +174,12 @@ impl ExecRequest {
 }
 
 /// A request's working directory, checked before anyone is asked: resolved against the
-/// daemon's working directory when relative, existing, a directory, made canonical (`..`
-/// and symlinks resolved), and inside a canonical `exec.allowed_cwd_roots` entry when
-/// any are set. A root that cannot be resolved is a configuration error: every request
-/// that gives a cwd is refused until it is fixed.
-fn resolve_cwd(cwd: &str, roots: &[PathBuf]) -> Result<PathBuf, ApiError> {
+/// daemon's working directory when relative, existing, a directory, opened (the command
+/// will run in this open directory, DESIGN.md §8), its canonical path (`..` and symlinks
+/// resolved) inside a canonical `exec.allowed_cwd_roots` entry when any are set. A root
+/// that cannot be resolved is a configuration error: every request that gives a cwd is
+/// refused until it is fixed.
+fn resolve_cwd(cwd: &str, roots: &[PathBuf]) -> Result<WorkDir, ApiError> {
     let path = Path::new(cwd);
     let absolute = if path.is_absolute() {
         path.to_path_buf()
@@ -186,23 +188,18 @@ fn resolve_cwd(cwd: &str, roots: &[PathBuf]) -> Result<PathBuf, ApiError> {
             .map_err(|e| ApiError::bad_request(format!("cannot resolve relative `cwd`: {e}")))?
             .join(path)
     };
-    let canonical = match absolute.canonicalize() {
-        Ok(c) if c.is_dir() => c,
-        Ok(_) => {
-            return Err(ApiError::bad_request(format!(
-                "`cwd` {:?} is not a directory",
-                truncate(cwd)
-            )));
-        }
-        Err(_) => {
-            return Err(ApiError::bad_request(format!(
-                "`cwd` {:?} does not exist",
-                truncate(cwd)
-            )));
-        }
-    };
+    let dir = WorkDir::open(&absolute).map_err(|e| {
+        ApiError::bad_request(match e.kind() {
+            std::io::ErrorKind::NotFound => format!("`cwd` {:?} does not exist", truncate(cwd)),
+            std::io::ErrorKind::NotADirectory => {
+                format!("`cwd` {:?} is not a directory", truncate(cwd))
+            }
+            _ => format!("`cwd` {:?} cannot be opened: {e}", truncate(cwd)),
+        })
+    })?;
+    let canonical = dir.path();
     if roots.is_empty() {
-        return Ok(canonical);
+        return Ok(dir);
     }
     let mut inside = false;
     for root in roots {
@@ -218,7 +215,7 @@ fn resolve_cwd(cwd: &str, roots: &[PathBuf]) -> Result<PathBuf, ApiError> {
         }
     }
     if inside {
-        Ok(canonical)
+        Ok(dir)
     } else {
         Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -283,7 +280,7 @@ async fn create(
         session: req.session,
         command: req.command,
         argv: req.argv,
-        cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
+        cwd: cwd.map(|c| c.path().to_string_lossy().into_owned()),
         reason: req.reason,
         run: req.run,
         shell,
