@@ -163,6 +163,9 @@ pub struct ExecConfig {
     pub env_passthrough: Vec<String>,
     /// Approved commands that may run at once; the rest wait their turn. Default: 8.
     pub max_concurrent: usize,
+    /// Of those, how many one uid's commands may take: one agent cannot hold every slot.
+    /// Default: 4.
+    pub max_concurrent_per_uid: usize,
     /// Whether run mode (`"run": true`) is available at all. Default: true.
     pub enabled: bool,
 }
@@ -176,6 +179,7 @@ impl Default for ExecConfig {
             allowed_cwd_roots: vec![],
             env_passthrough: vec![],
             max_concurrent: 8,
+            max_concurrent_per_uid: 4,
             enabled: true,
         }
     }
@@ -439,8 +443,10 @@ impl Config {
         {
             return bad("every `limits.*` value must be at least 1".into());
         }
-        if self.exec.max_concurrent == 0 {
-            return bad("`exec.max_concurrent` must be at least 1".into());
+        if self.exec.max_concurrent == 0 || self.exec.max_concurrent_per_uid == 0 {
+            return bad(
+                "`exec.max_concurrent` and `exec.max_concurrent_per_uid` must be at least 1".into(),
+            );
         }
         if self.exec.max_output_bytes == 0 {
             return bad("`exec.max_output_bytes` must be at least 1".into());

@@ -165,6 +165,7 @@ impl Daemon {
                 policy,
                 approvals.store().clone(),
                 config.exec.max_concurrent,
+                config.exec.max_concurrent_per_uid,
             ),
         };
 
@@ -240,8 +241,10 @@ impl Daemon {
         {
             needs_restart.push("telegram.*");
         }
-        if new.exec.max_concurrent != old.exec.max_concurrent {
-            needs_restart.push("exec.max_concurrent");
+        if new.exec.max_concurrent != old.exec.max_concurrent
+            || new.exec.max_concurrent_per_uid != old.exec.max_concurrent_per_uid
+        {
+            needs_restart.push("exec.max_concurrent, exec.max_concurrent_per_uid");
         }
         for keys in &needs_restart {
             tracing::warn!(
@@ -257,6 +260,7 @@ impl Daemon {
             telegram: old.telegram.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,
+                max_concurrent_per_uid: old.exec.max_concurrent_per_uid,
                 ..new.exec
             },
             ..new

@@ -1,11 +1,12 @@
 //! Run mode's bookkeeping: at most `exec.max_concurrent` approved commands run at once,
-//! the rest wait their turn in order; what is queued and running can be listed; and
-//! each result is recorded on the request's row.
+//! and at most `exec.max_concurrent_per_uid` of one uid's, so that one agent running
+//! `sleep 300` many times cannot hold every slot; the rest wait their turn in order; what
+//! is queued and running can be listed; and each result is recorded on the request's row.
 //!
 //! The command that runs is the one that was approved: the request's own `command` (as
 //! `/bin/sh -c`) or `argv`, never a rebuilt string.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -46,17 +47,27 @@ pub struct Runs {
     policy: Arc<Policy>,
     store: Store,
     permits: Semaphore,
+    /// Each uid's share of the slots, while it has runs queued or running.
+    shares: Mutex<HashMap<Option<u32>, Arc<Semaphore>>>,
+    per_uid: usize,
     /// Queued and running entries, in arrival order (keyed by a sequence number).
     entries: Mutex<BTreeMap<u64, RunEntry>>,
     next: Mutex<u64>,
 }
 
 impl Runs {
-    /// `max_concurrent` is fixed for the daemon's life; the rest of `exec.*` is read from
-    /// the configuration in force at each run.
-    pub fn new(policy: Arc<Policy>, store: Store, max_concurrent: usize) -> Arc<Runs> {
+    /// `max_concurrent` and `per_uid` are fixed for the daemon's life; the rest of
+    /// `exec.*` is read from the configuration in force at each run.
+    pub fn new(
+        policy: Arc<Policy>,
+        store: Store,
+        max_concurrent: usize,
+        per_uid: usize,
+    ) -> Arc<Runs> {
         Arc::new(Runs {
             permits: Semaphore::new(max_concurrent),
+            shares: Mutex::new(HashMap::new()),
+            per_uid,
             policy,
             store,
             entries: Mutex::new(BTreeMap::new()),
@@ -96,7 +107,11 @@ impl Runs {
         }
         let _leave = Leave(self, key);
 
-        // The semaphore is fair: requests start in the order they were queued.
+        // Both semaphores are fair: requests start in the order they were queued. The
+        // uid's share comes first, so a uid over its share waits without holding one of
+        // everyone's slots.
+        let share = Share::of(self, record.peer_uid);
+        let _mine = share.semaphore().acquire().await;
         let _permit = self.permits.acquire().await;
         if let Some(e) = self.entries().get_mut(&key) {
             e.started_at = Some(Utc::now());
@@ -196,6 +211,45 @@ impl Runs {
     /// What waits to run and what runs now, in arrival order.
     pub fn snapshot(&self) -> Vec<RunEntry> {
         self.entries().values().cloned().collect()
+    }
+}
+
+/// A handle on one uid's share of the slots; the last one dropped forgets the share.
+struct Share<'a> {
+    runs: &'a Runs,
+    uid: Option<u32>,
+    semaphore: Option<Arc<Semaphore>>,
+}
+
+impl<'a> Share<'a> {
+    fn of(runs: &'a Runs, uid: Option<u32>) -> Share<'a> {
+        let mut shares = runs.shares.lock().unwrap_or_else(|e| e.into_inner());
+        let semaphore = shares
+            .entry(uid)
+            .or_insert_with(|| Arc::new(Semaphore::new(runs.per_uid)));
+        Share {
+            runs,
+            uid,
+            semaphore: Some(Arc::clone(semaphore)),
+        }
+    }
+
+    fn semaphore(&self) -> &Semaphore {
+        self.semaphore.as_ref().expect("held until dropped")
+    }
+}
+
+impl Drop for Share<'_> {
+    fn drop(&mut self) {
+        // Clones are made and dropped only under the lock, so the count is exact here.
+        let mut shares = self.runs.shares.lock().unwrap_or_else(|e| e.into_inner());
+        drop(self.semaphore.take());
+        if shares
+            .get(&self.uid)
+            .is_some_and(|s| Arc::strong_count(s) == 1)
+        {
+            shares.remove(&self.uid);
+        }
     }
 }
 

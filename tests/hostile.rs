@@ -132,3 +132,64 @@ async fn a_cwd_swapped_for_a_symlink_after_approval_changes_nothing() {
         "the approved command ran somewhere else: {v}"
     );
 }
+
+/// `exec.max_concurrent_per_uid`: an agent that runs long commands many times takes its
+/// share of the run slots, not all of them; another uid's approved command still runs.
+#[tokio::test]
+async fn one_uid_cannot_hold_every_run_slot() {
+    if !can_switch_uid("one_uid_cannot_hold_every_run_slot") {
+        return;
+    }
+    let place = tempfile::tempdir().unwrap();
+    let d = TestDaemon::start(&[
+        ("EXECGATE_EXEC__MAX_CONCURRENT", "2"),
+        ("EXECGATE_EXEC__MAX_CONCURRENT_PER_UID", "1"),
+    ])
+    .await;
+    let_agent_in(d.dir.path(), &d.config().socket);
+    for pattern in ["sleep 10", "echo mine"] {
+        let (status, v) = d
+            .add_rule(json!({"pattern": pattern, "kind": "exact"}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{v}");
+    }
+    // The agent's two long runs: one runs, one waits for the agent's own share.
+    let socket = d.config().socket.clone();
+    let cwd = std::path::PathBuf::from("/");
+    let hog = std::thread::spawn(move || {
+        as_agent(move || async move {
+            let a = run_in(socket.clone(), "sleep 10", &cwd);
+            let b = run_in(socket, "sleep 10", &cwd);
+            let _ = tokio::join!(a, b);
+        })
+    });
+    let runs = || async {
+        let (_, v) = d.admin().call(Method::GET, "/v1/runs", None).await.unwrap();
+        v.as_array().unwrap().clone()
+    };
+    let mut seen = Vec::new();
+    for _ in 0..400 {
+        seen = runs().await;
+        if seen.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        seen.len(),
+        2,
+        "both of the agent's runs are queued or running: {seen:?}"
+    );
+
+    // The owner's own uid runs at once, beside the agent's one running command.
+    let (status, v) = run_in(d.config().socket.clone(), "echo mine", place.path())
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["result"]["stdout"], "mine\n", "{v}");
+    let after = runs().await;
+    let started = after.iter().filter(|e| !e["started_at"].is_null()).count();
+    assert_eq!(started, 1, "the agent holds one slot, not both: {after:?}");
+    drop(d);
+    drop(hog);
+}
