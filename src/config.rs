@@ -129,6 +129,9 @@ pub struct AgentConfig {
 pub struct LimitsConfig {
     /// Requests from one uid waiting for a human at once; more get 429. Default: 50.
     pub max_pending_per_uid: usize,
+    /// Requests from one uid put to a human in any minute, whether or not the agent
+    /// waited for the answer; more get 429 `TOO_MANY_ASKS`. Default: 30.
+    pub asks_per_minute_per_uid: usize,
     /// Open connections from one uid per socket; more are answered 429 and closed.
     /// Default: 64.
     pub max_connections_per_uid: usize,
@@ -140,6 +143,7 @@ impl Default for LimitsConfig {
     fn default() -> Self {
         Self {
             max_pending_per_uid: 50,
+            asks_per_minute_per_uid: 30,
             max_connections_per_uid: 64,
             request_read_timeout_ms: 10_000,
         }
@@ -438,6 +442,7 @@ impl Config {
             ));
         }
         if self.limits.max_pending_per_uid == 0
+            || self.limits.asks_per_minute_per_uid == 0
             || self.limits.max_connections_per_uid == 0
             || self.limits.request_read_timeout_ms == 0
         {

@@ -136,6 +136,8 @@ impl Daemon {
                     via: Via::Restart,
                     decided_by: None,
                     resolved_at: Utc::now(),
+                    // Whether anyone saw them died with the last run: assume so.
+                    shown: true,
                 },
                 "command was not approved (cancelled): execgate restarted before anyone decided",
             )

@@ -94,6 +94,11 @@ impl From<ApprovalError> for ApiError {
                 "TOO_MANY_PENDING",
                 e.to_string(),
             ),
+            e @ ApprovalError::TooManyAsks(_) => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "TOO_MANY_ASKS",
+                e.to_string(),
+            ),
         }
     }
 }

@@ -193,3 +193,60 @@ async fn one_uid_cannot_hold_every_run_slot() {
     drop(d);
     drop(hog);
 }
+
+/// DESIGN §5: asks put to a human are rate-limited per uid, and asks the agent hangs up
+/// on count. An agent that connects, asks and hangs up as fast as it can gets `429
+/// TOO_MANY_ASKS` after its share, and another uid's request still reaches the owner.
+#[tokio::test]
+async fn a_flood_of_asks_is_limited_per_uid_and_others_still_reach_the_owner() {
+    if !can_switch_uid("a_flood_of_asks_is_limited_per_uid_and_others_still_reach_the_owner") {
+        return;
+    }
+    let mut d = TestDaemon::start(&[("EXECGATE_LIMITS__ASKS_PER_MINUTE_PER_UID", "5")]).await;
+    let_agent_in(d.dir.path(), &d.config().socket);
+    let socket = d.config().socket.clone();
+    let (answers, last) = tokio::task::spawn_blocking(move || {
+        as_agent(move || async move {
+            let client = Client::new(socket);
+            let mut answers = Vec::new();
+            for i in 0..20 {
+                let body = json!({"agent": "flood", "command": format!("make t{i}")});
+                // Ask and hang up: the request is cancelled when the connection closes.
+                let call = client.call(Method::POST, "/v1/requests", Some(&body));
+                if let Ok(Ok((status, v))) =
+                    tokio::time::timeout(std::time::Duration::from_millis(100), call).await
+                {
+                    answers.push((status, v));
+                }
+            }
+            let body = json!({"agent": "flood", "command": "make last", "wait": false});
+            let last = client
+                .call(Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap();
+            (answers, last)
+        })
+    })
+    .await
+    .unwrap();
+    assert!(
+        answers
+            .iter()
+            .all(|(s, v)| *s == StatusCode::TOO_MANY_REQUESTS
+                && v["error"]["code"] == "TOO_MANY_ASKS"),
+        "only refusals come back at once: {answers:?}"
+    );
+    assert_eq!(
+        answers.len(),
+        15,
+        "5 asks were put to the owner, 15 refused: {answers:?}"
+    );
+    assert_eq!(last.0, StatusCode::TOO_MANY_REQUESTS, "{}", last.1);
+    let message = last.1["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("asks_per_minute_per_uid"), "{message}");
+
+    // Another uid asks, and the owner is shown it.
+    let mine = d.ask_no_wait("owner-side", "make mine").await;
+    assert_eq!(mine.peer_uid, Some(0), "the test itself is root");
+    d.console_expect(&mine.short_id).await;
+}

@@ -39,6 +39,7 @@ fn resolution(status: Status) -> Resolution {
         via: Via::Timeout,
         decided_by: None,
         resolved_at: Utc::now(),
+        shown: false,
     }
 }
 
@@ -47,7 +48,7 @@ async fn asked_short_ids_are_not_reused_within_a_day() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
     // 1500 random 16-bit ids would collide with near certainty (birthday bound ≈ 300);
-    // the quarantine must keep every one distinct, resolved or not.
+    // the quarantine must keep every one a human was shown distinct, resolved or not.
     let mut seen = HashSet::new();
     for i in 0..1500 {
         let new = new_request(i);
@@ -63,15 +64,48 @@ async fn asked_short_ids_are_not_reused_within_a_day() {
                 .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
         );
         assert!(seen.insert(short.clone()), "short id {short} reused");
-        if i % 2 == 0 {
-            assert!(
-                store
-                    .resolve(&new.id, resolution(Status::Expired), None, None)
-                    .await
-                    .unwrap()
-            );
+        // A third are resolved having been shown; a third are shown only after their
+        // transition was written; a third wait, which holds an id shown or not.
+        match i % 3 {
+            0 => {
+                let mut shown = resolution(Status::Expired);
+                shown.shown = true;
+                assert!(store.resolve(&new.id, shown, None, None).await.unwrap());
+            }
+            1 => {
+                let unseen = resolution(Status::Expired);
+                assert!(store.resolve(&new.id, unseen, None, None).await.unwrap());
+                store.mark_shown(vec![new.id.clone()]).await.unwrap();
+            }
+            _ => {}
         }
     }
+}
+
+/// DESIGN §5: an id no human was shown (its request ended before any transport posted
+/// it, as when an agent asks and hangs up) goes back at once. Otherwise one agent that
+/// asks and hangs up fast enough uses up all 65,536 ids, and every uid is refused for a
+/// day, across restarts.
+#[tokio::test]
+async fn short_ids_nobody_was_shown_go_back_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let mut seen = HashSet::new();
+    let mut reused = 0;
+    for i in 0..1500 {
+        let new = new_request(i);
+        let short = store
+            .insert_pending(new.clone(), Utc::now())
+            .await
+            .unwrap()
+            .short_id;
+        reused += usize::from(!seen.insert(short));
+        let mut cancelled = resolution(Status::Cancelled);
+        cancelled.via = Via::Disconnect;
+        assert!(store.resolve(&new.id, cancelled, None, None).await.unwrap());
+    }
+    // 1500 draws from 65,536 repeat with near certainty (birthday bound ≈ 300).
+    assert!(reused > 0, "ids nobody saw were kept out of circulation");
 }
 
 #[tokio::test]

@@ -73,7 +73,10 @@ async fn list(
             _ => filter.limit = query_number(&v, "limit")?.clamp(1, 10_000) as u32,
         }
     }
-    Ok(Json(state.approvals.store().list(&filter).await?))
+    let list = state.approvals.store().list(&filter).await?;
+    // The owner sees these ids now: pending ones stay out of circulation for a day.
+    state.approvals.shown(&list);
+    Ok(Json(list))
 }
 
 async fn show(
@@ -81,7 +84,10 @@ async fn show(
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<Record>, ApiError> {
     match state.approvals.store().find(&id).await? {
-        Some(r) => Ok(Json(r)),
+        Some(r) => {
+            state.approvals.shown(std::slice::from_ref(&r));
+            Ok(Json(r))
+        }
         None => Err(ApiError::not_found(format!("request {id} not found"))),
     }
 }

@@ -138,6 +138,11 @@ pub struct Resolution {
     pub via: Via,
     pub decided_by: Option<String>,
     pub resolved_at: DateTime<Utc>,
+    /// Whether a human may have seen the request's short id while it was pending: it then
+    /// stays out of circulation for a day. Recorded with the transition, so that showing
+    /// an id costs no write of its own. (A request nobody was asked about has no id to
+    /// keep; the field is not read for those.)
+    pub shown: bool,
 }
 
 /// Filters for listing requests.
@@ -278,7 +283,7 @@ const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv
      risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid, \
      exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes";
 
-/// How long an asked short id stays out of circulation.
+/// How long a short id a human was shown stays out of circulation.
 const SHORT_ID_QUARANTINE: chrono::TimeDelta = chrono::TimeDelta::hours(24);
 
 #[derive(Clone, Debug)]
@@ -360,7 +365,7 @@ impl Store {
     }
 
     /// Records a request that waits for a human, choosing a short id that no pending
-    /// request holds and no asked request used in the last 24 hours.
+    /// request holds and no request shown to a human used in the last 24 hours.
     #[instrument(level = "debug", skip_all)]
     pub async fn insert_pending(
         &self,
@@ -519,6 +524,17 @@ impl Store {
         self.writer.write(write).await.map(drop)
     }
 
+    /// Records that a human may have seen these requests' short ids, for requests that
+    /// were shown after their transition was written (see [`Resolution::shown`]): each id
+    /// stays out of circulation for a day. Ids never shown go back once their request ends.
+    #[instrument(level = "debug", skip_all)]
+    pub async fn mark_shown(&self, ids: Vec<String>) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.writer.write(Write::MarkShown { ids }).await.map(drop)
+    }
+
     #[instrument(skip_all)]
     pub async fn find_by_message_external_id(
         &self,
@@ -596,6 +612,9 @@ pub(crate) enum Write {
         id: String,
         external: String,
     },
+    MarkShown {
+        ids: Vec<String>,
+    },
     AddRule {
         rule: NewRule,
         now: DateTime<Utc>,
@@ -647,6 +666,7 @@ impl Write {
         match self {
             Write::InsertDecided { rules_used, .. } => rules_used.is_empty(),
             Write::Resolve { always_rule, .. } => always_rule.is_none(),
+            Write::MarkShown { ids } => ids.len() <= 1,
             Write::SweepPending { .. }
             | Write::RecordResult { .. }
             | Write::SetMessageExternalId { .. }
@@ -697,9 +717,10 @@ impl Write {
             }
             Write::InsertPending { new, expires_at } => {
                 let cutoff = ts(new.created_at - SHORT_ID_QUARANTINE);
+                // Taken: held by a pending request, or shown to a human in the last day.
                 let mut taken = conn.prepare_cached(
                     "SELECT EXISTS (SELECT 1 FROM exec_approval WHERE asked = 1 AND short_id = ?1 \
-                     AND (status = 'pending' OR created_at > ?2))",
+                     AND (status = 'pending' OR (shown = 1 AND created_at > ?2)))",
                 )?;
                 let mut chosen = None;
                 for _ in 0..64 {
@@ -736,7 +757,7 @@ impl Write {
                 let done = conn
                     .prepare_cached(
                         "UPDATE exec_approval SET status = ?1, decision = ?2, via = ?3, decided_by = ?4, resolved_at = ?5, \
-                         error = ?6 WHERE id = ?7 AND status = 'pending'",
+                         error = ?6, shown = max(shown, ?8) WHERE id = ?7 AND status = 'pending'",
                     )?
                     .execute(params![
                         resolution.status.as_str(),
@@ -746,6 +767,7 @@ impl Write {
                         ts(resolution.resolved_at),
                         error,
                         id,
+                        resolution.shown,
                     ])?
                     == 1;
                 // Only the winner of the transition stores the rule.
@@ -758,13 +780,14 @@ impl Write {
                 let swept = conn
                     .prepare_cached(
                         "UPDATE exec_approval SET status = ?1, decision = NULL, via = ?2, decided_by = NULL, \
-                         resolved_at = ?3, error = ?4 WHERE status = 'pending'",
+                         resolved_at = ?3, error = ?4, shown = max(shown, ?5) WHERE status = 'pending'",
                     )?
                     .execute(params![
                         resolution.status.as_str(),
                         resolution.via.as_str(),
                         ts(resolution.resolved_at),
                         error,
+                        resolution.shown,
                     ])?;
                 Ok(Written::Count(swept as u64))
             }
@@ -789,6 +812,15 @@ impl Write {
                     "UPDATE exec_approval SET message_external_id = ?1 WHERE id = ?2",
                 )?
                 .execute(params![external, id])?;
+                Ok(Written::Nothing)
+            }
+            Write::MarkShown { ids } => {
+                let mut mark = conn.prepare_cached(
+                    "UPDATE exec_approval SET shown = 1 WHERE id = ?1 AND asked = 1 AND shown = 0",
+                )?;
+                for id in ids {
+                    mark.execute(params![id])?;
+                }
                 Ok(Written::Nothing)
             }
             Write::AddRule { rule, now } => {

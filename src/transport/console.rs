@@ -58,7 +58,10 @@ pub async fn run(
             _ = until_stopped(&mut stopped) => break,
             event = events.recv() => {
                 match event {
-                    Ok(Event::Pending(r)) => render::prompt(&r, Utc::now()),
+                    // Noted as shown before it is, so its id stays out of circulation; one
+                    // that already ended is not shown (its outcome line follows).
+                    Ok(Event::Pending(r)) if approvals.show(&r.id) => render::prompt(&r, Utc::now()),
+                    Ok(Event::Pending(_)) => continue,
                     Ok(Event::Resolved(r)) => {
                         let mark = if r.status == Status::Approved { "✔" } else { "✖" };
                         format!("{mark} {}", render::outcome(&r))

@@ -60,6 +60,10 @@ async fn post(
             _ = over(done) => return None,
             _ = ctx.limiter.acquire() => {}
         }
+        // Noted as shown before it is, so its id stays out of circulation for a day.
+        if !ctx.approvals.show(&record.id) {
+            return None;
+        }
         let refusal = ctx.approvals.always_refusal(&record.id);
         let offer = message::Offer {
             always_refused: refusal.as_deref(),

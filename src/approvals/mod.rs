@@ -5,6 +5,8 @@
 //! module makes sure that whoever waits hears about it, that a timer ends every pending
 //! request, and that transports get an event for every change.
 
+mod rate;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -75,6 +77,10 @@ pub enum ApprovalError {
         "too many requests from this uid are already waiting for a human (limit {0}); wait for answers before asking more"
     )]
     TooManyPending(usize),
+    #[error(
+        "this uid has put {0} requests to a human in the last minute (limits.asks_per_minute_per_uid); wait before asking more"
+    )]
+    TooManyAsks(usize),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +108,8 @@ struct Pending {
     always_refusal: Option<String>,
     /// Whether a timeout approves (`approval.ask_fallback`) rather than expires it.
     fallback_approves: bool,
+    /// Whether its short id is recorded as shown to a human (see [`Approvals::shown`]).
+    shown: bool,
 }
 
 /// The pending requests, with a count per uid kept beside them so that the cap is checked
@@ -163,6 +171,8 @@ pub struct Approvals {
     /// removed only by whoever wins the row's resolution, so a resolver that sees a
     /// pending row always finds its waiters here.
     pending: Mutex<PendingSet>,
+    /// Asks per uid in the last minute; taken only under `pending`'s lock.
+    asks: Mutex<rate::AskRate>,
     events: broadcast::Sender<Event>,
     /// Set once shutdown begins: no new request is accepted after it.
     closing: AtomicBool,
@@ -177,6 +187,7 @@ impl Approvals {
             store,
             policy,
             pending: Mutex::new(PendingSet::default()),
+            asks: Mutex::new(rate::AskRate::default()),
             events,
             closing: AtomicBool::new(false),
             served: AtomicU64::new(0),
@@ -254,6 +265,7 @@ impl Approvals {
             via,
             decided_by: None,
             resolved_at: now,
+            shown: false,
         };
         match &verdict.outcome {
             Outcome::Approve { by_allowlist } => {
@@ -310,11 +322,20 @@ impl Approvals {
         {
             // Count and insert under one lock: a flood from one uid cannot slip past the cap.
             let mut pending = self.lock();
-            let cap = self.policy.config().limits.max_pending_per_uid;
+            let limits = &self.policy.config().limits;
+            let cap = limits.max_pending_per_uid;
             let mine = pending.count_for(new.peer_uid);
             if mine >= cap {
                 tracing::warn!(uid = ?new.peer_uid, cap, "too many pending requests from one uid");
                 return Err(ApprovalError::TooManyPending(cap));
+            }
+            // Counted here, once the request will reach a human: an ask whose agent hangs
+            // up at once still used an id and a line of the owner's chat.
+            let per_minute = limits.asks_per_minute_per_uid;
+            let mut asks = self.asks.lock().unwrap_or_else(|e| e.into_inner());
+            if !asks.try_ask(new.peer_uid, per_minute, std::time::Instant::now()) {
+                tracing::warn!(uid = ?new.peer_uid, per_minute, "too many asks from one uid");
+                return Err(ApprovalError::TooManyAsks(per_minute));
             }
             pending.insert(
                 new.id.clone(),
@@ -326,6 +347,7 @@ impl Approvals {
                     normalized: verdict.normalized,
                     always_refusal,
                     fallback_approves: verdict.fallback_approves,
+                    shown: false,
                 },
             );
         }
@@ -483,22 +505,27 @@ impl Approvals {
     ) -> Result<Option<Record>, StoreError> {
         let id = before.id.as_str();
         let now = Utc::now().trunc_subsecs(3);
+        let (always_rule, shown) = match self.lock().get(id) {
+            Some(p) => (
+                (decision == Some(Decision::AllowAlways)).then(|| NewRule {
+                    agent: Some(p.agent.clone()),
+                    pattern: p.normalized.clone(),
+                    kind: RuleKind::Exact,
+                    created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
+                    expires_at: None,
+                }),
+                p.shown,
+            ),
+            // Not live here (should not happen): whether anyone saw it is unknown.
+            None => (None, true),
+        };
         let resolution = Resolution {
             status,
             decision,
             via,
             decided_by: decided_by.clone(),
             resolved_at: now,
-        };
-        let always_rule = match (decision, self.lock().get(id)) {
-            (Some(Decision::AllowAlways), Some(p)) => Some(NewRule {
-                agent: Some(p.agent.clone()),
-                pattern: p.normalized.clone(),
-                kind: RuleKind::Exact,
-                created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
-                expires_at: None,
-            }),
-            _ => None,
+            shown,
         };
         let error = not_approved_error(status);
         let saves_rule = always_rule.is_some();
@@ -510,6 +537,14 @@ impl Approvals {
             return Ok(None);
         }
         let entry = self.lock().remove(id);
+        // Shown while the transition was being written: keep the id out of circulation
+        // too. Best effort; should it fail, only this id could come back early.
+        if !shown
+            && entry.as_ref().is_some_and(|p| p.shown)
+            && let Err(e) = self.store.mark_shown(vec![id.to_string()]).await
+        {
+            tracing::warn!(%id, error = %e, "cannot record a request's short id as shown");
+        }
         if saves_rule && let Err(e) = self.reload_rules().await {
             // The rule is stored; until a reload succeeds it simply is not used.
             tracing::error!(error = %e, "could not reload the allowlist after saving a rule");
@@ -532,6 +567,27 @@ impl Approvals {
         tracing::info!(short_id = %record.short_id, %status, %via, by = ?decided_by, "request resolved");
         let _ = self.events.send(Event::Resolved(record.clone()));
         Ok(Some(record))
+    }
+
+    /// Notes that a human may now see request `id`'s short id (a transport is about to
+    /// post it): the id then stays out of circulation for a day once the request ends.
+    /// False when the request is no longer pending here: do not show it then, since an
+    /// id shown after its request ended would not be kept.
+    pub fn show(&self, id: &str) -> bool {
+        match self.lock().get_mut(id) {
+            Some(p) => {
+                p.shown = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// [`Approvals::show`] for a list the owner is given (pending requests, history).
+    pub fn shown(&self, records: &[Record]) {
+        for r in records.iter().filter(|r| r.status == Status::Pending) {
+            self.show(&r.id);
+        }
     }
 
     /// A receiver for the terminal record of a request pending in this daemon.
@@ -558,7 +614,8 @@ impl Approvals {
         self.served.load(Ordering::Relaxed)
     }
 
-    /// Requests waiting for a human, oldest first.
+    /// Requests waiting for a human, oldest first, for a human (or a transport) to see:
+    /// their ids are recorded as shown.
     pub async fn pending(&self) -> Result<Vec<Record>, StoreError> {
         let mut list = self
             .store
@@ -569,6 +626,7 @@ impl Approvals {
             })
             .await?;
         list.reverse();
+        self.shown(&list);
         Ok(list)
     }
 
