@@ -996,3 +996,48 @@ async fn sigterm_edits_pending_messages_and_confirms_the_last_update() {
     assert!(!log.contains(secret), "the token never reaches the logs");
     assert!(log.contains("connected to the Telegram Bot API"), "{log}");
 }
+
+/// An update teloxide cannot read (a reaction with neither `user` nor `actor_chat`, which
+/// makes it panic) is logged and skipped by its update_id; polling goes on, and the
+/// owner's next answer works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_that_cannot_be_read_is_skipped_and_polling_goes_on() {
+    let c = Chat::start(&[]).await;
+    let (r, m) = c.ask("make after-junk").await;
+    let bad = c.fake.last_update_id() + 1;
+    c.fake.push_raw(json!({
+        "update_id": bad,
+        "message_reaction": {
+            "chat": {"id": c.chat, "type": "private", "first_name": "Olivia"},
+            "message_id": m.message_id,
+            "date": chrono::Utc::now().timestamp(),
+            "old_reaction": [],
+            "new_reaction": [{"type": "emoji", "emoji": "👍"}],
+        },
+    }));
+    // In the same batch, an update teloxide reads as one of a kind it does not know.
+    c.fake.push_raw(json!({
+        "update_id": bad + 1,
+        "message": {"message_id": "not a number"},
+    }));
+    c.fake.react(
+        c.chat,
+        Actor::User(owner()),
+        m.message_id,
+        vec![],
+        vec![Reaction::Emoji("👎".into())],
+    );
+    let done = c.d.terminal(&r.id).await;
+    assert_eq!(
+        (done.status, done.via),
+        (Status::Denied, Some(Via::TelegramReaction))
+    );
+    c.settle().await;
+    assert!(c.fake.acked_offset() > bad + 1, "{}", c.fake.acked_offset());
+    assert!(c.fake.pending_updates().is_empty());
+
+    // And later answers still arrive.
+    let (r, _) = c.ask("make later").await;
+    c.owner_says(&format!("/approve {}", r.short_id));
+    assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved);
+}

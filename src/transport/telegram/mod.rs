@@ -4,17 +4,19 @@
 //!
 //! `message` renders what the owner reads; `limiter` paces what we write; `deliver` owns
 //! one request's message from post to final edit; `updates` long-polls the Bot API and
-//! turns owner actions into `Approvals::resolve` calls. The Bot API being down never
+//! turns owner actions into `Approvals::resolve` calls; `fetch` reads each polled update
+//! on its own, so one that cannot be read is skipped instead of stopping the rest. The Bot API being down never
 //! blocks anything else: requests still expire on their timers, and allowlisted
 //! requests never touch this module.
 
 mod deliver;
+mod fetch;
 mod limiter;
 pub mod message;
 mod updates;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -61,6 +63,10 @@ struct Context {
     /// Woken when a call succeeds after failures: whoever waits out a backoff retries at
     /// once instead of sleeping through the API's return.
     recovered: Notify,
+    /// Where the next getUpdates starts: past every update handled or skipped so far.
+    /// Kept here, not in the poller, so a poller restarted after a panic does not meet
+    /// the update that panicked it again.
+    offset: AtomicI32,
 }
 
 impl Telegram {
@@ -103,6 +109,7 @@ impl Telegram {
             custom_emoji: Mutex::new(HashMap::new()),
             failing: AtomicBool::new(false),
             recovered: Notify::new(),
+            offset: AtomicI32::new(0),
         });
         match tokio::time::timeout(CONNECT_TIMEOUT, ctx.bot.get_me()).await {
             Ok(Ok(me)) => ctx.identified(me).await,
@@ -151,7 +158,7 @@ async fn run(
                     delivering.remove(&id);
                 }
             }
-            // Polling ends only at shutdown; anything else (a panic while parsing an
+            // Polling ends only at shutdown; anything else (a panic while handling an
             // update) must not leave the owner unable to answer.
             ended = &mut poller => {
                 if *stopped.borrow() {

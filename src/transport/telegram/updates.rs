@@ -6,6 +6,7 @@
 //! `telegram.owner_ids`. Anything else changes nothing and is logged.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -18,6 +19,7 @@ use teloxide::types::{
 use tokio::sync::watch;
 
 use super::deliver::external_id;
+use super::fetch::{self, Read};
 use super::{Backoff, Context, message};
 use crate::model::{Decision, Record, Via};
 use crate::transport::grammar::{self, ChatCommand};
@@ -26,6 +28,8 @@ use crate::transport::{answer, render, until_stopped};
 /// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
 /// which does not stretch for long polls.
 const POLL_SECS: u32 = 10;
+/// How long to wait after a batch that moved the offset nowhere.
+const NO_PROGRESS_WAIT: Duration = Duration::from_secs(5);
 /// Telegram's limit on the text of an `answerCallbackQuery` notification.
 const CALLBACK_TEXT_MAX: usize = 200;
 /// Reactions are only delivered when asked for by name.
@@ -62,8 +66,10 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
     }
 
     // Telegram forgets updates below the offset of a getUpdates call: `offset` is where
-    // the next call starts, `confirmed` what Telegram has been told so far.
-    let mut offset: i32 = 0;
+    // the next call starts, `confirmed` what Telegram has been told so far. A poller
+    // restarted after a panic goes on from where this one got to, past the update it was
+    // handling, rather than meeting that update again.
+    let mut offset: i32 = ctx.offset.load(Ordering::Relaxed);
     let mut confirmed: i32 = 0;
     let mut backoff = Backoff::new();
     loop {
@@ -75,15 +81,28 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
             .allowed_updates(ALLOWED);
         let result = tokio::select! {
             _ = until_stopped(&mut stopped) => break,
-            r = request.send() => r,
+            r = fetch::get_updates(&ctx.bot, request) => r,
         };
         match result {
-            Ok(updates) => {
+            Ok(batch) => {
                 // Telegram heard this offset only if the call got through.
                 confirmed = offset;
                 ctx.succeeded();
                 backoff = Backoff::new();
-                for update in updates {
+                let before = offset;
+                let fetched = batch.len();
+                for value in batch {
+                    let update = match fetch::read(value) {
+                        Read::Update(update) => *update,
+                        Read::Unreadable { id, kind, why } => {
+                            tracing::warn!(update_id = ?id.map(|id| id.0), kind, why, "skipping a Telegram update that cannot be read");
+                            if let Some(id) = id {
+                                offset = offset.max(id.as_offset());
+                                ctx.offset.store(offset, Ordering::Relaxed);
+                            }
+                            continue;
+                        }
+                    };
                     let next = update.id.as_offset();
                     // The same update twice (a retried response, a confused proxy) is
                     // handled once.
@@ -95,7 +114,20 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
                         continue;
                     }
                     offset = next;
+                    ctx.offset.store(offset, Ordering::Relaxed);
                     handle(&ctx, update).await;
+                }
+                // Updates none of which has a usable id would come back at once: wait
+                // instead of spinning (Telegram always sends ids; a broken proxy might not).
+                if fetched > 0 && offset == before {
+                    tracing::warn!(
+                        fetched,
+                        "no update of this batch could be skipped past; waiting before asking again"
+                    );
+                    tokio::select! {
+                        _ = until_stopped(&mut stopped) => break,
+                        _ = tokio::time::sleep(NO_PROGRESS_WAIT) => {}
+                    }
                 }
             }
             Err(e) => {
@@ -108,8 +140,10 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
         }
     }
     if offset > confirmed {
+        // Read unread too: the update after the last one may be one teloxide cannot read.
         let ack = ctx.bot.get_updates().offset(offset).limit(1).timeout(0);
-        match tokio::time::timeout(Duration::from_secs(3), ack.send()).await {
+        let ack = fetch::get_updates(&ctx.bot, ack);
+        match tokio::time::timeout(Duration::from_secs(3), ack).await {
             Ok(Ok(_)) => tracing::debug!(offset, "confirmed the last handled update"),
             Ok(Err(e)) => {
                 tracing::warn!(error = %ctx.scrub(&e), "could not confirm the last handled update; Telegram will send it again after a restart, where it changes nothing")
