@@ -5,7 +5,9 @@
 //! `message` renders what the owner reads; `limiter` paces what we write; `deliver` owns
 //! one request's message from post to final edit; `updates` long-polls the Bot API and
 //! turns owner actions into `Approvals::resolve` calls; `fetch` reads each polled update
-//! on its own, so one that cannot be read is skipped instead of stopping the rest. The Bot API being down never
+//! on its own, so one that cannot be read is skipped instead of stopping the rest;
+//! `posted` knows which message shows which request from the moment it is posted, so an
+//! answer that outruns the store still finds its request. The Bot API being down never
 //! blocks anything else: requests still expire on their timers, and allowlisted
 //! requests never touch this module.
 
@@ -13,6 +15,7 @@ mod deliver;
 mod fetch;
 mod limiter;
 pub mod message;
+mod posted;
 mod updates;
 
 use std::collections::{HashMap, HashSet};
@@ -31,6 +34,7 @@ use crate::config::{Secret, TelegramConfig};
 use crate::transport::grammar::ReactionMap;
 use crate::transport::until_stopped;
 use limiter::Limiter;
+use posted::Posted;
 
 /// How long `connect` waits for `getMe` before starting without it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -67,6 +71,9 @@ struct Context {
     /// Kept here, not in the poller, so a poller restarted after a panic does not meet
     /// the update that panicked it again.
     offset: AtomicI32,
+    /// Our approval messages and posts in flight, for answers that come before the store
+    /// knows the message.
+    posted: Posted,
 }
 
 impl Telegram {
@@ -110,6 +117,7 @@ impl Telegram {
             failing: AtomicBool::new(false),
             recovered: Notify::new(),
             offset: AtomicI32::new(0),
+            posted: Posted::new(),
         });
         match tokio::time::timeout(CONNECT_TIMEOUT, ctx.bot.get_me()).await {
             Ok(Ok(me)) => ctx.identified(me).await,
