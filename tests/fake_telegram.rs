@@ -504,6 +504,121 @@ async fn raw_updates_are_delivered_as_given() {
 }
 
 #[tokio::test]
+async fn a_post_can_be_answered_before_send_message_returns() {
+    let fake = FakeTelegram::start(TOKEN).await;
+    let bot = fake.bot();
+    let owner = User::owner();
+    let thumb = Reaction::Emoji("👍".into());
+    fake.answer_on_post(
+        owner.id,
+        "react",
+        OnPost::React {
+            actor: Actor::User(owner.clone()),
+            reactions: vec![thumb.clone()],
+        },
+    );
+    fake.answer_on_post(
+        owner.id,
+        "reply",
+        OnPost::Reply {
+            user: owner.clone(),
+            text: "/deny".into(),
+        },
+    );
+    fake.answer_on_post(
+        owner.id,
+        "press",
+        OnPost::Press {
+            user: owner.clone(),
+            button: "Yes".into(),
+        },
+    );
+    // The first send is answered late: by the time the bot hears back, the reaction to it
+    // is already waiting in getUpdates.
+    fake.answer_late("sendMessage", 1, Duration::from_millis(400));
+    let started = Instant::now();
+    let unrelated = bot.send_message(owner_chat(), "nothing").await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(350));
+    assert!(
+        fake.answered_posts().is_empty(),
+        "only matching messages are answered"
+    );
+    let started = Instant::now();
+    let reacted = bot
+        .send_message(owner_chat(), "please react")
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(350),
+        "late once only"
+    );
+    let replied = bot
+        .send_message(owner_chat(), "please reply")
+        .await
+        .unwrap();
+    let pressed = bot
+        .send_message(owner_chat(), "please press")
+        .reply_markup(keyboard(&[("Yes", "yes:1")]))
+        .await
+        .unwrap();
+    bot.send_message(owner_chat(), "react again").await.unwrap();
+
+    let answered = fake.answered_posts();
+    assert_eq!(answered.len(), 3, "each answer is used once: {answered:?}");
+    let message_ids: Vec<i64> = answered.iter().map(|a| a.message_id).collect();
+    assert_eq!(
+        message_ids,
+        [reacted.id.0, replied.id.0, pressed.id.0].map(i64::from)
+    );
+    assert_ne!(unrelated.id, reacted.id);
+    let updates = bot
+        .get_updates()
+        .allowed_updates([
+            AllowedUpdate::Message,
+            AllowedUpdate::CallbackQuery,
+            AllowedUpdate::MessageReaction,
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&updates),
+        answered.iter().map(|a| a.update_id).collect::<Vec<_>>()
+    );
+    match &updates[0].kind {
+        UpdateKind::MessageReaction(r) => {
+            assert_eq!(r.message_id, reacted.id);
+            assert_eq!(r.user().map(|u| u.id.0), Some(owner.id as u64));
+            assert!(r.old_reaction.is_empty());
+            assert_eq!(
+                r.new_reaction,
+                [ReactionType::Emoji {
+                    emoji: "👍".into()
+                }]
+            );
+        }
+        other => panic!("expected a reaction, got {other:?}"),
+    }
+    match &updates[1].kind {
+        UpdateKind::Message(m) => {
+            assert_eq!(m.text(), Some("/deny"));
+            assert_eq!(m.reply_to_message().map(|r| r.id), Some(replied.id));
+            assert_eq!(answered[1].reply_id, Some(i64::from(m.id.0)));
+        }
+        other => panic!("expected a reply, got {other:?}"),
+    }
+    match &updates[2].kind {
+        UpdateKind::CallbackQuery(q) => {
+            assert_eq!(q.data.as_deref(), Some("yes:1"));
+            assert_eq!(q.message.as_ref().map(|m| m.id()), Some(pressed.id));
+            assert_eq!(answered[2].query_id.as_deref(), Some(q.id.0.as_str()));
+        }
+        other => panic!("expected a button press, got {other:?}"),
+    }
+    assert!(fake.delivered(answered[0].update_id));
+    assert!(!fake.delivered(answered[0].update_id + 100));
+}
+
+#[tokio::test]
 async fn a_second_poller_terminates_the_first() {
     let fake = FakeTelegram::start(TOKEN).await;
     let bot = fake.bot();

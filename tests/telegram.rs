@@ -91,6 +91,18 @@ impl Chat {
         panic!("the message id of {} was never stored", r.short_id);
     }
 
+    /// The approval message of `r`, closed or not, once the bot has sent it.
+    async fn message_of(&self, r: &Record) -> SentMessage {
+        let needle = format!("ID: {}\n", r.short_id);
+        self.fake
+            .wait_until(&format!("the message of {}", r.short_id), |f| {
+                f.messages(self.chat)
+                    .into_iter()
+                    .find(|m| m.plain.contains(&needle))
+            })
+            .await
+    }
+
     /// Waits until message `m` has been edited, and returns it as it is then.
     async fn closed(&self, m: &SentMessage) -> SentMessage {
         self.fake
@@ -995,4 +1007,250 @@ async fn sigterm_edits_pending_messages_and_confirms_the_last_update() {
     let secret = fake.token().split_once(':').unwrap().1;
     assert!(!log.contains(secret), "the token never reaches the logs");
     assert!(log.contains("connected to the Telegram Bot API"), "{log}");
+}
+
+/// The owner's reaction can reach the daemon before it has stored which message carries
+/// the request (the store's write is slow: here another connection holds SQLite's write
+/// lock). The answer still resolves the request, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_outruns_the_stored_message_id_still_counts() {
+    let c = Chat::start(&[]).await;
+    // The first post meets flood control: two seconds in which to take the store's lock.
+    c.fake
+        .fail_next("sendMessage", 1, Fault::TooManyRequests { retry_after: 2 });
+    let r = c.d.ask_no_wait("claude", "make racing").await;
+    c.fake
+        .wait_until("the first post refused", |f| {
+            f.calls_to("sendMessage")
+                .into_iter()
+                .find(|call| call.finished)
+        })
+        .await;
+    let mut lock = c.d.hold_write_lock().await;
+    c.fake.answer_on_post(
+        c.chat,
+        "make racing",
+        OnPost::React {
+            actor: Actor::User(owner()),
+            reactions: vec![Reaction::Emoji("👍".into())],
+        },
+    );
+    let answered = c
+        .fake
+        .wait_until("the owner's reaction", |f| {
+            f.answered_posts().into_iter().next()
+        })
+        .await;
+    c.fake
+        .wait_until("the reaction handed to the daemon", |f| {
+            f.delivered(answered.update_id).then_some(())
+        })
+        .await;
+    // Time to handle it, while the message id cannot be stored.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        message_external_id(&c.d, &r.id).await,
+        None,
+        "the reaction came before the message id was stored"
+    );
+    sqlx::query("ROLLBACK").execute(&mut lock).await.unwrap();
+
+    let done = c.d.terminal(&r.id).await;
+    assert_eq!(
+        (done.status, done.decision, done.via),
+        (
+            Status::Approved,
+            Some(Decision::AllowOnce),
+            Some(Via::TelegramReaction)
+        )
+    );
+    assert_eq!(
+        done.decided_by.as_deref(),
+        Some("telegram:111111111 (@olivia)")
+    );
+    let m = c.message_of(&r).await;
+    let closed = c.closed(&m).await;
+    let stored = Some(format!("{}:{}", c.chat, m.message_id));
+    assert!(eventually(|| async { message_external_id(&c.d, &r.id).await == stored }).await);
+    c.settle().await;
+    assert_eq!(c.fake.message(c.chat, m.message_id).unwrap().edits.len(), 1);
+    assert!(
+        closed.plain.starts_with("✅ Approved once"),
+        "{}",
+        closed.plain
+    );
+    assert!(
+        c.replies_to(m.message_id).is_empty(),
+        "{:?}",
+        c.replies_to(m.message_id)
+    );
+}
+
+/// Answers given the instant the approval message exists, before sendMessage has even
+/// returned to the daemon (a slow network back from Telegram): a reaction, a reply and a
+/// button each resolve their request exactly once; a stranger's answer, and the owner's
+/// reaction to a message not ours, held the same way, change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_given_before_send_message_returns_are_held_not_lost() {
+    let c = Chat::start(&[]).await;
+    c.fake
+        .answer_late("sendMessage", 4, Duration::from_millis(700));
+    let on_post = |command: &str, answer: OnPost| c.fake.answer_on_post(c.chat, command, answer);
+    on_post(
+        "make by-reaction",
+        OnPost::React {
+            actor: Actor::User(owner()),
+            reactions: vec![Reaction::Emoji("👎".into())],
+        },
+    );
+    on_post(
+        "make by-reply",
+        OnPost::Reply {
+            user: owner(),
+            text: "/approve always".into(),
+        },
+    );
+    on_post(
+        "make by-button",
+        OnPost::Press {
+            user: owner(),
+            button: "👍 Allow once".into(),
+        },
+    );
+    on_post(
+        "make by-stranger",
+        OnPost::React {
+            actor: Actor::User(stranger()),
+            reactions: vec![Reaction::Emoji("👍".into())],
+        },
+    );
+    let by_reaction = c.d.ask_no_wait("claude", "make by-reaction").await;
+    let by_reply = c.d.ask_no_wait("claude", "make by-reply").await;
+    let by_button = c.d.ask_no_wait("claude", "make by-button").await;
+    let by_stranger = c.d.ask_no_wait("claude", "make by-stranger").await;
+    // Meanwhile the owner reacts to a message that is not ours: held too, and then just a
+    // reaction.
+    let hello = c.owner_says("hello");
+    c.fake.react(
+        c.chat,
+        Actor::User(owner()),
+        hello,
+        vec![],
+        vec![Reaction::Emoji("👍".into())],
+    );
+
+    let want = [
+        (
+            &by_reaction,
+            Status::Denied,
+            Decision::Deny,
+            Via::TelegramReaction,
+        ),
+        (
+            &by_reply,
+            Status::Approved,
+            Decision::AllowAlways,
+            Via::TelegramCommand,
+        ),
+        (
+            &by_button,
+            Status::Approved,
+            Decision::AllowOnce,
+            Via::TelegramButton,
+        ),
+    ];
+    for (r, status, decision, via) in want {
+        let done = c.d.terminal(&r.id).await;
+        assert_eq!(
+            (done.status, done.decision, done.via),
+            (status, Some(decision), Some(via)),
+            "{}",
+            r.display_command()
+        );
+        let m = c.message_of(r).await;
+        c.closed(&m).await;
+    }
+    assert_eq!(c.fake.answered_posts().len(), 4);
+    c.still_pending(&by_stranger).await;
+    // (Its text gets the private chat's "Not a command", the reaction nothing.)
+    assert!(c.replies_to(hello).iter().all(|t| !t.contains("approv")));
+
+    // Exactly once: one edit per message, and every answer told it worked.
+    for r in [&by_reaction, &by_reply, &by_button] {
+        let m = c.message_of(r).await;
+        assert_eq!(
+            c.fake.message(c.chat, m.message_id).unwrap().edits.len(),
+            1,
+            "{}",
+            r.display_command()
+        );
+    }
+    let answered = c.fake.answered_posts();
+    let reply = answered.iter().find_map(|a| a.reply_id).unwrap();
+    assert_eq!(
+        c.reply_to(reply).await,
+        format!("{} approved (allow-always)", by_reply.short_id)
+    );
+    let query = answered.iter().find_map(|a| a.query_id.clone()).unwrap();
+    let pressed = c
+        .fake
+        .wait_until("the press answered", |f| f.callback_answer(&query))
+        .await;
+    assert_eq!(
+        pressed.as_deref(),
+        Some(format!("{} approved (allow-once)", by_button.short_id).as_str())
+    );
+    assert!(
+        c.fake
+            .messages(c.chat)
+            .iter()
+            .all(|m| !m.plain.contains("already resolved") && !m.plain.contains("not an approval")),
+        "no answer was turned away"
+    );
+    assert_eq!(c.rules().await.len(), 1);
+}
+
+/// An update teloxide cannot read (a reaction with neither `user` nor `actor_chat`, which
+/// makes it panic) is logged and skipped by its update_id; polling goes on, and the
+/// owner's next answer works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_that_cannot_be_read_is_skipped_and_polling_goes_on() {
+    let c = Chat::start(&[]).await;
+    let (r, m) = c.ask("make after-junk").await;
+    let bad = c.fake.last_update_id() + 1;
+    c.fake.push_raw(json!({
+        "update_id": bad,
+        "message_reaction": {
+            "chat": {"id": c.chat, "type": "private", "first_name": "Olivia"},
+            "message_id": m.message_id,
+            "date": chrono::Utc::now().timestamp(),
+            "old_reaction": [],
+            "new_reaction": [{"type": "emoji", "emoji": "👍"}],
+        },
+    }));
+    // And one whose content teloxide cannot read (it makes those of an unknown kind).
+    c.fake.push_raw(json!({
+        "update_id": bad + 1,
+        "message": {"message_id": "not a number"},
+    }));
+    c.fake.react(
+        c.chat,
+        Actor::User(owner()),
+        m.message_id,
+        vec![],
+        vec![Reaction::Emoji("👎".into())],
+    );
+    let done = c.d.terminal(&r.id).await;
+    assert_eq!(
+        (done.status, done.via),
+        (Status::Denied, Some(Via::TelegramReaction))
+    );
+    c.settle().await;
+    assert!(c.fake.acked_offset() > bad + 1, "{}", c.fake.acked_offset());
+    assert!(c.fake.pending_updates().is_empty());
+
+    // And later answers still arrive.
+    let (r, _) = c.ask("make later").await;
+    c.owner_says(&format!("/approve {}", r.short_id));
+    assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved);
 }

@@ -5,8 +5,9 @@
 //! strings: long polling with offsets and `allowed_updates`, HTML parse mode checked the way
 //! Telegram's parser (tdlib's `parse_html`) checks it, message ids per chat, edits that must
 //! change something, callback queries that can be answered once. Tests inject what users do
-//! (messages, replies, edits, reactions, button presses), inject faults (429s, API errors, a
-//! real outage), and inspect every call the bot made.
+//! (messages, replies, edits, reactions, button presses; also the instant a bot message
+//! exists), inject faults (429s, API errors, slow answers, a real outage), and inspect every
+//! call the bot made.
 //!
 //! Where the fake deliberately differs from Telegram, the comment says so.
 #![allow(dead_code)]
@@ -153,6 +154,34 @@ pub enum Fault {
     TooManyRequests { retry_after: u32 },
     /// Any 4xx error with this exact description (e.g. 403 "Forbidden: bot was blocked by the user").
     Error { code: u16, description: String },
+}
+
+/// What a user does to a bot message the moment it exists (see `FakeTelegram::answer_on_post`).
+#[derive(Clone, Debug)]
+pub enum OnPost {
+    /// `actor` sets `reactions` on the message (old set: none).
+    React {
+        actor: Actor,
+        reactions: Vec<Reaction>,
+    },
+    /// `user` replies to the message with `text`.
+    Reply { user: User, text: String },
+    /// `user` presses the message's inline button labelled `button` (nothing is pressed if
+    /// the message has no such button).
+    Press { user: User, button: String },
+}
+
+/// An `OnPost` the fake carried out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostAnswered {
+    /// The bot's message that was answered.
+    pub message_id: i64,
+    /// The update that carries the answer.
+    pub update_id: i64,
+    /// For a reply: the user's message.
+    pub reply_id: Option<i64>,
+    /// For a press: the callback query.
+    pub query_id: Option<String>,
 }
 
 /// One request the fake received.
@@ -413,6 +442,29 @@ impl FakeTelegram {
         queue.extend(std::iter::repeat_n(fault, times));
     }
 
+    /// The next `times` calls to `method` (any case; not getUpdates) are handled at once
+    /// but answered `delay` later, as over a slow network: what the call did (a message the
+    /// owner can already see, and answer) happens before the bot hears back.
+    pub fn answer_late(&self, method: &str, times: usize, delay: Duration) {
+        let mut state = self.state();
+        let queue = state.late.entry(method.to_ascii_lowercase()).or_default();
+        queue.extend(std::iter::repeat_n(delay, times));
+    }
+
+    /// The first message the bot sends to `chat_id` whose plain text contains `containing`
+    /// is answered by `answer` in the same instant it is created, before sendMessage
+    /// returns: a fast human, or one on a second device, racing the bot's own bookkeeping.
+    pub fn answer_on_post(&self, chat_id: i64, containing: &str, answer: OnPost) {
+        self.state()
+            .on_post
+            .push((chat_id, containing.to_string(), answer));
+    }
+
+    /// Every `answer_on_post` carried out so far, oldest first.
+    pub fn answered_posts(&self) -> Vec<PostAnswered> {
+        self.state().answered_posts.clone()
+    }
+
     // --- outages -------------------------------------------------------------------------
 
     /// A real outage, effective at once: new connections are refused, open ones (in-flight
@@ -490,10 +542,7 @@ impl FakeTelegram {
                 state.messages.contains_key(&(chat_id, reply_to_message_id)),
                 "reply_to: no message {reply_to_message_id} in chat {chat_id}"
             );
-            let message_id =
-                state.store_user_message(chat_id, user, text, Some(reply_to_message_id));
-            let message = state.message_json(chat_id, message_id);
-            (state.enqueue("message", message), message_id)
+            state.reply_update(chat_id, user, reply_to_message_id, text)
         })
     }
 
@@ -528,28 +577,7 @@ impl FakeTelegram {
         old: Vec<Reaction>,
         new: Vec<Reaction>,
     ) -> i64 {
-        self.mutate(|state| {
-            let mut update = json!({
-                "chat": state.chat_json(chat_id),
-                "message_id": message_id,
-                "date": now(),
-                "old_reaction": old.iter().map(Reaction::to_json).collect::<Vec<_>>(),
-                "new_reaction": new.iter().map(Reaction::to_json).collect::<Vec<_>>(),
-            });
-            match actor {
-                Actor::User(user) => update["user"] = user.to_json(),
-                Actor::Anonymous {
-                    chat_id: actor_id,
-                    title,
-                } => {
-                    update["actor_chat"] = match state.chats.get(&actor_id) {
-                        Some(chat) => chat.clone(),
-                        None => json!({"id": actor_id, "type": "channel", "title": title}),
-                    };
-                }
-            }
-            state.enqueue("message_reaction", update)
-        })
+        self.mutate(|state| state.reaction_update(chat_id, actor, message_id, &old, &new))
     }
 
     /// `user` presses an inline button carrying `data` under `message_id`.
@@ -567,17 +595,7 @@ impl FakeTelegram {
                 state.messages.contains_key(&(chat_id, message_id)),
                 "press_button: no message {message_id} in chat {chat_id}"
             );
-            let query_id = (FIRST_QUERY_ID + state.queries.len() as u64).to_string();
-            state.queries.insert(query_id.clone(), None);
-            let query = json!({
-                "id": query_id,
-                "from": user.to_json(),
-                "message": state.message_json(chat_id, message_id),
-                // Telegram's chat_instance is an opaque per-chat number.
-                "chat_instance": chat_id.wrapping_mul(2_654_435_761).to_string(),
-                "data": data,
-            });
-            (state.enqueue("callback_query", query), query_id)
+            state.press_update(chat_id, user, message_id, data)
         })
     }
 
@@ -650,6 +668,22 @@ impl FakeTelegram {
     /// The highest positive `offset` any getUpdates call has confirmed.
     pub fn acked_offset(&self) -> i64 {
         self.state().acked_offset
+    }
+
+    /// Whether some getUpdates call has answered with update `update_id`.
+    pub fn delivered(&self, update_id: i64) -> bool {
+        self.state().calls.iter().any(|call| {
+            call.method == "getupdates"
+                && call
+                    .result
+                    .as_ref()
+                    .and_then(Value::as_array)
+                    .is_some_and(|updates| {
+                        updates
+                            .iter()
+                            .any(|u| u.get("update_id").and_then(Value::as_i64) == Some(update_id))
+                    })
+        })
     }
 
     /// Updates still queued (neither confirmed by an offset nor dropped).
@@ -810,6 +844,11 @@ struct FakeState {
     /// Bumped by every getUpdates; a held poll that sees a newer one has been superseded.
     poll_generation: u64,
     faults: HashMap<String, VecDeque<Fault>>,
+    /// Delays before answering handled calls, per method, used in order (`answer_late`).
+    late: HashMap<String, VecDeque<Duration>>,
+    /// Answers waiting for a bot message: (chat, text it contains, answer).
+    on_post: Vec<(i64, String, OnPost)>,
+    answered_posts: Vec<PostAnswered>,
     /// Callback queries issued: None until answered, then Some(answer text).
     queries: HashMap<String, Option<Option<String>>>,
     custom_emoji: HashMap<String, String>,
@@ -833,6 +872,9 @@ impl FakeState {
             acked_offset: 0,
             poll_generation: 0,
             faults: HashMap::new(),
+            late: HashMap::new(),
+            on_post: Vec::new(),
+            answered_posts: Vec::new(),
             queries: HashMap::new(),
             custom_emoji: HashMap::new(),
             custom_emoji_lookups: 0,
@@ -946,6 +988,120 @@ impl FakeState {
 
     fn take_fault(&mut self, method: &str) -> Option<Fault> {
         self.faults.get_mut(method)?.pop_front()
+    }
+
+    fn take_late(&mut self, method: &str) -> Option<Duration> {
+        self.late.get_mut(method)?.pop_front()
+    }
+
+    /// Queues `user`'s reply to `reply_to` in `chat_id`: (update_id, message_id).
+    fn reply_update(&mut self, chat_id: i64, user: &User, reply_to: i64, text: &str) -> (i64, i64) {
+        let message_id = self.store_user_message(chat_id, user, text, Some(reply_to));
+        let message = self.message_json(chat_id, message_id);
+        (self.enqueue("message", message), message_id)
+    }
+
+    /// Queues a reaction change on `message_id`; returns the update_id.
+    fn reaction_update(
+        &mut self,
+        chat_id: i64,
+        actor: Actor,
+        message_id: i64,
+        old: &[Reaction],
+        new: &[Reaction],
+    ) -> i64 {
+        let mut update = json!({
+            "chat": self.chat_json(chat_id),
+            "message_id": message_id,
+            "date": now(),
+            "old_reaction": old.iter().map(Reaction::to_json).collect::<Vec<_>>(),
+            "new_reaction": new.iter().map(Reaction::to_json).collect::<Vec<_>>(),
+        });
+        match actor {
+            Actor::User(user) => update["user"] = user.to_json(),
+            Actor::Anonymous {
+                chat_id: actor_id,
+                title,
+            } => {
+                update["actor_chat"] = match self.chats.get(&actor_id) {
+                    Some(chat) => chat.clone(),
+                    None => json!({"id": actor_id, "type": "channel", "title": title}),
+                };
+            }
+        }
+        self.enqueue("message_reaction", update)
+    }
+
+    /// Queues `user`'s press of a button carrying `data`: (update_id, callback_query_id).
+    fn press_update(
+        &mut self,
+        chat_id: i64,
+        user: &User,
+        message_id: i64,
+        data: &str,
+    ) -> (i64, String) {
+        let query_id = (FIRST_QUERY_ID + self.queries.len() as u64).to_string();
+        self.queries.insert(query_id.clone(), None);
+        let query = json!({
+            "id": query_id,
+            "from": user.to_json(),
+            "message": self.message_json(chat_id, message_id),
+            // Telegram's chat_instance is an opaque per-chat number.
+            "chat_instance": chat_id.wrapping_mul(2_654_435_761).to_string(),
+            "data": data,
+        });
+        (self.enqueue("callback_query", query), query_id)
+    }
+
+    /// Carries out the first `answer_on_post` that the bot's new message matches.
+    fn answer_post(&mut self, chat_id: i64, message_id: i64) {
+        let Some(message) = self.messages.get(&(chat_id, message_id)) else {
+            return;
+        };
+        let plain = message.text.plain.clone();
+        let Some(at) = self
+            .on_post
+            .iter()
+            .position(|(chat, needle, _)| *chat == chat_id && plain.contains(needle.as_str()))
+        else {
+            return;
+        };
+        let (_, _, answer) = self.on_post.remove(at);
+        let mut answered = PostAnswered {
+            message_id,
+            update_id: 0,
+            reply_id: None,
+            query_id: None,
+        };
+        match answer {
+            OnPost::React { actor, reactions } => {
+                answered.update_id =
+                    self.reaction_update(chat_id, actor, message_id, &[], &reactions);
+            }
+            OnPost::Reply { user, text } => {
+                let (update_id, reply_id) = self.reply_update(chat_id, &user, message_id, &text);
+                answered.update_id = update_id;
+                answered.reply_id = Some(reply_id);
+            }
+            OnPost::Press { user, button } => {
+                let sent = self
+                    .messages
+                    .get(&(chat_id, message_id))
+                    .map(|m| m.to_sent());
+                let Some(data) = sent.and_then(|m| {
+                    m.buttons()
+                        .into_iter()
+                        .find(|(text, _)| *text == button)
+                        .map(|(_, data)| data)
+                }) else {
+                    return;
+                };
+                let (update_id, query_id) = self.press_update(chat_id, &user, message_id, &data);
+                answered.update_id = update_id;
+                answered.query_id = Some(query_id);
+            }
+        }
+        self.answered_posts.push(answered);
     }
 
     /// Applies a getUpdates `offset`: Telegram forgets confirmed updates for good.
@@ -1167,8 +1323,15 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Res
                 None if !body.is_object() => Err(bad("can't parse request JSON object")),
                 None if method == "getupdates" => get_updates(&shared, &body).await,
                 None => {
-                    let reply = shared.lock().handle(&method, &body);
+                    let (reply, late) = {
+                        let mut state = shared.lock();
+                        let late = state.take_late(&method);
+                        (state.handle(&method, &body), late)
+                    };
                     shared.updates_changed.notify_waiters();
+                    if let Some(delay) = late {
+                        tokio::time::sleep(delay).await;
+                    }
                     reply
                 }
             }
@@ -1389,6 +1552,7 @@ impl FakeState {
                 edits: Vec::new(),
             },
         );
+        self.answer_post(chat_id, message_id);
         Ok(self.message_json(chat_id, message_id))
     }
 

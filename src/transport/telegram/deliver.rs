@@ -11,6 +11,7 @@ use teloxide::{ApiError, RequestError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::posted::Target;
 use super::{Backoff, Context, message};
 use crate::model::Record;
 
@@ -28,19 +29,31 @@ pub async fn deliver(ctx: &Context, record: Record, mut done: watch::Receiver<Op
         return;
     };
     remember(ctx, &record, posted).await;
+    if let Some(last) = outcome(ctx, &record, &mut done).await {
+        edit(ctx, posted, &last).await;
+    }
+    // The request is over: the store answers for its message from here on.
+    ctx.posted.forget(posted);
+}
+
+/// The request once it has ended; None if nobody can tell.
+async fn outcome(
+    ctx: &Context,
+    record: &Record,
+    done: &mut watch::Receiver<Option<Record>>,
+) -> Option<Record> {
     let last = match done.wait_for(Option::is_some).await {
         Ok(r) => r.clone(),
         Err(_) => None,
     };
     // The watch always carries the terminal record; the store is a fallback only.
-    let last = match last {
-        Some(r) => r,
+    match last {
+        Some(r) => Some(r),
         None => match ctx.approvals.store().get(&record.id).await {
-            Ok(Some(r)) if r.status.is_terminal() => r,
-            _ => return,
+            Ok(Some(r)) if r.status.is_terminal() => Some(r),
+            _ => None,
         },
-    };
-    edit(ctx, posted, &last).await;
+    }
 }
 
 /// Resolves once the request is no longer pending (or nobody can tell us any more).
@@ -71,6 +84,7 @@ async fn post(
         };
         // Not raced against the request's end: a send cut off halfway may still land,
         // and a message we do not know about could never be edited.
+        let sending = ctx.posted.sending();
         let sent = ctx
             .bot
             .send_message(ctx.chat, message::approval(record, &offer, Utc::now()))
@@ -80,10 +94,13 @@ async fn post(
             .await;
         match sent {
             Ok(m) => {
+                // Known at once, before the store hears of it: the owner may answer now.
+                sending.landed(m.id, Target::from(record));
                 ctx.succeeded();
                 return Some(m.id);
             }
             Err(e) => {
+                drop(sending);
                 match chat_problem(&e) {
                     // Not an outage: nothing reaches the owner until this is fixed, so
                     // it is said every time.
@@ -107,7 +124,8 @@ async fn post(
     }
 }
 
-/// Stores which message shows the request, so replies and reactions find it.
+/// Stores which message shows the request, so replies and reactions find it once the
+/// delivery is over (until then `Posted` knows it too).
 async fn remember(ctx: &Context, record: &Record, posted: MessageId) {
     let external = external_id(ctx.chat, posted);
     for attempt in 1..=5 {
@@ -119,7 +137,7 @@ async fn remember(ctx: &Context, record: &Record, posted: MessageId) {
         {
             Ok(()) => return,
             Err(e) => {
-                tracing::error!(short_id = %record.short_id, attempt, error = %e, "cannot store the request's Telegram message id; replies and reactions to it will not resolve it");
+                tracing::error!(short_id = %record.short_id, attempt, error = %e, "cannot store the request's Telegram message id; answers to it work while it is pending, not after a restart");
                 tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
             }
         }

@@ -4,17 +4,22 @@
 //!
 //! `message` renders what the owner reads; `limiter` paces what we write; `deliver` owns
 //! one request's message from post to final edit; `updates` long-polls the Bot API and
-//! turns owner actions into `Approvals::resolve` calls. The Bot API being down never
+//! turns owner actions into `Approvals::resolve` calls; `fetch` reads each polled update
+//! on its own, so one that cannot be read is skipped instead of stopping the rest;
+//! `posted` knows which message shows which request from the moment it is posted, so an
+//! answer that outruns the store still finds its request. The Bot API being down never
 //! blocks anything else: requests still expire on their timers, and allowlisted
 //! requests never touch this module.
 
 mod deliver;
+mod fetch;
 mod limiter;
 pub mod message;
+mod posted;
 mod updates;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -29,6 +34,7 @@ use crate::config::{Secret, TelegramConfig};
 use crate::transport::grammar::ReactionMap;
 use crate::transport::until_stopped;
 use limiter::Limiter;
+use posted::Posted;
 
 /// How long `connect` waits for `getMe` before starting without it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -61,6 +67,13 @@ struct Context {
     /// Woken when a call succeeds after failures: whoever waits out a backoff retries at
     /// once instead of sleeping through the API's return.
     recovered: Notify,
+    /// Where the next getUpdates starts: past every update handled or skipped so far.
+    /// Kept here, not in the poller, so a poller restarted after a panic does not meet
+    /// the update that panicked it again.
+    offset: AtomicI32,
+    /// Our approval messages and posts in flight, for answers that come before the store
+    /// knows the message.
+    posted: Posted,
 }
 
 impl Telegram {
@@ -103,6 +116,8 @@ impl Telegram {
             custom_emoji: Mutex::new(HashMap::new()),
             failing: AtomicBool::new(false),
             recovered: Notify::new(),
+            offset: AtomicI32::new(0),
+            posted: Posted::new(),
         });
         match tokio::time::timeout(CONNECT_TIMEOUT, ctx.bot.get_me()).await {
             Ok(Ok(me)) => ctx.identified(me).await,
@@ -151,7 +166,7 @@ async fn run(
                     delivering.remove(&id);
                 }
             }
-            // Polling ends only at shutdown; anything else (a panic while parsing an
+            // Polling ends only at shutdown; anything else (a panic while handling an
             // update) must not leave the owner unable to answer.
             ended = &mut poller => {
                 if *stopped.borrow() {

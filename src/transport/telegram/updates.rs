@@ -4,8 +4,13 @@
 //! Every path checks the same two things before anything else: the update comes from the
 //! configured chat, and from a user (not a bot, not an anonymous admin) listed in
 //! `telegram.owner_ids`. Anything else changes nothing and is logged.
+//!
+//! An answer can come before we know which message it answers (the owner saw the message
+//! before sendMessage told us its id): it is held until the posts in flight land, then
+//! handled like any other.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -15,17 +20,26 @@ use teloxide::types::{
     AllowedUpdate, CallbackQuery, CustomEmojiId, MessageId, MessageReactionUpdated, ReactionType,
     ReplyParameters, UpdateKind, User,
 };
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 
 use super::deliver::external_id;
+use super::fetch::{self, Read};
+use super::posted::Target;
 use super::{Backoff, Context, message};
-use crate::model::{Decision, Record, Via};
+use crate::model::{Decision, Via};
 use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::{answer, render, until_stopped};
 
 /// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
 /// which does not stretch for long polls.
 const POLL_SECS: u32 = 10;
+/// Answers held aside at once, waiting for posts in flight (see `dispatch`).
+const HELD_MAX: usize = 64;
+/// The longest an answer waits for posts in flight: past teloxide's 17-second HTTP
+/// timeout, by which any send has landed or failed.
+const HOLD_LIMIT: Duration = Duration::from_secs(30);
+/// How long to wait after a batch that moved the offset nowhere.
+const NO_PROGRESS_WAIT: Duration = Duration::from_secs(5);
 /// Telegram's limit on the text of an `answerCallbackQuery` notification.
 const CALLBACK_TEXT_MAX: usize = 200;
 /// Reactions are only delivered when asked for by name.
@@ -62,10 +76,13 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
     }
 
     // Telegram forgets updates below the offset of a getUpdates call: `offset` is where
-    // the next call starts, `confirmed` what Telegram has been told so far.
-    let mut offset: i32 = 0;
+    // the next call starts, `confirmed` what Telegram has been told so far. A poller
+    // restarted after a panic goes on from where this one got to, past the update it was
+    // handling, rather than meeting that update again.
+    let mut offset: i32 = ctx.offset.load(Ordering::Relaxed);
     let mut confirmed: i32 = 0;
     let mut backoff = Backoff::new();
+    let holding = Arc::new(Semaphore::new(HELD_MAX));
     loop {
         let request = ctx
             .bot
@@ -75,15 +92,28 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
             .allowed_updates(ALLOWED);
         let result = tokio::select! {
             _ = until_stopped(&mut stopped) => break,
-            r = request.send() => r,
+            r = fetch::get_updates(&ctx.bot, request) => r,
         };
         match result {
-            Ok(updates) => {
+            Ok(batch) => {
                 // Telegram heard this offset only if the call got through.
                 confirmed = offset;
                 ctx.succeeded();
                 backoff = Backoff::new();
-                for update in updates {
+                let before = offset;
+                let fetched = batch.len();
+                for value in batch {
+                    let update = match fetch::read(value) {
+                        Read::Update(update) => *update,
+                        Read::Unreadable { id, kind, why } => {
+                            tracing::warn!(update_id = ?id.map(|id| id.0), kind, why, "skipping a Telegram update that cannot be read");
+                            if let Some(id) = id {
+                                offset = offset.max(id.as_offset());
+                                ctx.offset.store(offset, Ordering::Relaxed);
+                            }
+                            continue;
+                        }
+                    };
                     let next = update.id.as_offset();
                     // The same update twice (a retried response, a confused proxy) is
                     // handled once.
@@ -95,7 +125,20 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
                         continue;
                     }
                     offset = next;
-                    handle(&ctx, update).await;
+                    ctx.offset.store(offset, Ordering::Relaxed);
+                    dispatch(&ctx, update, &holding, &stopped).await;
+                }
+                // Updates none of which has a usable id would come back at once: wait
+                // instead of spinning (Telegram always sends ids; a broken proxy might not).
+                if fetched > 0 && offset == before {
+                    tracing::warn!(
+                        fetched,
+                        "no update of this batch could be skipped past; waiting before asking again"
+                    );
+                    tokio::select! {
+                        _ = until_stopped(&mut stopped) => break,
+                        _ = tokio::time::sleep(NO_PROGRESS_WAIT) => {}
+                    }
                 }
             }
             Err(e) => {
@@ -108,14 +151,76 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
         }
     }
     if offset > confirmed {
+        // Read unread too: the update after the last one may be one teloxide cannot read.
         let ack = ctx.bot.get_updates().offset(offset).limit(1).timeout(0);
-        match tokio::time::timeout(Duration::from_secs(3), ack.send()).await {
+        let ack = fetch::get_updates(&ctx.bot, ack);
+        match tokio::time::timeout(Duration::from_secs(3), ack).await {
             Ok(Ok(_)) => tracing::debug!(offset, "confirmed the last handled update"),
             Ok(Err(e)) => {
                 tracing::warn!(error = %ctx.scrub(&e), "could not confirm the last handled update; Telegram will send it again after a restart, where it changes nothing")
             }
             Err(_) => tracing::warn!("timed out confirming the last handled update"),
         }
+    }
+}
+
+/// Handles `update` now, unless it answers one of our messages that may not be known
+/// yet (a post is in flight, and Telegram may show it before sendMessage has told us its
+/// id): then it is held until those posts land, and handled in full, owner checks and all.
+async fn dispatch(
+    ctx: &Arc<Context>,
+    update: Update,
+    holding: &Arc<Semaphore>,
+    stopped: &watch::Receiver<bool>,
+) {
+    let unsettled = answered_message(ctx, &update)
+        .and_then(|message| Some((message, ctx.posted.unsettled(message)?)));
+    let Some((message, pending)) = unsettled else {
+        return handle(ctx, update).await;
+    };
+    tracing::debug!(
+        update_id = update.id.0,
+        message = message.0,
+        "holding an answer to a message not known yet, until the posts in flight land"
+    );
+    match Arc::clone(holding).try_acquire_owned() {
+        // Held aside, so polling goes on meanwhile.
+        Ok(permit) => {
+            let ctx = Arc::clone(ctx);
+            let mut stopped = stopped.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    // Shutdown cancels every request: nothing is left to answer.
+                    _ = until_stopped(&mut stopped) => return,
+                    _ = ctx.posted.settle(message, pending, HOLD_LIMIT) => {}
+                }
+                handle(&ctx, update).await;
+                drop(permit);
+            });
+        }
+        // Too many held already: this one holds polling too, but is not lost.
+        Err(_) => {
+            ctx.posted.settle(message, pending, HOLD_LIMIT).await;
+            handle(ctx, update).await;
+        }
+    }
+}
+
+/// The message of ours in our chat that `update` answers, if any: the one reacted to,
+/// replied to, or whose button was pressed.
+fn answered_message(ctx: &Context, update: &Update) -> Option<MessageId> {
+    match &update.kind {
+        UpdateKind::MessageReaction(r) if r.chat.id == ctx.chat => Some(r.message_id),
+        UpdateKind::Message(m) if m.chat.id == ctx.chat => m
+            .reply_to_message()
+            .filter(|original| from_us(ctx, original))
+            .map(|original| original.id),
+        UpdateKind::CallbackQuery(q) => q
+            .message
+            .as_ref()
+            .filter(|m| m.chat().id == ctx.chat)
+            .map(|m| m.id()),
+        _ => None,
     }
 }
 
@@ -255,17 +360,22 @@ fn from_us(ctx: &Context, m: &Message) -> bool {
     m.from.as_ref().is_some_and(|u| Some(u.id) == me)
 }
 
-/// The request whose approval message is `message` in our chat, if any. Err: a reply
-/// saying the lookup failed.
-async fn request_at(ctx: &Context, message: MessageId) -> Result<Option<Record>, String> {
-    ctx.approvals
+/// The request whose approval message is `message` in our chat, if any: known at once
+/// while its delivery runs, else from the store. Err: a reply saying the lookup failed.
+async fn request_at(ctx: &Context, message: MessageId) -> Result<Option<Target>, String> {
+    if let Some(target) = ctx.posted.get(message) {
+        return Ok(Some(target));
+    }
+    let found = ctx
+        .approvals
         .store()
         .find_by_message_external_id(&external_id(ctx.chat, message))
         .await
         .map_err(|e| {
             tracing::error!(error = %e, "cannot look up a request by its message");
             "could not look up that request (storage error); nothing was changed".to_string()
-        })
+        })?;
+    Ok(found.as_ref().map(Target::from))
 }
 
 async fn on_reaction(ctx: &Context, r: &MessageReactionUpdated) {
