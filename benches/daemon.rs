@@ -17,6 +17,10 @@
 //! - **D.** Start to `READY=1` (sd_notify, as systemd sees it) with 1,000,000 rows of
 //!   history and 100 requests left pending by a "crash", against an empty database.
 //! - **E.** Policy analysis + match per command with 10,000 rules, in process.
+//! - **F.** The owner under a hostile flood: p99 of `GET /v1/requests?status=pending` on
+//!   `admin.sock` and of an allowlisted request from another uid, while 32 connections
+//!   from one uid (`nobody`, when the bench runs as root) send commands as costly to
+//!   analyse as execgate allows, as ratios to the same figures without the flood.
 //!
 //! The load generator is one tokio `current_thread` runtime in this process, so it uses
 //! at most one core; the daemon and the trivial server run on execgate's runtime
@@ -30,6 +34,11 @@
 //! is a smoke pass: the same sections with tiny counts, checking behaviour only.
 
 mod common;
+
+/// The tests' hostile agent on uid 65534, for section F's flood.
+#[allow(dead_code)]
+#[path = "../tests/common/uid.rs"]
+mod uid;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -71,6 +80,7 @@ const TARGET_PENDING: usize = 10_000;
 const TARGET_PENDING_RSS: u64 = 64 << 20;
 const TARGET_HISTORY: u32 = 1_000_000;
 const TARGET_READY: Duration = Duration::from_millis(300);
+const TARGET_FLOOD_RATIO: f64 = 10.0;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -144,6 +154,8 @@ impl Mode {
                 history_rows: 1_000_000,
                 ready_runs: 5,
                 policy_rounds: 50,
+                flood_samples: 400,
+                flood_connections: 32,
             },
             Mode::Quick => Plan {
                 rtt_warmup: 200,
@@ -157,6 +169,8 @@ impl Mode {
                 history_rows: 200_000,
                 ready_runs: 3,
                 policy_rounds: 10,
+                flood_samples: 100,
+                flood_connections: 32,
             },
             Mode::Smoke => Plan {
                 rtt_warmup: 0,
@@ -170,6 +184,8 @@ impl Mode {
                 history_rows: 10_000,
                 ready_runs: 1,
                 policy_rounds: 2,
+                flood_samples: 5,
+                flood_connections: 4,
             },
         }
     }
@@ -189,6 +205,10 @@ struct Plan {
     history_rows: u32,
     ready_runs: usize,
     policy_rounds: usize,
+    /// Section F: samples of each of the owner's two requests, per phase; and the
+    /// flood's connections.
+    flood_samples: usize,
+    flood_connections: usize,
 }
 
 async fn run(mode: Mode) -> Result<()> {
@@ -215,7 +235,10 @@ async fn run(mode: Mode) -> Result<()> {
     let policy = policy(&lab, &plan, base.round_trip.p50);
     policy.print();
 
-    let targets = targets(&base, &allowlisted, &pending, &history);
+    let flood = flood(&mut lab, &plan).await?;
+    flood.print();
+
+    let targets = targets(&base, &allowlisted, &pending, &history, &flood);
     print_targets(mode, &targets);
 
     if mode == Mode::Full {
@@ -229,6 +252,7 @@ async fn run(mode: Mode) -> Result<()> {
             "pending": pending.json(),
             "history": history.json(),
             "policy": policy.json(),
+            "flood": flood.json(),
             "targets": targets.iter().map(Target::json).collect::<Vec<_>>(),
         });
         std::fs::write(JSON_OUT, serde_json::to_string_pretty(&report)? + "\n")
@@ -1136,6 +1160,221 @@ fn policy(lab: &Lab, plan: &Plan, round_trip: Duration) -> PolicyCost {
 }
 
 // ---------------------------------------------------------------------------------------
+// F. The owner under a flood
+
+/// The longest one of the owner's requests may take before it counts as a timeout.
+const SAMPLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+struct Flood {
+    /// Whether the flood ran on its own uid (the bench ran as root).
+    second_uid: bool,
+    admin_quiet: Stats,
+    admin_flooded: Stats,
+    other_quiet: Stats,
+    other_flooded: Stats,
+    /// The owner's requests that took longer than `SAMPLE_TIMEOUT` (none may).
+    timeouts: usize,
+    /// Flood requests answered while the owner's were measured.
+    flood_answered: usize,
+    connections: usize,
+}
+
+impl Flood {
+    fn admin_ratio(&self) -> f64 {
+        ratio(self.admin_flooded.p99, self.admin_quiet.p99)
+    }
+
+    fn print(&self) {
+        println!(
+            "\nF. The owner under a flood ({} connections of heavy commands from {}; {} flood answers meanwhile)",
+            self.connections,
+            if self.second_uid {
+                "uid 65534"
+            } else {
+                "the bench's own uid: run as root to put the flood on its own uid"
+            },
+            self.flood_answered
+        );
+        println!("   {:<34}{}", "", Stats::HEADER);
+        for (name, s) in [
+            ("admin GET pending, quiet", &self.admin_quiet),
+            ("admin GET pending, flooded", &self.admin_flooded),
+            ("other uid, allowlisted, quiet", &self.other_quiet),
+            ("other uid, allowlisted, flooded", &self.other_flooded),
+        ] {
+            println!("   {name:<34}{}", s.row());
+        }
+        println!(
+            "   p99 flooded / quiet: admin {}, allowlisted {}; timeouts: {}",
+            times(self.admin_ratio()),
+            times(ratio(self.other_flooded.p99, self.other_quiet.p99)),
+            self.timeouts
+        );
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "second_uid": self.second_uid,
+            "connections": self.connections,
+            "admin_quiet": self.admin_quiet.json(),
+            "admin_flooded": self.admin_flooded.json(),
+            "other_quiet": self.other_quiet.json(),
+            "other_flooded": self.other_flooded.json(),
+            "admin_p99_ratio": self.admin_ratio(),
+            "other_p99_ratio": ratio(self.other_flooded.p99, self.other_quiet.p99),
+            "timeouts": self.timeouts,
+            "flood_answered": self.flood_answered,
+        })
+    }
+}
+
+/// A command as costly to analyse as execgate allows: scripts that send tree-sitter's
+/// error recovery into its slowest path, each one different (the same script twice is
+/// read once), to about 55 KB.
+fn heavy_command(seed: usize) -> String {
+    let body = "`>}".repeat(330);
+    let mut command = String::new();
+    let mut i = 0;
+    while command.len() < 55_000 {
+        command.push_str(&format!("bash -c 'v{seed}x{i}; {body}'; "));
+        i += 1;
+    }
+    command
+}
+
+async fn flood(lab: &mut Lab, plan: &Plan) -> Result<Flood> {
+    // The limits a flood meets in production.
+    let defaults = [("EXECGATE_LIMITS__ASKS_PER_MINUTE_PER_UID", "30")];
+    let mut daemon = lab
+        .start_with(&lab.path().join("state/flood.db"), &defaults)
+        .await?;
+    let mut admin = Conn::open(&lab.admin_socket()).await?;
+    let rule = json!({"agent": "other", "pattern": "make other", "kind": "exact"});
+    let (status, answer) = admin
+        .post("/v1/allowlist", Bytes::from(rule.to_string()))
+        .await?;
+    ensure!(
+        status == StatusCode::CREATED,
+        "adding the rule: {status} {}",
+        String::from_utf8_lossy(&answer)
+    );
+    let (admin_quiet, other_quiet, quiet_timeouts) = owner_samples(lab, plan).await?;
+
+    // SAFETY: geteuid has no preconditions.
+    let second_uid = unsafe { libc::geteuid() } == 0;
+    if second_uid {
+        uid::let_agent_in(lab.path(), &lab.agent_socket());
+    }
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let answered = Arc::new(AtomicUsize::new(0));
+    let flooding = {
+        let (socket, stop, answered) =
+            (lab.agent_socket(), Arc::clone(&stop), Arc::clone(&answered));
+        let connections = plan.flood_connections;
+        let body = move || async move {
+            let tasks: Vec<_> = (0..connections)
+                .map(|c| {
+                    let (socket, stop, answered) =
+                        (socket.clone(), Arc::clone(&stop), Arc::clone(&answered));
+                    tokio::spawn(async move {
+                        let mut seed = c;
+                        while !stop.load(Ordering::Relaxed) {
+                            let ask = json!({"agent": "flood", "command": heavy_command(seed), "wait": false});
+                            seed += connections;
+                            let Ok(mut conn) = Conn::open(&socket).await else {
+                                tokio::time::sleep(Duration::from_millis(10)).await;
+                                continue;
+                            };
+                            if conn.post(REQUESTS, Bytes::from(ask.to_string())).await.is_ok() {
+                                answered.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for task in tasks {
+                let _ = task.await;
+            }
+        };
+        std::thread::spawn(move || {
+            if second_uid {
+                uid::as_agent(body);
+            } else {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime for the flood")
+                    .block_on(body());
+            }
+        })
+    };
+    // The flood reaches its stride before the owner is measured.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = answered.load(Ordering::Relaxed);
+    let flooded = owner_samples(lab, plan).await;
+    let flood_answered = answered.load(Ordering::Relaxed) - before;
+    stop.store(true, Ordering::Relaxed);
+    let _ = tokio::task::spawn_blocking(move || flooding.join()).await;
+    let (admin_flooded, other_flooded, flooded_timeouts) = flooded?;
+    daemon.stop().await?;
+    Ok(Flood {
+        second_uid,
+        admin_quiet,
+        admin_flooded,
+        other_quiet,
+        other_flooded,
+        timeouts: quiet_timeouts + flooded_timeouts,
+        flood_answered,
+        connections: plan.flood_connections,
+    })
+}
+
+/// The owner's side: `plan.flood_samples` of each of its two requests, one at a time,
+/// alternating, each on a fresh connection (as the CLI makes them). A sample past
+/// `SAMPLE_TIMEOUT` is counted as a timeout and as that long.
+async fn owner_samples(lab: &Lab, plan: &Plan) -> Result<(Stats, Stats, usize)> {
+    let ask = Bytes::from(json!({"agent": "other", "command": "make other"}).to_string());
+    let (mut admin, mut other, mut timeouts) = (Vec::new(), Vec::new(), 0);
+    for _ in 0..plan.flood_samples {
+        let start = Instant::now();
+        let listed = tokio::time::timeout(SAMPLE_TIMEOUT, async {
+            let mut conn = Conn::open(&lab.admin_socket()).await?;
+            conn.get("/v1/requests?status=pending").await
+        })
+        .await;
+        match listed {
+            Ok(answer) => {
+                let (status, body) = answer?;
+                ensure!(
+                    status == StatusCode::OK,
+                    "listing: {status} {}",
+                    String::from_utf8_lossy(&body)
+                );
+            }
+            Err(_) => timeouts += 1,
+        }
+        admin.push(start.elapsed());
+
+        let start = Instant::now();
+        let decided = tokio::time::timeout(SAMPLE_TIMEOUT, async {
+            let mut conn = Conn::open(&lab.agent_socket()).await?;
+            conn.post(REQUESTS, ask.clone()).await
+        })
+        .await;
+        match decided {
+            Ok(answer) => {
+                let (status, body) = answer?;
+                expect(status, &body, StatusCode::OK, "approved", Some("allowlist"))
+                    .map_err(anyhow::Error::msg)?;
+            }
+            Err(_) => timeouts += 1,
+        }
+        other.push(start.elapsed());
+    }
+    Ok((Stats::of(admin)?, Stats::of(other)?, timeouts))
+}
+
+// ---------------------------------------------------------------------------------------
 // Targets
 
 struct Target {
@@ -1156,6 +1395,7 @@ fn targets(
     allowlisted: &Allowlisted,
     pending: &Pending,
     history: &History,
+    flood: &Flood,
 ) -> Vec<Target> {
     let single = allowlisted.single_stream();
     let widest = allowlisted.levels.last().expect("at least one level");
@@ -1194,6 +1434,14 @@ fn targets(
             ),
             value: show(ready),
             pass: (history.rows == TARGET_HISTORY).then_some(ready < TARGET_READY),
+        },
+        Target {
+            name: format!("flooded admin p99 ≤ {TARGET_FLOOD_RATIO}× quiet, no timeout"),
+            value: times(flood.admin_ratio()),
+            // Judged only with the flood on its own uid, as the target is stated.
+            pass: flood
+                .second_uid
+                .then_some(flood.admin_ratio() <= TARGET_FLOOD_RATIO && flood.timeouts == 0),
         },
     ]
 }
@@ -1250,6 +1498,11 @@ impl Lab {
     /// Starts `execgate serve` on `database` as systemd would (READY=1 on
     /// `NOTIFY_SOCKET`), at the default log level, and waits until it is ready.
     async fn start(&mut self, database: &Path) -> Result<Daemon> {
+        self.start_with(database, &[]).await
+    }
+
+    /// [`Lab::start`], with `extra` on top of the bench's environment.
+    async fn start_with(&mut self, database: &Path, extra: &[(&str, &str)]) -> Result<Daemon> {
         self.starts += 1;
         let log = self.path().join(format!("daemon-{}.log", self.starts));
         let notify_path = self.path().join(format!("notify-{}.sock", self.starts));
@@ -1270,10 +1523,13 @@ impl Lab {
             .env("EXECGATE_ADMIN_SOCKET", self.admin_socket())
             .env("EXECGATE_DATABASE", database)
             .env("EXECGATE_LIMITS__MAX_PENDING_PER_UID", "20000")
+            // Section C asks for 10,000 decisions at once, from one uid.
+            .env("EXECGATE_LIMITS__ASKS_PER_MINUTE_PER_UID", "1000000")
             .env("EXECGATE_LIMITS__MAX_CONNECTIONS_PER_UID", "1024")
             .env("EXECGATE_APPROVAL__TIMEOUT_SECS", "3600")
             .env("NOTIFY_SOCKET", &notify_path)
             .envs(runtime_env())
+            .envs(extra.iter().copied())
             .stdin(Stdio::null())
             .stdout(log_file.try_clone()?)
             .stderr(log_file)
@@ -1448,6 +1704,18 @@ impl Conn {
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
             }
         }
+    }
+
+    /// GETs `path`; returns the status and the whole answer.
+    async fn get(&mut self, path: &str) -> Result<(StatusCode, Bytes)> {
+        self.sender.ready().await?;
+        let request = Request::get(path)
+            .header(HOST, "localhost")
+            .body(Full::new(Bytes::new()))?;
+        let response = self.sender.send_request(request).await?;
+        let status = response.status();
+        let answer = response.into_body().collect().await?.to_bytes();
+        Ok((status, answer))
     }
 
     /// POSTs `body` as JSON; returns the status and the whole answer.

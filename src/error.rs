@@ -89,6 +89,11 @@ impl From<ApprovalError> for ApiError {
                 "SHUTTING_DOWN",
                 "execgate is shutting down; the command is not approved",
             ),
+            ApprovalError::Analysis => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "UNAVAILABLE",
+                "execgate could not analyse the command (an internal error, logged); the command is not approved",
+            ),
             e @ ApprovalError::TooManyPending(_) => ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 "TOO_MANY_PENDING",

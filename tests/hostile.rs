@@ -208,17 +208,29 @@ async fn a_flood_of_asks_is_limited_per_uid_and_others_still_reach_the_owner() {
     let (answers, last) = tokio::task::spawn_blocking(move || {
         as_agent(move || async move {
             let client = Client::new(socket);
+            // All at once; each hangs up after a while (the request is then cancelled).
+            let asks: Vec<_> = (0..20)
+                .map(|i| {
+                    let client = client.clone();
+                    tokio::spawn(async move {
+                        let body = json!({"agent": "flood", "command": format!("make t{i}")});
+                        let call = client.call(Method::POST, "/v1/requests", Some(&body));
+                        tokio::time::timeout(std::time::Duration::from_secs(2), call)
+                            .await
+                            .ok()
+                            .map(|answer| answer.unwrap())
+                    })
+                })
+                .collect();
             let mut answers = Vec::new();
-            for i in 0..20 {
-                let body = json!({"agent": "flood", "command": format!("make t{i}")});
-                // Ask and hang up: the request is cancelled when the connection closes.
-                let call = client.call(Method::POST, "/v1/requests", Some(&body));
-                if let Ok(Ok((status, v))) =
-                    tokio::time::timeout(std::time::Duration::from_millis(100), call).await
-                {
-                    answers.push((status, v));
+            let mut hung_up = 0;
+            for ask in asks {
+                match ask.await.unwrap() {
+                    Some(answer) => answers.push(answer),
+                    None => hung_up += 1,
                 }
             }
+            assert_eq!(hung_up, 5, "5 asks reach the owner: {answers:?}");
             let body = json!({"agent": "flood", "command": "make last", "wait": false});
             let last = client
                 .call(Method::POST, "/v1/requests", Some(&body))
@@ -245,8 +257,156 @@ async fn a_flood_of_asks_is_limited_per_uid_and_others_still_reach_the_owner() {
     let message = last.1["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("asks_per_minute_per_uid"), "{message}");
 
+    // The five the agent hung up on were cancelled, and counted all the same.
+    let mut flood = Vec::new();
+    for _ in 0..200 {
+        let (_, v) = d
+            .admin()
+            .call(Method::GET, "/v1/requests?agent=flood", None)
+            .await
+            .unwrap();
+        flood = v.as_array().unwrap().clone();
+        if flood.iter().all(|r| r["status"] == "cancelled") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(flood.len(), 5, "{flood:?}");
+    assert!(
+        flood
+            .iter()
+            .all(|r| r["status"] == "cancelled" && r["via"] == "disconnect"),
+        "{flood:?}"
+    );
+
     // Another uid asks, and the owner is shown it.
     let mine = d.ask_no_wait("owner-side", "make mine").await;
     assert_eq!(mine.peer_uid, Some(0), "the test itself is root");
     d.console_expect(&mine.short_id).await;
+}
+
+/// One evaluation has one parsing budget, shared by the command and every script inside
+/// it that execgate reads (`bash -c '…'`, a heredoc fed to a shell). A single-quoted
+/// script is one token of its command, so without a shared budget a 64 KiB request of
+/// many `bash -c '…'` costs dozens of full parses, several times over. Past the budget
+/// the command is too big to analyse: a human decides, even where the owner's exact rule
+/// names it.
+#[tokio::test]
+async fn the_scripts_inside_a_command_share_one_analysis_budget() {
+    let d = TestDaemon::start(&[]).await;
+    // Each script differs (the same script twice is read once).
+    let script = |i: usize| format!("ls a b c{i}; ").repeat(150);
+    let command = (0..20)
+        .map(|i| format!("bash -c '{}'", script(i)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    assert!(command.len() < 64 * 1024);
+    let (status, v) = d
+        .add_rule(json!({"agent": "agent", "pattern": command, "kind": "exact"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let (status, v) = d
+        .submit(json!({"agent": "agent", "command": command, "wait": false}))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "a human decides: {v}");
+    let reasons = v["risk_reasons"].to_string();
+    assert!(reasons.contains("too much to analyse"), "{reasons}");
+
+    // A few such scripts are read, and the rule approves them.
+    let few = format!("bash -c '{}'; bash -c '{}'", script(0), script(1));
+    let (status, v) = d
+        .add_rule(json!({"agent": "agent", "pattern": few, "kind": "exact"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let (status, v) = d
+        .submit(json!({"agent": "agent", "command": few, "wait": false}))
+        .await;
+    assert_eq!(
+        (status, &v["status"]),
+        (StatusCode::OK, &json!("approved")),
+        "{v}"
+    );
+}
+
+/// Commands whose analysis is as costly as execgate allows: scripts that send
+/// tree-sitter's error recovery into its slowest path, each one different.
+fn heavy_command(seed: usize) -> String {
+    let body = "`>}".repeat(330);
+    let mut command = String::new();
+    let mut i = 0;
+    while command.len() < 55_000 {
+        command.push_str(&format!("bash -c 'v{seed}x{i}; {body}'; "));
+        i += 1;
+    }
+    command
+}
+
+/// The owner can always decide: while one uid floods the daemon with commands that are
+/// as costly to analyse as it allows, the admin socket answers and another uid's
+/// allowlisted request is decided, long before the flood is through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_heavy_commands_does_not_starve_the_owner_or_other_uids() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    if !can_switch_uid("a_flood_of_heavy_commands_does_not_starve_the_owner_or_other_uids") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = common::process::Process::start(dir.path(), &[]).await;
+    let config = common::config_for(&daemon.env);
+    let_agent_in(dir.path(), &config.socket);
+    let admin = Client::new(&config.admin_socket);
+    let (status, v) = admin
+        .call(
+            Method::POST,
+            "/v1/allowlist",
+            Some(&json!({"agent": "other", "pattern": "make other", "kind": "exact"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+
+    const FLOOD: usize = 16;
+    let answered = Arc::new(AtomicUsize::new(0));
+    let (socket, counter) = (config.socket.clone(), Arc::clone(&answered));
+    let _flood = std::thread::spawn(move || {
+        as_agent(move || async move {
+            let calls: Vec<_> = (0..FLOOD)
+                .map(|seed| {
+                    let (client, counter) = (Client::new(&socket), Arc::clone(&counter));
+                    tokio::spawn(async move {
+                        let body = json!({"agent": "flood", "command": heavy_command(seed), "wait": false});
+                        let _ = client.call(Method::POST, "/v1/requests", Some(&body)).await;
+                        counter.fetch_add(1, Ordering::SeqCst);
+                    })
+                })
+                .collect();
+            for call in calls {
+                let _ = call.await;
+            }
+        })
+    });
+    // Let the flood land first.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+
+    let (status, v) = admin
+        .call(Method::GET, "/v1/requests?status=pending", None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let body = json!({"agent": "other", "command": "make other"});
+    let (status, v) = Client::new(&config.socket)
+        .call(Method::POST, "/v1/requests", Some(&body))
+        .await
+        .unwrap();
+    assert_eq!(
+        (status, &v["status"]),
+        (StatusCode::OK, &json!("approved")),
+        "{v}"
+    );
+    let done = answered.load(Ordering::SeqCst);
+    assert!(
+        done <= FLOOD / 2,
+        "the owner and the other uid waited until {done} of the flood's {FLOOD} requests were analysed"
+    );
 }

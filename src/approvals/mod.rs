@@ -4,7 +4,11 @@
 //! The database decides who wins a resolution (`Store::resolve` returns true once); this
 //! module makes sure that whoever waits hears about it, that a timer ends every pending
 //! request, and that transports get an event for every change.
+//!
+//! Beside it: `analysts`, the threads policy's analysis runs on (off the async workers,
+//! uids in turn), and `rate`, how often one uid may put a request to a human.
 
+mod analysts;
 mod rate;
 
 use std::collections::HashMap;
@@ -33,6 +37,20 @@ pub struct Submission {
     pub shell: Option<Shell>,
     pub peer_uid: Option<u32>,
     pub peer_pid: Option<i32>,
+}
+
+impl Submission {
+    /// What policy judges.
+    fn subject(&self) -> Subject<'_> {
+        Subject {
+            agent: &self.agent,
+            command: self.command.as_deref(),
+            argv: self.argv.as_deref(),
+            cwd: self.cwd.as_deref().map(std::path::Path::new),
+            run: self.run,
+            shell: self.shell,
+        }
+    }
 }
 
 /// What submitting produced.
@@ -73,6 +91,8 @@ pub enum ApprovalError {
     Store(#[from] StoreError),
     #[error("the daemon is shutting down")]
     ShuttingDown,
+    #[error("the command could not be analysed")]
+    Analysis,
     #[error(
         "too many requests from this uid are already waiting for a human (limit {0}); wait for answers before asking more"
     )]
@@ -171,6 +191,8 @@ pub struct Approvals {
     /// removed only by whoever wins the row's resolution, so a resolver that sees a
     /// pending row always finds its waiters here.
     pending: Mutex<PendingSet>,
+    /// Where policy's analysis runs.
+    analysts: analysts::Analysts,
     /// Asks per uid in the last minute; taken only under `pending`'s lock.
     asks: Mutex<rate::AskRate>,
     events: broadcast::Sender<Event>,
@@ -187,6 +209,7 @@ impl Approvals {
             store,
             policy,
             pending: Mutex::new(PendingSet::default()),
+            analysts: analysts::Analysts::start(),
             asks: Mutex::new(rate::AskRate::default()),
             events,
             closing: AtomicBool::new(false),
@@ -234,15 +257,21 @@ impl Approvals {
         self.served.fetch_add(1, Ordering::Relaxed);
         // Millisecond precision, as stored: the record returned is the row as read later.
         let now = Utc::now().trunc_subsecs(3);
-        let subject = Subject {
-            agent: &sub.agent,
-            command: sub.command.as_deref(),
-            argv: sub.argv.as_deref(),
-            cwd: sub.cwd.as_deref().map(std::path::Path::new),
-            run: sub.run,
-            shell: sub.shell,
-        };
-        let verdict = self.policy.evaluate(subject, now);
+        // Off the async workers, each uid in turn: see `analysts`.
+        let policy = Arc::clone(&self.policy);
+        let (sub, verdict, always_refusal) = self
+            .analysts
+            .run(sub.peer_uid, move || {
+                let verdict = policy.evaluate(sub.subject(), now);
+                // Judged now, while the request's words are at hand, for asks only.
+                let always_refusal = match verdict.outcome {
+                    Outcome::Ask => policy.always_refusal(&verdict, sub.subject()),
+                    _ => None,
+                };
+                (sub, verdict, always_refusal)
+            })
+            .await
+            .ok_or(ApprovalError::Analysis)?;
         let new = NewRequest {
             id: uuid::Uuid::now_v7().to_string(),
             agent: sub.agent.clone(),
@@ -301,7 +330,7 @@ impl Approvals {
                 Ok(Submitted::Done(record))
             }
             Outcome::Ask => Ok(Submitted::Ask(Ask {
-                always_refusal: self.policy.always_refusal(&verdict, subject),
+                always_refusal,
                 new,
                 verdict,
             })),

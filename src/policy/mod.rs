@@ -195,7 +195,40 @@ impl Policy {
 
     /// Runs steps 3–10 of the decision pipeline. Never fails: anything it cannot
     /// judge is at worst asked, never approved.
+    ///
+    /// All its parsing shares one budget (`parse::MAX_TOKENS_IN_ALL`). A command whose
+    /// scripts it could not all read is not plain: no rule and no safe-binary step
+    /// approves it, and a timeout never does either; a human decides.
     pub fn evaluate(&self, subject: Subject<'_>, now: DateTime<Utc>) -> Verdict {
+        let (mut verdict, overspent) = parse::budgeted(|| self.evaluate_within(subject, now));
+        if overspent {
+            verdict.plain = false;
+            verdict.rules_matched.clear();
+            verdict.fallback_approves = false;
+            if verdict.risk == Risk::Safe {
+                verdict.risk = Risk::NeedsReview;
+            }
+            let why = format!("not plain: {}", parse::overspent_reason());
+            if !verdict.risk_reasons.contains(&why) {
+                verdict.risk_reasons.push(why);
+            }
+            // The owner's blanket `full` still approves; nothing else does.
+            let config = self.config();
+            if matches!(verdict.outcome, Outcome::Approve { .. })
+                && config.security_for(subject.agent) != Security::Full
+            {
+                verdict.outcome = match config.approval.ask {
+                    Ask::Off => Outcome::Deny {
+                        reason: "too much to analyse, and approval.ask is `off`".into(),
+                    },
+                    _ => Outcome::Ask,
+                };
+            }
+        }
+        verdict
+    }
+
+    fn evaluate_within(&self, subject: Subject<'_>, now: DateTime<Utc>) -> Verdict {
         let current = self.compiled();
         let Compiled {
             config,
@@ -387,13 +420,20 @@ impl Policy {
     /// steps 7 and 8 pass, applied again just before a run, since the repository may
     /// have changed since the request was approved.
     pub fn git_refusal(&self, subject: Subject<'_>) -> Option<String> {
-        let analysis = analysed(subject);
-        let understood: Vec<Understanding> = analysis
-            .commands
-            .iter()
-            .map(|c| programs::understand(&c.words, c.piped))
-            .collect();
-        git_gate(&analysis, &understood, subject)
+        let (refusal, overspent) = parse::budgeted(|| {
+            let analysis = analysed(subject);
+            let understood: Vec<Understanding> = analysis
+                .commands
+                .iter()
+                .map(|c| programs::understand(&c.words, c.piped))
+                .collect();
+            git_gate(&analysis, &understood, subject)
+        });
+        match refusal {
+            // Policy approved it within the budget; the same words cost the same again.
+            None if overspent => Some(parse::overspent_reason()),
+            refusal => refusal,
+        }
     }
 }
 

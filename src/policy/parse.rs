@@ -31,7 +31,7 @@
 //! ([`super::shell::segments`]), so that risk still sees the programs.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
@@ -152,6 +152,74 @@ const LIMITS: Limits = Limits {
     budget: PARSE_BUDGET,
 };
 
+/// Tokens one evaluation may parse in all: the command and every script inside it that
+/// is read (`bash -c '…'`, a heredoc fed to a shell), each script once however many
+/// times it is asked for. A single-quoted script is one token of the command carrying
+/// it, so [`MAX_TOKENS`] alone lets a 64 KiB request of many `bash -c '…'` cost dozens
+/// of full parses. Past this, what is left is not parsed: the command is not plain, and
+/// [`budgeted`] says so.
+pub const MAX_TOKENS_IN_ALL: usize = 4 * MAX_TOKENS;
+
+/// One evaluation's parsing: tokens spent, whether the budget ran out, and the analyses
+/// made so far (risk, rules and the git gate each read the same inner scripts).
+#[derive(Default)]
+struct Budget {
+    spent: usize,
+    overspent: bool,
+    seen: HashMap<(String, u8), Analysis>,
+}
+
+thread_local! {
+    /// The budget of the evaluation running on this thread, if one is.
+    static BUDGET: RefCell<Option<Budget>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with a budget of [`MAX_TOKENS_IN_ALL`] for every analysis it makes on this
+/// thread, and says whether the budget ran out (some script was then left unread).
+pub fn budgeted<T>(f: impl FnOnce() -> T) -> (T, bool) {
+    /// Puts back the budget in force before (none, usually), also if `f` panics.
+    struct Scope(Option<Option<Budget>>);
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            if let Some(outer) = self.0.take() {
+                BUDGET.with(|b| b.replace(outer));
+            }
+        }
+    }
+    let scope = Scope(Some(BUDGET.with(|b| b.replace(Some(Budget::default())))));
+    let out = f();
+    let overspent = BUDGET.with(|b| b.borrow().as_ref().is_some_and(|b| b.overspent));
+    drop(scope);
+    (out, overspent)
+}
+
+/// Why a command is not plain when the budget ran out.
+pub fn overspent_reason() -> String {
+    format!(
+        "too much to analyse in all: the command and the scripts inside it come to more than {MAX_TOKENS_IN_ALL} tokens"
+    )
+}
+
+fn shell_key(shells: &[Shell]) -> u8 {
+    shells.iter().fold(0, |k, s| k | 1 << *s as u8)
+}
+
+/// Takes `tokens` from the running budget; false when they are not there (and the
+/// budget is then spent). Outside [`budgeted`], everything is affordable.
+fn spend(tokens: usize) -> bool {
+    BUDGET.with(|b| match b.borrow_mut().as_mut() {
+        Some(budget) if budget.spent + tokens > MAX_TOKENS_IN_ALL => {
+            budget.overspent = true;
+            false
+        }
+        Some(budget) => {
+            budget.spent += tokens;
+            true
+        }
+        None => true,
+    })
+}
+
 /// Analyses one command line for every shell: plain only if plain in sh, bash and zsh.
 pub fn analyse(command: &str) -> Analysis {
     analyse_for(command, &Shell::ALL)
@@ -161,7 +229,18 @@ pub fn analyse(command: &str) -> Analysis {
 /// them, each with its default options for `SHELL -c COMMAND`. No shells means all.
 /// Parses once, whatever the number of shells.
 pub fn analyse_for(command: &str, shells: &[Shell]) -> Analysis {
-    analyse_within(command, shells, LIMITS)
+    let key = (command.to_owned(), shell_key(shells));
+    let cached = BUDGET.with(|b| b.borrow().as_ref()?.seen.get(&key).cloned());
+    if let Some(a) = cached {
+        return a;
+    }
+    let a = analyse_within(command, shells, LIMITS);
+    BUDGET.with(|b| {
+        if let Some(budget) = b.borrow_mut().as_mut() {
+            budget.seen.insert(key, a.clone());
+        }
+    });
+    a
 }
 
 fn analyse_within(command: &str, shells: &[Shell], limits: Limits) -> Analysis {
@@ -188,6 +267,9 @@ fn analyse_within(command: &str, shells: &[Shell], limits: Limits) -> Analysis {
             "too complex to analyse ({tokens} tokens, more than {})",
             limits.max_tokens
         ));
+        None
+    } else if !spend(tokens) {
+        a.not_plain.push(overspent_reason());
         None
     } else {
         let tree = parse(command, limits.budget);
