@@ -20,6 +20,14 @@ fn main() {
         std::process::exit(2);
     }
     let cli = Cli::parse();
+    if matches!(cli.verb, Verb::Serve) {
+        // First, before any secret is read: the commands the daemon runs share its uid,
+        // and a dumpable process's environment and memory are theirs to read in /proc.
+        if let Err(e) = execgate::sys::make_non_dumpable() {
+            eprintln!("execgate: cannot mark the daemon non-dumpable (prctl): {e}");
+            std::process::exit(1);
+        }
+    }
     // A write past RLIMIT_FSIZE raises SIGXFSZ, whose default action kills the process.
     // Ignored, the write fails with EFBIG instead: SQLite reports an error, the request
     // fails closed with 503, and the daemon lives to serve once space returns.
