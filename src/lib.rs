@@ -23,7 +23,9 @@
 //!   no chat is configured) and the chat grammar every transport shares.
 //! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, transports, sockets),
 //!   reload and shutdown.
-//! - [`config`]: layered configuration (defaults < file < environment < flags).
+//! - [`config`]: layered configuration (defaults < file < environment < flags), and
+//!   [`trusted_file`]: reading the config file and `--env-file` only when nobody but
+//!   execgate's user or root could have written them.
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets.
 //! - [`model`]: the contract's words (statuses, decisions, channels) and the record.
 //! - [`yaml`]: the YAML rendering of a run's result, for tool fronts.
@@ -45,4 +47,5 @@ pub mod store;
 pub mod sys;
 pub mod systemd;
 pub mod transport;
+pub mod trusted_file;
 pub mod yaml;
