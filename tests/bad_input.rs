@@ -440,3 +440,112 @@ async fn characters_past_the_c_librarys_tables_are_answered() {
     let r = d.ask("a", "echo 'héllo 日本'").await;
     assert_eq!(r.status, Status::Approved, "still serving");
 }
+
+/// Every body is a JSON object: serde would also read a struct from an array of its
+/// fields in order, which no client means and no reviewer expects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_json_objects_are_accepted_as_bodies() {
+    let d = TestDaemon::start(&[]).await;
+    // agent, session, command, argv, input, cwd, timeout_ms, run, reason, wait, shell
+    let as_array = br#"["a", null, "pwd", null, null, null, null, false, null, true, null]"#;
+    let (status, reply) = raw(&d.config().socket, as_array).await;
+    assert_eq!(status, 400, "{reply}");
+    assert_eq!(reply["error"]["code"], "INVALID_REQUEST");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("JSON object"),
+        "{reply}"
+    );
+    for body in [&b"\"pwd\""[..], b"42", b"null", b"  [ ]"] {
+        let (status, reply) = raw(&d.config().socket, body).await;
+        assert_eq!(status, 400, "{reply}");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("JSON object")
+        );
+    }
+
+    // The admin socket's bodies too: a decision and a rule.
+    let pending = d.ask_no_wait("a", "make deploy").await;
+    let admin = d.config().admin_socket.clone();
+    let path = format!("/v1/requests/{}/decision", pending.id);
+    let (status, reply) = raw_to(&admin, "POST", &path, br#"["allow-once"]"#).await;
+    assert_eq!(status, 400, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("JSON object")
+    );
+    assert_eq!(d.record(&pending.id).await.status, Status::Pending);
+    let (status, reply) =
+        raw_to(&admin, "POST", "/v1/allowlist", br#"[null, "make deploy"]"#).await;
+    assert_eq!(status, 400, "{reply}");
+    let (_, rules) = d
+        .admin()
+        .call(Method::GET, "/v1/allowlist", None)
+        .await
+        .unwrap();
+    assert_eq!(rules, json!([]));
+
+    let (_, list) = d
+        .admin()
+        .call(Method::GET, "/v1/requests", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        1,
+        "only the object was recorded"
+    );
+}
+
+/// Sends `body` as `METHOD PATH` on `socket`; returns (status, body).
+async fn raw_to(socket: &std::path::Path, method: &str, path: &str, body: &[u8]) -> (u16, Value) {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    head.extend_from_slice(body);
+    let answers = exchange(socket, &head).await;
+    answers.into_iter().next().unwrap_or((0, Value::Null))
+}
+
+/// Writes `bytes` (a write that fails once the server has answered is not an error) and
+/// reads every response until the server closes, each as (status, JSON body or Null;
+/// a body that is not JSON comes back as a string).
+async fn exchange(socket: &std::path::Path, bytes: &[u8]) -> Vec<(u16, Value)> {
+    let mut stream = tokio::net::UnixStream::connect(socket).await.unwrap();
+    let _ = stream.write_all(bytes).await;
+    let mut reply = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut reply)).await;
+    parse_responses(&reply)
+}
+
+fn parse_responses(mut bytes: &[u8]) -> Vec<(u16, Value)> {
+    let mut out = Vec::new();
+    while let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+        let head = String::from_utf8_lossy(&bytes[..end]).to_lowercase();
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let body = &bytes[end + 4..(end + 4 + len).min(bytes.len())];
+        let value = serde_json::from_slice(body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
+        out.push((status, value));
+        bytes = &bytes[(end + 4 + len).min(bytes.len())..];
+    }
+    out
+}

@@ -90,6 +90,23 @@ pub async fn read_json<T: DeserializeOwned>(
             "the request body is empty; a JSON object is required",
         ));
     }
+    // serde reads a struct from an array of its fields in order, too
+    // (`["a", null, "ls", …]` as an ExecRequest): no client means that, and no reviewer
+    // reading a log expects it. A JSON text's first byte past whitespace says what it
+    // is, so anything but `{` is refused here (malformed text gets serde's message).
+    let kind = match bytes.iter().find(|b| !b" \t\n\r".contains(b)) {
+        Some(b'[') => Some("an array"),
+        Some(b'"') => Some("a string"),
+        Some(b'-' | b'0'..=b'9') => Some("a number"),
+        Some(b't' | b'f') => Some("a boolean"),
+        Some(b'n') => Some("null"),
+        _ => None,
+    };
+    if let Some(kind) = kind {
+        return Err(ApiError::bad_request(format!(
+            "the request body is {kind}; a JSON object ({{…}}) is required"
+        )));
+    }
     serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
 }
