@@ -7,7 +7,9 @@
 //! A tour, in the order a request travels:
 //!
 //! - [`api`]: the agent and admin HTTP APIs over Unix sockets (peer uid from the kernel),
-//!   and the accept loop that caps connections per uid and cuts off slow clients.
+//!   the accept loop that caps connections per uid and cuts off slow clients, and
+//!   (`api::wire`) the check of each request head before hyper reads it, so that every
+//!   error is the JSON error body and an early answer is not lost to a reset.
 //! - [`policy`]: the decision pipeline: security mode, deny list, allowed binaries, shell
 //!   analysis, allowlist, safe binaries, when to ask. Its program profiles
 //!   (`policy::programs`) say what every word of a known program means, read as the

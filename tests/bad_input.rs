@@ -549,3 +549,155 @@ fn parse_responses(mut bytes: &[u8]) -> Vec<(u16, Value)> {
     }
     out
 }
+
+fn assert_json_error(answer: &(u16, Value), status: u16, what: &str) {
+    assert_eq!(answer.0, status, "{what}: {answer:?}");
+    assert!(
+        answer.1["error"]["code"].is_string() && answer.1["error"]["message"].is_string(),
+        "{what}: the body is not the JSON error: {:?}",
+        answer.1
+    );
+}
+
+/// What hyper (or the router's path decoding) refuses before any handler runs is answered
+/// with the same JSON error body as everything else, on a fresh connection, after a
+/// keep-alive request, and after a pipelined one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_before_routing_are_json() {
+    let d = TestDaemon::start(&[]).await;
+    let socket = d.config().socket.clone();
+    let health = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n".to_vec();
+    let big_header = |n: usize| {
+        format!(
+            "GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+            "a".repeat(n)
+        )
+        .into_bytes()
+    };
+    let cases: Vec<(&str, Vec<u8>, u16)> = vec![
+        (
+            "a request line that is not HTTP",
+            b"GARBAGE\r\n\r\n".to_vec(),
+            400,
+        ),
+        ("no version", b"GET /v1/health\r\n\r\n".to_vec(), 400),
+        (
+            "HTTP/2 spoken to HTTP/1",
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            "a method with a space",
+            b"G(T /v1/health HTTP/1.1\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            "a raw byte in the path",
+            b"GET /v1/\xff HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            "a bad header line",
+            b"GET /v1/health HTTP/1.1\r\nHost x\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            "two lengths",
+            b"POST /v1/requests HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}"
+                .to_vec(),
+            400,
+        ),
+        (
+            "an encoding that is not chunked",
+            b"POST /v1/requests HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec(),
+            400,
+        ),
+        ("headers a little too large", big_header(32 * 1024), 431),
+        ("headers far too large", big_header(600 * 1024), 431),
+        (
+            "a percent-encoded path that is not UTF-8",
+            b"GET /v1/requests/%FF%FE HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(),
+            400,
+        ),
+    ];
+    for (what, bytes, status) in &cases {
+        let answers = exchange(&socket, bytes).await;
+        assert_eq!(answers.len(), 1, "{what}: {answers:?}");
+        assert_json_error(&answers[0], *status, what);
+
+        // After a keep-alive request on the same connection: answered in turn.
+        let mut stream = tokio::net::UnixStream::connect(&socket).await.unwrap();
+        stream.write_all(&health).await.unwrap();
+        let mut first = Vec::new();
+        while parse_responses(&first).is_empty() || !first.ends_with(b"}") {
+            let mut buf = [0u8; 4096];
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "{what}: closed after the first request");
+            first.extend_from_slice(&buf[..n]);
+        }
+        assert!(first.starts_with(b"HTTP/1.1 200"), "{what}");
+        let _ = stream.write_all(bytes).await;
+        let mut rest = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut rest)).await;
+        let answers = parse_responses(&rest);
+        assert_eq!(answers.len(), 1, "{what} after keep-alive: {answers:?}");
+        assert_json_error(&answers[0], *status, what);
+
+        // Pipelined behind a good request: the good one is answered first.
+        let mut both = health.clone();
+        both.extend_from_slice(bytes);
+        let answers = exchange(&socket, &both).await;
+        assert_eq!(answers.len(), 2, "{what} pipelined: {answers:?}");
+        assert_eq!(answers[0].0, 200, "{what} pipelined");
+        assert_json_error(&answers[1], *status, what);
+    }
+    // The admin socket, with a path whose decoding is not UTF-8.
+    let (status, reply) = raw_to(
+        &d.config().admin_socket,
+        "POST",
+        "/v1/requests/%C3%28/decision",
+        br#"{"decision":"deny"}"#,
+    )
+    .await;
+    assert_json_error(&(status, reply), 400, "admin path");
+    assert_eq!(
+        d.ask("a", "ls").await.status,
+        Status::Approved,
+        "still serving"
+    );
+}
+
+/// A handler that answers before reading the body (404 for a path the agent socket does
+/// not have) must not leave the client writing into a closed socket: the client gets
+/// the whole answer, never a broken pipe or a reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_before_the_body_does_not_reset_the_connection() {
+    let d = TestDaemon::start(&[]).await;
+    let body = vec![b'x'; 60 * 1024];
+    for round in 0..50 {
+        let mut stream = tokio::net::UnixStream::connect(&d.config().socket)
+            .await
+            .unwrap();
+        let head = format!(
+            "POST /v1/requests/x/decision HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        // The body in pieces, after the daemon has had time to answer.
+        for piece in body.chunks(4096) {
+            tokio::time::sleep(Duration::from_micros(200)).await;
+            if let Err(e) = stream.write_all(piece).await {
+                panic!("round {round}: writing the body failed: {e}");
+            }
+        }
+        let mut reply = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut reply))
+            .await
+            .expect("the daemon closes the connection")
+            .unwrap_or_else(|e| panic!("round {round}: reading the answer failed: {e}"));
+        let answers = parse_responses(&reply);
+        assert_eq!(answers.len(), 1, "round {round}: {answers:?}");
+        assert_json_error(&answers[0], 404, "decision on the agent socket");
+        assert_eq!(answers[0].1["error"]["code"], "NOT_FOUND");
+    }
+}

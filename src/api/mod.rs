@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod agent;
 pub mod server;
+pub mod wire;
 
 use std::sync::Arc;
 
@@ -152,6 +153,35 @@ fn percent_decode(s: &str) -> Result<String, ApiError> {
     String::from_utf8(out).map_err(|_| ApiError::bad_request("the query string is not UTF-8"))
 }
 
+/// Whether `path` decodes to UTF-8: `%XX` escapes decoded (a `%` not followed by two hex
+/// digits stays as it is, as axum's decoding leaves it).
+pub fn path_is_utf8(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    if !bytes.contains(&b'%') {
+        return true;
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match escaped {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    std::str::from_utf8(&out).is_ok()
+}
+
 /// A parsed number from the query, with the parameter named in the error.
 pub fn query_number(value: &str, name: &str) -> Result<u64, ApiError> {
     value.parse().map_err(|_| {
@@ -175,4 +205,16 @@ pub async fn method_not_allowed() -> ApiError {
 
 pub async fn health() -> axum::Json<serde_json::Value> {
     axum::Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths_are_utf8_once_decoded() {
+        assert!(super::path_is_utf8("/v1/requests/a1b2"));
+        assert!(super::path_is_utf8("/v1/requests/%C3%A9"));
+        assert!(super::path_is_utf8("/v1/requests/%zz%+f%"));
+        assert!(!super::path_is_utf8("/v1/requests/%FF"));
+        assert!(!super::path_is_utf8("/v1/requests/%C3%28/decision"));
+    }
 }
