@@ -364,17 +364,17 @@ async fn a_dot_env_in_the_working_directory_is_ignored() {
 async fn an_env_file_is_loaded_when_named() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("execgate.env");
+    let file = dir.path().join("gate-settings");
     std::fs::write(
         &file,
-        "# secrets and settings\nEXECGATE_POLICY__SECURITY=full\nEXECGATE_AGENT=named\nEXECGATE_APPROVAL__TIMEOUT_SECS=7\n",
+        "# secrets and settings\nEXECGATE_POLICY__SECURITY=full\nEXECGATE_AGENT=named\n",
     )
     .unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let file_s = file.display().to_string();
     let daemon = Process::start_with(
         dir.path(),
-        &[("EXECGATE_APPROVAL__TIMEOUT_SECS", "9")],
+        &[],
         process::Options {
             args: &["--env-file", &file_s],
             ..Default::default()
@@ -387,6 +387,19 @@ async fn an_env_file_is_loaded_when_named() {
     assert_eq!(
         (status.as_u16(), record["status"].as_str()),
         (200, Some("approved")),
+        "{record}"
+    );
+    // The env file is one of execgate's own files: a command touching it is dangerous.
+    let (_, record) = daemon
+        .submit(
+            &serde_json::json!({"agent": "a", "command": format!("cat {file_s}"), "wait": false}),
+        )
+        .await;
+    assert_eq!(record["risk"], "dangerous", "{record}");
+    assert!(
+        record["risk_reasons"]
+            .to_string()
+            .contains("execgate's own files"),
         "{record}"
     );
     let out = run_cli(
@@ -405,6 +418,25 @@ async fn an_env_file_is_loaded_when_named() {
     let r: Record =
         serde_json::from_str(&stdout(&out)).unwrap_or_else(|_| panic!("{}", stderr(&out)));
     assert_eq!(r.agent, "named");
+    // What the environment already says wins over the file.
+    let mut env = daemon.env.clone();
+    env.push(("EXECGATE_AGENT".into(), "from-env".into()));
+    let out = run_cli(
+        &env,
+        &[
+            "--env-file",
+            &file_s,
+            "request",
+            "--no-wait",
+            "--json",
+            "--",
+            "make x",
+        ],
+    )
+    .await;
+    let r: Record =
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(r.agent, "from-env");
     daemon.signal(libc::SIGTERM);
     daemon.wait().await;
 
