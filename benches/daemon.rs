@@ -1513,7 +1513,7 @@ impl Lab {
         let spawned = Instant::now();
         let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"))
             .arg("serve")
-            // The temp dir, so that no developer's .env is read.
+            // The temp dir: nothing of a developer's working directory is near it.
             .current_dir(self.path())
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

@@ -32,6 +32,10 @@ pub struct Global {
     /// Configuration file (default: $XDG_CONFIG_HOME/execgate/execgate.toml, or ~/.config/execgate/execgate.toml, else /etc/execgate/execgate.toml).
     #[arg(long, global = true, env = "EXECGATE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Load environment variables (KEY=value lines) from FILE; variables already set win.
+    /// No file is read unless named here (a `.env` in the working directory is not).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub env_file: Option<PathBuf>,
     /// Agent socket path (overrides `socket`).
     #[arg(long, global = true, value_name = "PATH")]
     pub socket: Option<PathBuf>,
@@ -47,6 +51,7 @@ impl Global {
     pub fn overrides(&self) -> Overrides {
         Overrides {
             config_file: self.config.clone(),
+            env_file: self.env_file.clone(),
             socket: self.socket.clone(),
             admin_socket: self.admin_socket.clone(),
             database: self.database.clone(),

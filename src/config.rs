@@ -23,6 +23,12 @@ const NON_CONFIG_ENV: &[&str] = &[
 pub enum ConfigError {
     #[error("config file {0} does not exist")]
     MissingFile(PathBuf),
+    /// A config file or env file that cannot be read, or that someone other than
+    /// execgate's user or root could have written.
+    #[error(transparent)]
+    File(#[from] crate::trusted_file::FileError),
+    #[error("env file {path}: {message}", path = .0.display(), message = .1)]
+    EnvFile(PathBuf, String),
     #[error("invalid configuration: {0}")]
     Load(#[from] config::ConfigError),
     #[error("invalid configuration: {0}")]
@@ -33,6 +39,9 @@ pub enum ConfigError {
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub config_file: Option<PathBuf>,
+    /// The file `--env-file` loaded into the environment (see [`read_env_file`]); only
+    /// recorded here, so that policy counts it among execgate's own files.
+    pub env_file: Option<PathBuf>,
     pub socket: Option<PathBuf>,
     pub admin_socket: Option<PathBuf>,
     pub database: Option<PathBuf>,
@@ -63,6 +72,8 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// The file the configuration was read from, if any.
     pub source_file: Option<PathBuf>,
+    /// The file `--env-file` loaded, if any.
+    pub env_file: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -343,8 +354,9 @@ impl Config {
 
         let mut builder = config::Config::builder();
         if let Some(path) = &file {
-            builder = builder
-                .add_source(config::File::from(path.as_path()).format(config::FileFormat::Toml));
+            // Read here, from the file that was checked, not by the config crate by name.
+            let text = crate::trusted_file::read(path, "config file")?;
+            builder = builder.add_source(config::File::from_str(&text, config::FileFormat::Toml));
         }
         let env_map: config::Map<String, String> = env
             .iter()
@@ -368,13 +380,17 @@ impl Config {
                 builder = builder.set_override(key, v.to_string_lossy().into_owned())?;
             }
         }
-        let raw: Raw = builder.build()?.try_deserialize()?;
-        Self::resolve(raw, file, &var)
+        let raw: Raw = builder
+            .build()
+            .map_err(|e| in_file(e, file.as_deref()))?
+            .try_deserialize()?;
+        Self::resolve(raw, file, overrides.env_file.clone(), &var)
     }
 
     fn resolve(
         raw: Raw,
         source_file: Option<PathBuf>,
+        env_file: Option<PathBuf>,
         var: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
         let uid = crate::sys::current_uid();
@@ -416,6 +432,7 @@ impl Config {
             telegram: raw.telegram,
             limits: raw.limits,
             source_file,
+            env_file,
         };
         config.validate()?;
         Ok(config)
@@ -478,6 +495,27 @@ impl Config {
             .and_then(|a| a.security)
             .unwrap_or(self.policy.security)
     }
+}
+
+/// A syntax error in the config file, said with the file's name (the text was handed to
+/// the config crate without it).
+fn in_file(e: config::ConfigError, file: Option<&Path>) -> ConfigError {
+    match (e, file) {
+        (config::ConfigError::FileParse { cause, .. }, Some(path)) => {
+            ConfigError::Invalid(format!("config file {}: {cause}", path.display()))
+        }
+        (e, _) => e.into(),
+    }
+}
+
+/// The variables of an env file (`KEY=value` lines, `#` comments, quotes as in a shell;
+/// the `.env` format), read from a file only execgate's user or root can have written.
+/// Nothing is read implicitly: only the file `--env-file` names.
+pub fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, ConfigError> {
+    let text = crate::trusted_file::read(path, "env file")?;
+    dotenvy::from_read_iter(text.as_bytes())
+        .map(|item| item.map_err(|e| ConfigError::EnvFile(path.into(), e.to_string())))
+        .collect()
 }
 
 fn default_config_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {

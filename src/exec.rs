@@ -71,7 +71,8 @@ pub struct RunSpec {
 /// The environment a command gets: `PATH`, `HOME`, `LANG` and `USER` from the daemon's own
 /// environment (only those that are set, except that `PATH` falls back to
 /// [`DEFAULT_PATH`]), then each name in `passthrough` that is set, each name once. Values
-/// that are not valid Unicode are left out.
+/// that are not valid Unicode are left out. `PATH` keeps only its absolute entries (see
+/// [`absolute_path`]).
 pub fn minimal_env(passthrough: &[String]) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = Vec::new();
     let names = ["PATH", "HOME", "LANG", "USER"]
@@ -83,12 +84,27 @@ pub fn minimal_env(passthrough: &[String]) -> Vec<(String, String)> {
             continue;
         }
         match std::env::var(name) {
+            Ok(value) if name == "PATH" => env.push((name.to_owned(), absolute_path(&value))),
             Ok(value) => env.push((name.to_owned(), value)),
             Err(_) if name == "PATH" => env.push((name.to_owned(), DEFAULT_PATH.to_owned())),
             Err(_) => {}
         }
     }
     env
+}
+
+/// `path` without its empty and relative entries. An empty entry (`::`, or a `:` at
+/// either end) and `.` mean the working directory, and `bin` is relative to it: a command
+/// run in a directory an agent can write would find the agent's programs before the
+/// system's under the names policy approved. Nothing left: [`DEFAULT_PATH`], since an
+/// empty `PATH` is itself the working directory to a shell.
+pub fn absolute_path(path: &str) -> String {
+    let kept: Vec<&str> = path.split(':').filter(|dir| dir.starts_with('/')).collect();
+    if kept.is_empty() {
+        DEFAULT_PATH.to_owned()
+    } else {
+        kept.join(":")
+    }
 }
 
 /// Runs the command and reports how it went. Failures (cannot start, timeout) are in
@@ -822,9 +838,22 @@ mod tests {
         assert_eq!(names.iter().filter(|n| **n == "PATH").count(), 1);
         assert!(!names.contains(&"EXECGATE_SURELY_UNSET"));
         for (name, value) in &env {
-            let expected = std::env::var(name).unwrap_or_else(|_| DEFAULT_PATH.into());
+            let expected = match std::env::var(name) {
+                Ok(path) if name == "PATH" => absolute_path(&path),
+                Ok(v) => v,
+                Err(_) => DEFAULT_PATH.into(),
+            };
             assert_eq!(value, &expected, "{name}");
         }
+    }
+
+    #[test]
+    fn path_keeps_only_absolute_entries() {
+        assert_eq!(absolute_path("/usr/bin:/bin"), "/usr/bin:/bin");
+        assert_eq!(absolute_path(":/usr/bin::.:bin:/bin:"), "/usr/bin:/bin");
+        assert_eq!(absolute_path("./x:../y:~/bin:/opt/b"), "/opt/b");
+        assert_eq!(absolute_path(""), DEFAULT_PATH);
+        assert_eq!(absolute_path(".:bin:"), DEFAULT_PATH);
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! A tour, in the order a request travels:
 //!
 //! - [`api`]: the agent and admin HTTP APIs over Unix sockets (peer uid from the kernel),
-//!   and the accept loop that caps connections per uid and cuts off slow clients.
+//!   the accept loop that caps connections per uid and cuts off slow clients, and
+//!   (`api::wire`) the check of each request head before hyper reads it, so that every
+//!   error is the JSON error body and an early answer is not lost to a reset.
 //! - [`policy`]: the decision pipeline: security mode, deny list, allowed binaries, shell
 //!   analysis, allowlist, safe binaries, when to ask. Its program profiles
 //!   (`policy::programs`) say what every word of a known program means, read as the
@@ -25,7 +27,9 @@
 //!   no chat is configured) and the chat grammar every transport shares.
 //! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, transports, sockets),
 //!   reload and shutdown.
-//! - [`config`]: layered configuration (defaults < file < environment < flags).
+//! - [`config`]: layered configuration (defaults < file < environment < flags), and
+//!   [`trusted_file`]: reading the config file and `--env-file` only when nobody but
+//!   execgate's user or root could have written them.
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets.
 //! - [`model`]: the contract's words (statuses, decisions, channels) and the record.
 //! - [`yaml`]: the YAML rendering of a run's result, for tool fronts.
@@ -47,5 +51,6 @@ pub mod store;
 pub mod sys;
 pub mod systemd;
 pub mod transport;
+pub mod trusted_file;
 pub mod workdir;
 pub mod yaml;

@@ -1,4 +1,5 @@
-//! The `execgate` binary: parse the command line, set up logging, run a verb.
+//! The `execgate` binary: parse the command line, load `--env-file`, set up logging, run
+//! a verb.
 
 use std::io::IsTerminal;
 
@@ -11,15 +12,47 @@ use execgate::systemd;
 use execgate::transport::console::ConsoleIo;
 
 fn main() {
-    // A .env in the working directory is a convenience for development; a broken one
-    // is an error, not something to skip silently.
-    if let Err(e) = dotenvy::from_path(".env")
-        && !e.not_found()
-    {
-        eprintln!("execgate: cannot read .env: {e}");
-        std::process::exit(2);
-    }
     let cli = Cli::parse();
+    // What a verb exits with when execgate itself fails before doing anything: `serve`
+    // could not start, `run` needs a code no command is likely to use for itself.
+    let failed = match cli.verb {
+        Verb::Serve => 1,
+        Verb::Run(_) => 125,
+        _ => 2,
+    };
+    if matches!(cli.verb, Verb::Serve) {
+        // First, before any secret is read: the commands the daemon runs share its uid,
+        // and a dumpable process's environment and memory are theirs to read in /proc.
+        if let Err(e) = execgate::sys::make_non_dumpable() {
+            eprintln!("execgate: cannot mark the daemon non-dumpable (prctl): {e}");
+            std::process::exit(failed);
+        }
+    }
+    // No file is read from the working directory (an agent can often write there): only
+    // the one `--env-file` names. It is loaded before anything reads the environment
+    // (the flags' environment defaults, logging, the runtime, the configuration).
+    let cli = match &cli.global.env_file {
+        None => cli,
+        Some(path) => match execgate::config::read_env_file(path) {
+            Ok(vars) => {
+                for (key, value) in vars {
+                    // The real environment wins, as for any env file.
+                    if std::env::var_os(&key).is_none() {
+                        // SAFETY: no other thread exists yet (the runtime and logging
+                        // start below), so nothing reads the environment meanwhile.
+                        unsafe { std::env::set_var(&key, value) };
+                    }
+                }
+                // Again, so that `EXECGATE_CONFIG` and `EXECGATE_AGENT` from the file
+                // count as the flags' defaults.
+                Cli::parse()
+            }
+            Err(e) => {
+                eprintln!("execgate: {e}");
+                std::process::exit(failed);
+            }
+        },
+    };
     // A write past RLIMIT_FSIZE raises SIGXFSZ, whose default action kills the process.
     // Ignored, the write fails with EFBIG instead: SQLite reports an error, the request
     // fails closed with 503, and the daemon lives to serve once space returns.

@@ -1,5 +1,5 @@
-//! The few direct system calls execgate needs: who we are, and an exclusive lock that
-//! keeps two daemons off one database.
+//! The few direct system calls execgate needs: who we are, an exclusive lock that keeps
+//! two daemons off one database, and keeping the daemon's memory to itself.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -10,6 +10,26 @@ use std::path::Path;
 pub fn current_uid() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.
     unsafe { libc::getuid() }
+}
+
+/// The effective uid of this process: whose files these are, for the kernel.
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Marks this process non-dumpable (`PR_SET_DUMPABLE` 0): processes of the same uid, such
+/// as the commands the daemon runs, can no longer read its `/proc/PID/environ` or
+/// `/proc/PID/mem` or attach a debugger, and it leaves no core dump. Only a process with
+/// `CAP_SYS_PTRACE` (root, as a rule) still can. Not inherited across `exec`: the
+/// commands the daemon runs are ordinary processes.
+pub fn make_non_dumpable() -> io::Result<()> {
+    // SAFETY: PR_SET_DUMPABLE takes one integer argument and touches no memory of ours.
+    let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// An exclusive advisory lock held for the life of the value (the kernel drops it when the

@@ -440,3 +440,264 @@ async fn characters_past_the_c_librarys_tables_are_answered() {
     let r = d.ask("a", "echo 'héllo 日本'").await;
     assert_eq!(r.status, Status::Approved, "still serving");
 }
+
+/// Every body is a JSON object: serde would also read a struct from an array of its
+/// fields in order, which no client means and no reviewer expects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_json_objects_are_accepted_as_bodies() {
+    let d = TestDaemon::start(&[]).await;
+    // agent, session, command, argv, input, cwd, timeout_ms, run, reason, wait, shell
+    let as_array = br#"["a", null, "pwd", null, null, null, null, false, null, true, null]"#;
+    let (status, reply) = raw(&d.config().socket, as_array).await;
+    assert_eq!(status, 400, "{reply}");
+    assert_eq!(reply["error"]["code"], "INVALID_REQUEST");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("JSON object"),
+        "{reply}"
+    );
+    for body in [&b"\"pwd\""[..], b"42", b"null", b"  [ ]"] {
+        let (status, reply) = raw(&d.config().socket, body).await;
+        assert_eq!(status, 400, "{reply}");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("JSON object")
+        );
+    }
+
+    // The admin socket's bodies too: a decision and a rule.
+    let pending = d.ask_no_wait("a", "make deploy").await;
+    let admin = d.config().admin_socket.clone();
+    let path = format!("/v1/requests/{}/decision", pending.id);
+    let (status, reply) = raw_to(&admin, "POST", &path, br#"["allow-once"]"#).await;
+    assert_eq!(status, 400, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("JSON object")
+    );
+    assert_eq!(d.record(&pending.id).await.status, Status::Pending);
+    let (status, reply) =
+        raw_to(&admin, "POST", "/v1/allowlist", br#"[null, "make deploy"]"#).await;
+    assert_eq!(status, 400, "{reply}");
+    let (_, rules) = d
+        .admin()
+        .call(Method::GET, "/v1/allowlist", None)
+        .await
+        .unwrap();
+    assert_eq!(rules, json!([]));
+
+    let (_, list) = d
+        .admin()
+        .call(Method::GET, "/v1/requests", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        1,
+        "only the object was recorded"
+    );
+}
+
+/// Sends `body` as `METHOD PATH` on `socket`; returns (status, body).
+async fn raw_to(socket: &std::path::Path, method: &str, path: &str, body: &[u8]) -> (u16, Value) {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    head.extend_from_slice(body);
+    let answers = exchange(socket, &head).await;
+    answers.into_iter().next().unwrap_or((0, Value::Null))
+}
+
+/// Writes `bytes` (a write that fails once the server has answered is not an error) and
+/// reads every response until the server closes, each as (status, JSON body or Null;
+/// a body that is not JSON comes back as a string).
+async fn exchange(socket: &std::path::Path, bytes: &[u8]) -> Vec<(u16, Value)> {
+    let mut stream = tokio::net::UnixStream::connect(socket).await.unwrap();
+    let _ = stream.write_all(bytes).await;
+    let mut reply = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut reply)).await;
+    parse_responses(&reply)
+}
+
+fn parse_responses(mut bytes: &[u8]) -> Vec<(u16, Value)> {
+    let mut out = Vec::new();
+    while let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+        let head = String::from_utf8_lossy(&bytes[..end]).to_lowercase();
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let body = &bytes[end + 4..(end + 4 + len).min(bytes.len())];
+        let value = serde_json::from_slice(body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
+        out.push((status, value));
+        bytes = &bytes[(end + 4 + len).min(bytes.len())..];
+    }
+    out
+}
+
+fn assert_json_error(answer: &(u16, Value), status: u16, what: &str) {
+    assert_eq!(answer.0, status, "{what}: {answer:?}");
+    assert!(
+        answer.1["error"]["code"].is_string() && answer.1["error"]["message"].is_string(),
+        "{what}: the body is not the JSON error: {:?}",
+        answer.1
+    );
+}
+
+/// What hyper (or the router's path decoding) refuses before any handler runs is answered
+/// with the same JSON error body as everything else, on a fresh connection, after a
+/// keep-alive request, and after a pipelined one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_before_routing_are_json() {
+    let d = TestDaemon::start(&[]).await;
+    let socket = d.config().socket.clone();
+    let health = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n".to_vec();
+    let big_header = |n: usize| {
+        format!(
+            "GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+            "a".repeat(n)
+        )
+        .into_bytes()
+    };
+    let cases: Vec<(&str, Vec<u8>, u16)> = vec![
+        (
+            "a request line that is not HTTP",
+            b"GARBAGE\r\n\r\n".to_vec(),
+            400,
+        ),
+        ("no version", b"GET /v1/health\r\n\r\n".to_vec(), 400),
+        (
+            "HTTP/2 spoken to HTTP/1",
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            "a method with a space",
+            b"G(T /v1/health HTTP/1.1\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            "a raw byte in the path",
+            b"GET /v1/\xff HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            "a bad header line",
+            b"GET /v1/health HTTP/1.1\r\nHost x\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            "two lengths",
+            b"POST /v1/requests HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}"
+                .to_vec(),
+            400,
+        ),
+        (
+            "an encoding that is not chunked",
+            b"POST /v1/requests HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec(),
+            400,
+        ),
+        ("headers a little too large", big_header(32 * 1024), 431),
+        ("headers far too large", big_header(600 * 1024), 431),
+        (
+            "a percent-encoded path that is not UTF-8",
+            b"GET /v1/requests/%FF%FE HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(),
+            400,
+        ),
+    ];
+    for (what, bytes, status) in &cases {
+        let answers = exchange(&socket, bytes).await;
+        assert_eq!(answers.len(), 1, "{what}: {answers:?}");
+        assert_json_error(&answers[0], *status, what);
+
+        // After a keep-alive request on the same connection: answered in turn.
+        let mut stream = tokio::net::UnixStream::connect(&socket).await.unwrap();
+        stream.write_all(&health).await.unwrap();
+        let mut first = Vec::new();
+        while parse_responses(&first).is_empty() || !first.ends_with(b"}") {
+            let mut buf = [0u8; 4096];
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "{what}: closed after the first request");
+            first.extend_from_slice(&buf[..n]);
+        }
+        assert!(first.starts_with(b"HTTP/1.1 200"), "{what}");
+        let _ = stream.write_all(bytes).await;
+        let mut rest = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut rest)).await;
+        let answers = parse_responses(&rest);
+        assert_eq!(answers.len(), 1, "{what} after keep-alive: {answers:?}");
+        assert_json_error(&answers[0], *status, what);
+
+        // Pipelined behind a good request: the good one is answered first.
+        let mut both = health.clone();
+        both.extend_from_slice(bytes);
+        let answers = exchange(&socket, &both).await;
+        assert_eq!(answers.len(), 2, "{what} pipelined: {answers:?}");
+        assert_eq!(answers[0].0, 200, "{what} pipelined");
+        assert_json_error(&answers[1], *status, what);
+    }
+    // The admin socket, with a path whose decoding is not UTF-8.
+    let (status, reply) = raw_to(
+        &d.config().admin_socket,
+        "POST",
+        "/v1/requests/%C3%28/decision",
+        br#"{"decision":"deny"}"#,
+    )
+    .await;
+    assert_json_error(&(status, reply), 400, "admin path");
+    assert_eq!(
+        d.ask("a", "ls").await.status,
+        Status::Approved,
+        "still serving"
+    );
+}
+
+/// A handler that answers before reading the body (404 for a path the agent socket does
+/// not have) must not leave the client writing into a closed socket: the client gets
+/// the whole answer, never a broken pipe or a reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_before_the_body_does_not_reset_the_connection() {
+    let d = TestDaemon::start(&[]).await;
+    let body = vec![b'x'; 60 * 1024];
+    for round in 0..50 {
+        let mut stream = tokio::net::UnixStream::connect(&d.config().socket)
+            .await
+            .unwrap();
+        let head = format!(
+            "POST /v1/requests/x/decision HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        // The body in pieces, after the daemon has had time to answer.
+        for piece in body.chunks(4096) {
+            tokio::time::sleep(Duration::from_micros(200)).await;
+            if let Err(e) = stream.write_all(piece).await {
+                panic!("round {round}: writing the body failed: {e}");
+            }
+        }
+        let mut reply = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut reply))
+            .await
+            .expect("the daemon closes the connection")
+            .unwrap_or_else(|e| panic!("round {round}: reading the answer failed: {e}"));
+        let answers = parse_responses(&reply);
+        assert_eq!(answers.len(), 1, "round {round}: {answers:?}");
+        assert_json_error(&answers[0], 404, "decision on the agent socket");
+        assert_eq!(answers[0].1["error"]["code"], "NOT_FOUND");
+    }
+}

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::process::Process;
+use common::process::{self, Process};
 use common::*;
 use execgate::model::{Record, Status, Via};
 use hyper::Method;
@@ -323,4 +323,243 @@ async fn unsafe_socket_directories_and_bad_config_stop_startup() {
     .await;
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+}
+
+/// A `.env` where the daemon or the CLI happens to run is not configuration: an agent
+/// that can write there must not be able to turn on `security = full` for the next start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dot_env_in_the_working_directory_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".env"),
+        "EXECGATE_POLICY__SECURITY=full\nEXECGATE_AGENT=from-dotenv\n",
+    )
+    .unwrap();
+    // The daemon's working directory is `dir`.
+    let daemon = Process::start(dir.path(), &[]).await;
+    let (status, record) = daemon
+        .submit(&serde_json::json!({"agent": "a", "command": "make deploy", "wait": false}))
+        .await;
+    assert_eq!(
+        (status.as_u16(), record["status"].as_str()),
+        (202, Some("pending")),
+        "approved by a .env nobody named: {record}"
+    );
+    // The CLI runs in `dir` too (it is HOME).
+    let out = run_cli(
+        &daemon.env,
+        &["request", "--no-wait", "--json", "--", "make x"],
+    )
+    .await;
+    let r: Record =
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(r.agent, "cli", "the CLI read the .env");
+    daemon.signal(libc::SIGTERM);
+    daemon.wait().await;
+}
+
+/// `--env-file PATH` (a global flag, so every verb takes it) loads one file, explicitly;
+/// variables already in the environment win over it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_env_file_is_loaded_when_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gate-settings");
+    std::fs::write(
+        &file,
+        "# secrets and settings\nEXECGATE_POLICY__SECURITY=full\nEXECGATE_AGENT=named\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let file_s = file.display().to_string();
+    let daemon = Process::start_with(
+        dir.path(),
+        &[],
+        process::Options {
+            args: &["--env-file", &file_s],
+            ..Default::default()
+        },
+    )
+    .await;
+    let (status, record) = daemon
+        .submit(&serde_json::json!({"agent": "a", "command": "make deploy", "wait": false}))
+        .await;
+    assert_eq!(
+        (status.as_u16(), record["status"].as_str()),
+        (200, Some("approved")),
+        "{record}"
+    );
+    // The env file is one of execgate's own files: a command touching it is dangerous.
+    let (_, record) = daemon
+        .submit(
+            &serde_json::json!({"agent": "a", "command": format!("cat {file_s}"), "wait": false}),
+        )
+        .await;
+    assert_eq!(record["risk"], "dangerous", "{record}");
+    assert!(
+        record["risk_reasons"]
+            .to_string()
+            .contains("execgate's own files"),
+        "{record}"
+    );
+    let out = run_cli(
+        &daemon.env,
+        &[
+            "--env-file",
+            &file_s,
+            "request",
+            "--no-wait",
+            "--json",
+            "--",
+            "make x",
+        ],
+    )
+    .await;
+    let r: Record =
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(r.agent, "named");
+    // What the environment already says wins over the file.
+    let mut env = daemon.env.clone();
+    env.push(("EXECGATE_AGENT".into(), "from-env".into()));
+    let out = run_cli(
+        &env,
+        &[
+            "--env-file",
+            &file_s,
+            "request",
+            "--no-wait",
+            "--json",
+            "--",
+            "make x",
+        ],
+    )
+    .await;
+    let r: Record =
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(r.agent, "from-env");
+    daemon.signal(libc::SIGTERM);
+    daemon.wait().await;
+
+    // A missing file is an error that names it, for the daemon and for a client verb.
+    let missing = dir.path().join("nope.env").display().to_string();
+    for (verb, code) in [("serve", 1), ("pending", 2)] {
+        let out = run_cli(&env_for(dir.path(), &[]), &["--env-file", &missing, verb]).await;
+        assert_eq!(out.status.code(), Some(code), "{verb}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&missing) && stderr(&out).contains("No such file"),
+            "{verb}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+/// A configuration file or env file someone else could have written is refused, with
+/// what was found and how to fix it; so is one in a directory others can write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_and_env_files_others_can_write_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("execgate.toml");
+    std::fs::write(&config, "[policy]\nsecurity = \"full\"\n").unwrap();
+    let config_s = config.display().to_string();
+    let env = dir.path().join("execgate.env");
+    std::fs::write(&env, "EXECGATE_POLICY__SECURITY=full\n").unwrap();
+    let env_s = env.display().to_string();
+
+    let refused = |out: &std::process::Output, needles: &[&str]| {
+        let err = stderr(out);
+        for needle in needles {
+            assert!(err.contains(needle), "{needle:?} not in {err:?}");
+        }
+    };
+    // World-writable config file, through --config and through EXECGATE_CONFIG.
+    mode(&config, 0o666);
+    let out = run_cli(
+        &env_for(dir.path(), &[]),
+        &["--config", &config_s, "pending"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    refused(&out, &[&config_s, "0666", "chmod go-w"]);
+    let out = run_cli(
+        &env_for(dir.path(), &[("EXECGATE_CONFIG", &config_s)]),
+        &["pending"],
+    )
+    .await;
+    refused(&out, &[&config_s, "0666", "chmod go-w"]);
+    // The implicit one ($XDG_CONFIG_HOME/execgate/execgate.toml) too.
+    let xdg = dir.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("execgate")).unwrap();
+    let implicit = xdg.join("execgate/execgate.toml");
+    std::fs::write(&implicit, "").unwrap();
+    mode(&implicit, 0o664);
+    let xdg_s = xdg.display().to_string();
+    let out = run_cli(
+        &env_for(dir.path(), &[("XDG_CONFIG_HOME", &xdg_s)]),
+        &["pending"],
+    )
+    .await;
+    refused(
+        &out,
+        &[&implicit.display().to_string(), "0664", "chmod go-w"],
+    );
+    mode(&config, 0o644);
+
+    // Group-writable env file.
+    mode(&env, 0o620);
+    let out = run_cli(
+        &env_for(dir.path(), &[]),
+        &["--env-file", &env_s, "pending"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    refused(&out, &[&env_s, "0620", "chmod go-w"]);
+    mode(&env, 0o600);
+
+    // A file in a directory others may write (no sticky bit): it could be swapped.
+    let open_dir = dir.path().join("open");
+    std::fs::create_dir(&open_dir).unwrap();
+    let swappable = open_dir.join("execgate.toml");
+    std::fs::write(&swappable, "").unwrap();
+    mode(&open_dir, 0o777);
+    let out = run_cli(
+        &env_for(dir.path(), &[]),
+        &["--config", &swappable.display().to_string(), "pending"],
+    )
+    .await;
+    refused(
+        &out,
+        &[&open_dir.display().to_string(), "0777", "chmod go-w"],
+    );
+
+    // Through a symlink, the file actually opened is what is checked.
+    let link = dir.path().join("link.toml");
+    std::os::unix::fs::symlink(&swappable, &link).unwrap();
+    let out = run_cli(
+        &env_for(dir.path(), &[]),
+        &["--config", &link.display().to_string(), "pending"],
+    )
+    .await;
+    refused(&out, &[&open_dir.display().to_string(), "0777"]);
+
+    if common::uid::can_switch_uid("config_and_env_files_others_can_write_are_refused") {
+        // Owned by another user: refused, whatever its mode.
+        for (flag, path) in [("--config", &config_s), ("--env-file", &env_s)] {
+            std::os::unix::fs::chown(path, Some(common::uid::AGENT_UID), None).unwrap();
+            let out = run_cli(&env_for(dir.path(), &[]), &[flag, path, "pending"]).await;
+            assert_eq!(out.status.code(), Some(2));
+            refused(&out, &[path, "uid 65534", "chown"]);
+            std::os::unix::fs::chown(path, Some(0), None).unwrap();
+        }
+    }
+
+    // The daemon refuses to start on it, before binding anything.
+    mode(&config, 0o646);
+    let out = run_cli(&env_for(dir.path(), &[]), &["--config", &config_s, "serve"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    refused(&out, &[&config_s, "0646", "chmod go-w"]);
+    assert!(!dir.path().join("run/agent.sock").exists());
 }

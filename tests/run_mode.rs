@@ -437,3 +437,73 @@ async fn json_logs_never_carry_a_commands_output() {
     assert!(log.contains("approved command finished"), "{log}");
     assert!(!log.contains("SECRET-OUTPUT-42"), "{log}");
 }
+
+/// A command the daemon runs shares the daemon's uid, and so could read
+/// `/proc/<daemon>/environ`, where secrets such as a bot token live: the daemon marks
+/// itself non-dumpable, and the kernel refuses. Only meaningful with a daemon that is not
+/// root (root may read any process's environment), so the daemon runs as uid 65534.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_the_daemon_runs_cannot_read_its_environment() {
+    use common::uid::{AGENT_GID, AGENT_UID, can_switch_uid};
+    if !can_switch_uid("commands_the_daemon_runs_cannot_read_its_environment") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(dir.path(), Some(AGENT_UID), Some(AGENT_GID)).unwrap();
+    const SECRET: &str = "s3cret-that-must-not-leak";
+    let daemon = common::process::Process::start_with(
+        dir.path(),
+        &[FULL, ("SOME_TOKEN", SECRET)],
+        common::process::Options {
+            as_user: Some((AGENT_UID, AGENT_GID)),
+            ..Default::default()
+        },
+    )
+    .await;
+    let environ = format!("/proc/{}/environ", daemon.pid());
+    let (status, v) = daemon
+        .submit(&json!({"agent": "runner", "argv": ["cat", environ], "run": true}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let result = &v["result"];
+    assert!(
+        !result.to_string().contains(SECRET),
+        "the daemon's environment leaked: {result}"
+    );
+    assert_ne!(result["exit_code"], json!(0), "{result}");
+    assert!(
+        result["stderr"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Permission denied"),
+        "{result}"
+    );
+    // The same read of its own environment works for a command (the flag is the
+    // daemon's, not inherited across exec).
+    let (_, v) = daemon
+        .submit(
+            &json!({"agent": "runner", "argv": ["sh", "-c", "cat /proc/$$/environ"], "run": true}),
+        )
+        .await;
+    assert_eq!(v["result"]["exit_code"], json!(0), "{v}");
+    daemon.signal(libc::SIGTERM);
+    daemon.wait().await;
+}
+
+/// An empty entry of `PATH` (`::`, a leading or trailing `:`) means the working directory,
+/// as does `.`, and `bin` is relative to it: a command run in a directory an agent can
+/// write would find the agent's programs first. Run mode drops such entries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_mode_keeps_only_absolute_path_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon =
+        common::process::Process::start(dir.path(), &[FULL, ("PATH", ":/usr/bin::.:bin:/bin:")])
+            .await;
+    let (status, v) = daemon
+        .submit(&json!({"agent": "runner", "argv": ["printenv", "PATH"], "run": true}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["result"]["stdout"], json!("/usr/bin:/bin\n"), "{v}");
+    daemon.signal(libc::SIGTERM);
+    daemon.wait().await;
+}

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod agent;
 pub mod server;
+pub mod wire;
 
 use std::sync::Arc;
 
@@ -90,6 +91,23 @@ pub async fn read_json<T: DeserializeOwned>(
             "the request body is empty; a JSON object is required",
         ));
     }
+    // serde reads a struct from an array of its fields in order, too
+    // (`["a", null, "ls", …]` as an ExecRequest): no client means that, and no reviewer
+    // reading a log expects it. A JSON text's first byte past whitespace says what it
+    // is, so anything but `{` is refused here (malformed text gets serde's message).
+    let kind = match bytes.iter().find(|b| !b" \t\n\r".contains(b)) {
+        Some(b'[') => Some("an array"),
+        Some(b'"') => Some("a string"),
+        Some(b'-' | b'0'..=b'9') => Some("a number"),
+        Some(b't' | b'f') => Some("a boolean"),
+        Some(b'n') => Some("null"),
+        _ => None,
+    };
+    if let Some(kind) = kind {
+        return Err(ApiError::bad_request(format!(
+            "the request body is {kind}; a JSON object ({{…}}) is required"
+        )));
+    }
     serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
 }
@@ -135,6 +153,35 @@ fn percent_decode(s: &str) -> Result<String, ApiError> {
     String::from_utf8(out).map_err(|_| ApiError::bad_request("the query string is not UTF-8"))
 }
 
+/// Whether `path` decodes to UTF-8: `%XX` escapes decoded (a `%` not followed by two hex
+/// digits stays as it is, as axum's decoding leaves it).
+pub fn path_is_utf8(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    if !bytes.contains(&b'%') {
+        return true;
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match escaped {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    std::str::from_utf8(&out).is_ok()
+}
+
 /// A parsed number from the query, with the parameter named in the error.
 pub fn query_number(value: &str, name: &str) -> Result<u64, ApiError> {
     value.parse().map_err(|_| {
@@ -158,4 +205,16 @@ pub async fn method_not_allowed() -> ApiError {
 
 pub async fn health() -> axum::Json<serde_json::Value> {
     axum::Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths_are_utf8_once_decoded() {
+        assert!(super::path_is_utf8("/v1/requests/a1b2"));
+        assert!(super::path_is_utf8("/v1/requests/%C3%A9"));
+        assert!(super::path_is_utf8("/v1/requests/%zz%+f%"));
+        assert!(!super::path_is_utf8("/v1/requests/%FF"));
+        assert!(!super::path_is_utf8("/v1/requests/%C3%28/decision"));
+    }
 }

@@ -1,7 +1,10 @@
 //! Accepting connections on a socket: HTTP/1.1 via hyper, each request handed to the
 //! router with the peer's credentials. This is where one client's flood stops: each uid
 //! may hold a bounded number of open connections (more are answered `429` and closed),
-//! and a client that is slow to send its headers is cut off.
+//! and a client that is slow to send its headers is cut off. Between the socket and hyper
+//! sits [`wire::Guarded`], so that what hyper would refuse is refused with the JSON error
+//! and an early answer is not lost to a reset; a path that is not UTF-8 is refused here,
+//! before routing, for the same reason.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -10,6 +13,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
+use axum::response::IntoResponse;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::AsyncWriteExt;
@@ -19,6 +23,8 @@ use tokio::task::JoinHandle;
 use tower::ServiceExt;
 
 use super::Peer;
+use super::wire::{Counted, Guarded};
+use crate::error::ApiError;
 use crate::policy::Policy;
 
 /// How long connections get to finish once the daemon stops.
@@ -98,14 +104,30 @@ pub fn serve(
                 continue;
             };
             let router = router.clone();
+            let read_timeout = Duration::from_millis(limits.request_read_timeout_ms);
+            let stream = Guarded::new(stream, read_timeout);
+            let answered = stream.answered();
             let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
                 let mut request = request.map(Body::new);
                 request.extensions_mut().insert(ConnectInfo(peer));
-                router.clone().oneshot(request)
+                let router = router.clone();
+                let answered = Arc::clone(&answered);
+                async move {
+                    // axum would refuse such a path in its path extractor, in plain text.
+                    let response = if super::path_is_utf8(request.uri().path()) {
+                        router.oneshot(request).await?
+                    } else {
+                        ApiError::bad_request("the request path is not UTF-8 once percent-decoded")
+                            .into_response()
+                    };
+                    Ok::<_, std::convert::Infallible>(
+                        response.map(|body| Counted::new(body, answered)),
+                    )
+                }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_millis(limits.request_read_timeout_ms))
+                .header_read_timeout(read_timeout)
                 .serve_connection(TokioIo::new(stream), service);
             let connection = graceful.watch(connection);
             tokio::spawn(async move {

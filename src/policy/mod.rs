@@ -129,6 +129,7 @@ impl Compiled {
             config.database.clone(),
         ];
         own.extend(config.source_file.clone());
+        own.extend(config.env_file.clone());
         own.extend(std::env::current_exe().ok());
         Ok(Compiled {
             deny: rules::DenyList::new(&config.policy.deny)?,

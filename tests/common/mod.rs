@@ -252,7 +252,7 @@ impl TestDaemon {
 
 pub async fn run_cli(env: &[(String, String)], args: &[&str]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
-    // Run where HOME points (a temp dir), so no developer's .env leaks into a test.
+    // Run where HOME points (a temp dir), as a user runs the CLI in a directory of theirs.
     let home = env
         .iter()
         .find(|(k, _)| k == "HOME")

@@ -15,11 +15,29 @@ pub struct Process {
     pub env: Vec<(String, String)>,
 }
 
+/// How to start `execgate serve` beyond its environment.
+#[derive(Default)]
+pub struct Options<'a> {
+    /// Global flags given before `serve` (e.g. `--env-file F`).
+    pub args: &'a [&'a str],
+    /// Run the daemon as this uid and gid (the test must be root).
+    pub as_user: Option<(u32, u32)>,
+}
+
 impl Process {
     pub async fn start(dir: &std::path::Path, extra: &[(&str, &str)]) -> Process {
+        Self::start_with(dir, extra, Options::default()).await
+    }
+
+    pub async fn start_with(
+        dir: &std::path::Path,
+        extra: &[(&str, &str)],
+        options: Options<'_>,
+    ) -> Process {
         let env = env_for(dir, extra);
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
         cmd.current_dir(dir)
+            .args(options.args)
             .arg("serve")
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default());
@@ -27,6 +45,9 @@ impl Process {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        if let Some((uid, gid)) = options.as_user {
+            cmd.uid(uid).gid(gid);
+        }
         for (k, v) in &env {
             cmd.env(k, v);
         }
@@ -34,6 +55,19 @@ impl Process {
         let p = Process { child, env };
         p.wait_ready().await;
         p
+    }
+
+    /// The daemon's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the daemon is running")
+    }
+
+    /// POST /v1/requests on the agent socket, whatever the answer.
+    pub async fn submit(&self, body: &serde_json::Value) -> (StatusCode, serde_json::Value) {
+        execgate::client::Client::new(config_for(&self.env).socket)
+            .call(Method::POST, "/v1/requests", Some(body))
+            .await
+            .unwrap()
     }
 
     pub async fn wait_ready(&self) {
