@@ -505,10 +505,28 @@ fn print_json<T: serde::Serialize>(value: &T) {
 fn print_record(r: &Record) {
     println!("id:       {} ({})", r.short_id, r.id);
     println!("agent:    {}", visible(&r.agent));
+    if let Some(uid) = r.peer_uid {
+        println!(
+            "peer:     uid {uid}{}",
+            r.peer_pid.map_or(String::new(), |p| format!(", pid {p}"))
+        );
+    }
     println!("command:  {}", visible(&r.display_command()));
+    if let Some(input) = &r.input {
+        let line = crate::transport::render::input_line(input);
+        println!("input:    {}", line.trim_start_matches("Input: "));
+    }
     if let Some(cwd) = &r.cwd {
         println!("cwd:      {}", visible(cwd));
     }
+    println!(
+        "run:      {}",
+        if r.run {
+            "yes (execgate runs it)"
+        } else {
+            "no"
+        }
+    );
     println!("status:   {}", r.status);
     if let Some(d) = r.decision {
         println!("decision: {d}");
@@ -541,17 +559,23 @@ fn print_records(list: &[Record], as_json: bool) {
         println!("(none)");
         return;
     }
-    let rows: Vec<[String; 7]> = list
+    let rows: Vec<[String; 8]> = list
         .iter()
         .map(|r| {
+            // Input is part of what is approved: its size is on the row.
+            let stdin = r
+                .input
+                .as_ref()
+                .map_or(String::new(), |i| format!(" [{} B stdin]", i.bytes));
             [
                 r.short_id.clone(),
                 r.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
                 visible(&r.agent),
                 r.status.to_string(),
+                r.risk.to_string(),
                 r.via.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
                 r.result.as_ref().map_or_else(|| "-".into(), run_summary),
-                clip(&visible(&r.display_command()), 60),
+                clip(&visible(&r.display_command()), 60) + &stdin,
             ]
         })
         .collect();
@@ -561,6 +585,7 @@ fn print_records(list: &[Record], as_json: bool) {
             "CREATED (UTC)",
             "AGENT",
             "STATUS",
+            "RISK",
             "VIA",
             "RAN",
             "COMMAND",

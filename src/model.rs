@@ -205,6 +205,44 @@ pub struct Record {
     pub peer_uid: Option<u32>,
     #[serde(default)]
     pub peer_pid: Option<i32>,
+    /// What the request's stdin was, as the owner was shown it; None without `input`.
+    #[serde(default)]
+    pub input: Option<InputSummary>,
+}
+
+/// A request's stdin as the owner sees it: part of what is approved (`tee notes.txt`,
+/// `git apply`, `make -f -` do what their input says), so shown with the command. The
+/// input itself goes to the command only and is never stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputSummary {
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Its SHA-256, in lowercase hex: what tells two inputs apart beyond the head.
+    pub sha256: String,
+    /// Its first [`InputSummary::HEAD_CHARS`] characters, as sent (displays escape them).
+    pub head: String,
+}
+
+impl InputSummary {
+    /// How much of the input is kept and shown.
+    pub const HEAD_CHARS: usize = 200;
+
+    pub fn of(input: &str) -> InputSummary {
+        use sha2::Digest;
+        InputSummary {
+            bytes: input.len() as u64,
+            sha256: sha2::Sha256::digest(input.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            head: input.chars().take(Self::HEAD_CHARS).collect(),
+        }
+    }
+
+    /// Whether the head is the whole input.
+    pub fn is_whole(&self) -> bool {
+        self.head.len() as u64 == self.bytes
+    }
 }
 
 impl Record {

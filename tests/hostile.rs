@@ -410,3 +410,96 @@ async fn a_flood_of_heavy_commands_does_not_starve_the_owner_or_other_uids() {
         "the owner and the other uid waited until {done} of the flood's {FLOOD} requests were analysed"
     );
 }
+
+/// The sha256 of `s`, in hex.
+fn sha256_hex(s: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// DESIGN §6: `input` is part of what is approved. The owner sees its size, its sha256
+/// and an escaped head, and whether execgate runs the command itself and for which uid;
+/// the record keeps the size and the sha256; `execgate pending` shows risk and says how
+/// much of a long command it leaves out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdin_is_shown_to_the_owner_and_recorded() {
+    let place = tempfile::tempdir().unwrap();
+    let mut d = TestDaemon::start(&[]).await;
+    let input = format!("line one\n\u{1b}[2Jhidden\n{}", "x".repeat(5000));
+    let body = json!({"agent": "agent", "command": "tee notes.txt", "input": input,
+                      "run": true, "cwd": place.path()});
+    let client = d.agent();
+    let waiting = tokio::spawn(async move {
+        client
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap()
+    });
+    let r = d.pending_for("tee notes.txt").await;
+    let digest = sha256_hex(&input);
+
+    // The console.
+    d.console_expect(&format!("ID: {}", r.short_id)).await;
+    d.console_expect("Agent: agent (uid 0").await;
+    let line = d.console_expect("Input: ").await;
+    d.console_expect("Run: yes").await;
+    let size = input.len();
+    assert!(
+        line.contains(&format!("{size} bytes")) && line.contains(&digest),
+        "{line}"
+    );
+    assert!(
+        line.contains("line one\\u{a}\\u{1b}[2Jhidden"),
+        "escaped head: {line}"
+    );
+    assert!(line.len() < 600, "a head, not the whole input: {line}");
+
+    // The API record, on both sockets.
+    for v in [
+        serde_json::to_value(d.record(&r.id).await).unwrap(),
+        d.agent()
+            .call(Method::GET, &format!("/v1/requests/{}", r.id), None)
+            .await
+            .unwrap()
+            .1,
+    ] {
+        assert_eq!(v["input"]["bytes"], size, "{v}");
+        assert_eq!(v["input"]["sha256"], json!(digest), "{v}");
+        let head = v["input"]["head"].as_str().unwrap();
+        assert!(input.starts_with(head) && head.len() < 600, "{head}");
+    }
+
+    // The CLI: risk, input, and a long command cut with its length said.
+    let long = format!("make {}", "target ".repeat(40));
+    let long_r = {
+        let body = json!({"agent": "agent", "command": long, "wait": false});
+        let (status, v) = d.submit(body).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{v}");
+        v
+    };
+    let out = d.cli(&["pending"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("RISK") && text.contains("needs-review"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.contains(long_r["short_id"].as_str().unwrap()))
+        .unwrap();
+    assert!(row.contains("more characters"), "the cut is said: {row}");
+    let row = text.lines().find(|l| l.contains(&r.short_id)).unwrap();
+    assert!(row.contains(&format!("{size} B stdin")), "{row}");
+
+    d.decide(&r.id, "deny").await;
+    let (status, v) = waiting.await.unwrap();
+    assert_eq!(
+        (status, &v["status"]),
+        (StatusCode::OK, &json!("denied")),
+        "{v}"
+    );
+}

@@ -23,6 +23,7 @@ fn new_request(i: usize) -> NewRequest {
         peer_uid: None,
         peer_pid: None,
         run: false,
+        input: None,
     }
 }
 

@@ -1254,3 +1254,45 @@ async fn an_update_that_cannot_be_read_is_skipped_and_polling_goes_on() {
     c.owner_says(&format!("/approve {}", r.short_id));
     assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved);
 }
+
+/// DESIGN §6: the message shows the agent's uid, whether execgate runs the command
+/// itself, and the stdin that comes with it (size, sha256, escaped head).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_message_shows_stdin_run_and_the_peer_uid() {
+    let c = Chat::start(&[]).await;
+    let place = tempfile::tempdir().unwrap();
+    let input = format!("\u{1b}[31mred\n{}", "y".repeat(3000));
+    let body = json!({"agent": "claude", "command": "tee out.txt", "input": input,
+                      "run": true, "cwd": place.path()});
+    let client = c.d.agent();
+    let waiting = tokio::spawn(async move {
+        client
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap()
+    });
+    let r = c.d.pending_for("tee out.txt").await;
+    let m = c.message_for(&r).await;
+    use sha2::Digest;
+    let digest: String = sha2::Sha256::digest(input.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    for line in [
+        format!("Agent: claude (uid 0, pid {})", r.peer_pid.unwrap()),
+        format!(
+            "Input: {} bytes, sha256 {digest}, begins: \\u{{1b}}[31mred\\u{{a}}yyy",
+            input.len()
+        ),
+        "Run: yes: execgate runs it itself, as its own user, once approved".into(),
+    ] {
+        assert!(m.plain.contains(&line), "{line:?} not in\n{}", m.plain);
+    }
+    c.owner_says(&format!("/deny {}", r.short_id));
+    let (status, v) = waiting.await.unwrap();
+    assert_eq!(
+        (status, &v["status"]),
+        (StatusCode::OK, &json!("denied")),
+        "{v}"
+    );
+}

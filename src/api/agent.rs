@@ -18,7 +18,7 @@ use super::{AppState, Peer, parse_query, query_number, read_json};
 use crate::approvals::{Registered, Submission, Submitted};
 use crate::error::ApiError;
 use crate::exec::Program;
-use crate::model::{Record, Shell, Status};
+use crate::model::{InputSummary, Record, Shell, Status};
 use crate::policy::is_valid_agent_name;
 use crate::runs::RunRequest;
 use crate::workdir::WorkDir;
@@ -284,6 +284,7 @@ async fn create(
         reason: req.reason,
         run: req.run,
         shell,
+        input: req.input.as_deref().map(InputSummary::of),
         peer_uid: peer.uid,
         peer_pid: peer.pid,
     };

@@ -19,7 +19,9 @@ use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
-use crate::model::{Decision, Record, RuleKind, Shell, Status, Via, not_approved_error};
+use crate::model::{
+    Decision, InputSummary, Record, RuleKind, Shell, Status, Via, not_approved_error,
+};
 use crate::policy::{Outcome, Policy, Subject};
 use crate::store::{NewRequest, NewRule, Resolution, Store, StoreError};
 
@@ -35,6 +37,8 @@ pub struct Submission {
     pub run: bool,
     /// The shell the agent will run `command` with (decide-only), if it said.
     pub shell: Option<Shell>,
+    /// The request's stdin, as the owner is shown it.
+    pub input: Option<InputSummary>,
     pub peer_uid: Option<u32>,
     pub peer_pid: Option<i32>,
 }
@@ -286,6 +290,7 @@ impl Approvals {
             peer_uid: sub.peer_uid,
             peer_pid: sub.peer_pid,
             run: sub.run,
+            input: sub.input.clone(),
         };
 
         let decided = |status, via| Resolution {

@@ -25,7 +25,7 @@ use sqlx::sqlite::{
 use sqlx::{ConnectOptions, Connection, FromRow};
 use tracing::instrument;
 
-use crate::model::{Decision, ExecResult, Record, Risk, Rule, RuleKind, Status, Via};
+use crate::model::{Decision, ExecResult, InputSummary, Record, Risk, Rule, RuleKind, Status, Via};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -91,6 +91,7 @@ pub struct NewRequest {
     pub peer_uid: Option<u32>,
     pub peer_pid: Option<i32>,
     pub run: bool,
+    pub input: Option<InputSummary>,
 }
 
 impl NewRequest {
@@ -126,6 +127,7 @@ impl NewRequest {
             error: error.map(String::from),
             peer_uid: self.peer_uid,
             peer_pid: self.peer_pid,
+            input: self.input.clone(),
         }
     }
 }
@@ -192,6 +194,9 @@ struct RequestRow {
     duration_ms: Option<i64>,
     stdout_bytes: Option<i64>,
     stderr_bytes: Option<i64>,
+    input_bytes: Option<i64>,
+    input_sha256: Option<String>,
+    input_head: Option<String>,
 }
 
 impl RequestRow {
@@ -243,6 +248,14 @@ impl RequestRow {
             error: self.error,
             peer_uid: self.peer_uid.and_then(|u| u32::try_from(u).ok()),
             peer_pid: self.peer_pid.and_then(|p| i32::try_from(p).ok()),
+            input: match (self.input_bytes, self.input_sha256, self.input_head) {
+                (Some(bytes), Some(sha256), Some(head)) => Some(InputSummary {
+                    bytes: u64::try_from(bytes).unwrap_or(0),
+                    sha256,
+                    head,
+                }),
+                _ => None,
+            },
         })
     }
 }
@@ -281,7 +294,7 @@ impl RuleRow {
 
 const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
      risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid, \
-     exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes";
+     exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes, input_bytes, input_sha256, input_head";
 
 /// How long a short id a human was shown stays out of circulation.
 const SHORT_ID_QUARANTINE: chrono::TimeDelta = chrono::TimeDelta::hours(24);
@@ -885,8 +898,9 @@ fn insert_request(
     conn.prepare_cached(
         "INSERT INTO exec_approval (id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
          risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, asked, \
-         peer_uid, peer_pid, run) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+         peer_uid, peer_pid, run, input_bytes, input_sha256, input_head) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, \
+         ?23, ?24, ?25)",
     )?
     .execute(params![
         new.id,
@@ -911,6 +925,9 @@ fn insert_request(
         new.peer_uid,
         new.peer_pid,
         new.run,
+        new.input.as_ref().map(|i| i64::try_from(i.bytes).unwrap_or(i64::MAX)),
+        new.input.as_ref().map(|i| i.sha256.as_str()),
+        new.input.as_ref().map(|i| i.head.as_str()),
     ])?;
     Ok(())
 }

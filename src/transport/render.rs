@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::model::{Record, Rule};
+use crate::model::{InputSummary, Record, Rule};
 
 /// Replaces control, bidirectional and invisible characters with visible `\u{…}` escapes
 /// (newlines and tabs too: one request, one honest block of text).
@@ -22,14 +22,56 @@ pub fn visible(s: &str) -> String {
     out
 }
 
-/// Cuts `s` to at most `max` characters, on a character boundary, marking the cut.
+/// Cuts `s` to about `max` characters, on a character boundary, and says how many it
+/// left out: nothing is cut without the reader knowing how much.
 pub fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    let total = s.chars().count();
+    if total <= max {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
+    let kept = max.saturating_sub(1);
+    let mut out: String = s.chars().take(kept).collect();
+    out.push_str(&format!("… (+{} more characters)", total - kept));
     out
+}
+
+/// How much of an input's head is shown, escaped.
+const INPUT_HEAD_SHOWN: usize = 120;
+
+/// `Agent: NAME (uid U, pid P)`: who asked, by name and by the kernel's word.
+pub fn agent_line(r: &Record) -> String {
+    let mut line = format!("Agent: {}", visible(&r.agent));
+    match (r.peer_uid, r.peer_pid) {
+        (Some(uid), Some(pid)) => line.push_str(&format!(" (uid {uid}, pid {pid})")),
+        (Some(uid), None) => line.push_str(&format!(" (uid {uid})")),
+        _ => {}
+    }
+    line
+}
+
+/// `Run: …`: whether approving also has execgate run the command, as its own user.
+pub fn run_line(r: &Record) -> String {
+    if r.run {
+        "Run: yes: execgate runs it itself, as its own user, once approved".into()
+    } else {
+        "Run: no: the agent runs it itself once approved".into()
+    }
+}
+
+/// `Input: N bytes, sha256 H, begins: …`: the stdin that comes with the command.
+pub fn input_line(input: &InputSummary) -> String {
+    let head = clip(&visible(&input.head), INPUT_HEAD_SHOWN);
+    let more = if input.is_whole() { "" } else { " …" };
+    format!(
+        "Input: {} bytes, sha256 {}, {}: {head}{more}",
+        input.bytes,
+        input.sha256,
+        if input.is_whole() {
+            "all of it"
+        } else {
+            "begins"
+        }
+    )
 }
 
 fn seconds_left(expires: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
@@ -44,12 +86,16 @@ pub fn prompt(r: &Record, now: DateTime<Utc>) -> String {
     let mut lines = vec![
         "🔒 Exec approval required".to_string(),
         format!("ID: {}", r.short_id),
-        format!("Agent: {}", visible(&r.agent)),
+        agent_line(r),
         format!("Command: {}", visible(&r.display_command())),
     ];
+    if let Some(input) = &r.input {
+        lines.push(input_line(input));
+    }
     if let Some(cwd) = &r.cwd {
         lines.push(format!("Cwd: {}", visible(cwd)));
     }
+    lines.push(run_line(r));
     if let Some(reason) = &r.reason {
         lines.push(format!("Reason: {}", visible(reason)));
     }
@@ -92,8 +138,12 @@ pub fn pending_list(records: &[Record], now: DateTime<Utc>) -> String {
     records
         .iter()
         .map(|r| {
+            let stdin = r
+                .input
+                .as_ref()
+                .map_or(String::new(), |i| format!("  [{} B stdin]", i.bytes));
             format!(
-                "{}  {}  {}  expires in {}  {}",
+                "{}  {}  {}  expires in {}  {}{stdin}",
                 r.short_id,
                 visible(&r.agent),
                 r.risk,
@@ -139,8 +189,18 @@ mod tests {
     }
 
     #[test]
-    fn clip_cuts_on_char_boundaries() {
-        assert_eq!(clip("ééééé", 3), "éé…");
+    fn clip_cuts_on_char_boundaries_and_says_how_much() {
+        assert_eq!(clip("ééééé", 3), "éé… (+3 more characters)");
         assert_eq!(clip("abc", 3), "abc");
+    }
+
+    #[test]
+    fn input_is_summed_up_escaped() {
+        let whole = input_line(&InputSummary::of("hi\n"));
+        assert!(whole.starts_with("Input: 3 bytes, sha256 "), "{whole}");
+        assert!(whole.ends_with("all of it: hi\\u{a}"), "{whole}");
+        let long = input_line(&InputSummary::of(&"\u{1b}".repeat(300)));
+        assert!(long.contains("begins: \\u{1b}"), "{long}");
+        assert!(long.contains("more characters) …"), "{long}");
     }
 }

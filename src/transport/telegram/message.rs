@@ -9,7 +9,7 @@ use teloxide::utils::html;
 
 use crate::model::{Decision, Record, Status, Via};
 use crate::transport::grammar::ReactionMap;
-use crate::transport::render::visible;
+use crate::transport::render::{agent_line, input_line, run_line, visible};
 
 /// Telegram's limit on a message's text once entities are parsed, in UTF-16 code units.
 pub const MAX_TEXT: usize = 4096;
@@ -181,14 +181,18 @@ fn id_and_agent(out: &mut Html, r: &Record) {
         .text(&r.short_id)
         .tag("</code>")
         .text("\n");
-    out.field("Agent", &r.agent, FIELD_SHOWN);
+    out.text(&clip(&agent_line(r), FIELD_SHOWN)).text("\n");
 }
 
 /// Everything about the request below the command.
 fn details(out: &mut Html, r: &Record) {
+    if let Some(input) = &r.input {
+        out.text(&clip(&input_line(input), FIELD_SHOWN)).text("\n");
+    }
     if let Some(cwd) = &r.cwd {
         out.field("Cwd", cwd, FIELD_SHOWN);
     }
+    out.text(&run_line(r)).text("\n");
     if let Some(reason) = &r.reason {
         out.field("Reason", reason, FIELD_SHOWN);
     }
@@ -333,6 +337,8 @@ mod tests {
             run: false,
             result: None,
             error: None,
+            // The longest an input line gets: every head character escaped.
+            input: Some(crate::model::InputSummary::of(&"\u{202e}".repeat(5000))),
         }
     }
 
