@@ -1164,6 +1164,32 @@ fn policy(lab: &Lab, plan: &Plan, round_trip: Duration) -> PolicyCost {
 
 /// The longest one of the owner's requests may take before it counts as a timeout.
 const SAMPLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The flood's uid's pending requests (`limits.max_pending_per_uid` in section F).
+const FLOOD_PENDING: usize = 30;
+
+/// Runs `body` on a thread of its own, as uid 65534 when `second_uid` (the bench runs
+/// as root), else as the bench's uid; its result arrives when it ends.
+fn on_flood_uid<F, Fut, T>(second_uid: bool, body: F) -> oneshot::Receiver<T>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = T>,
+    T: Send + 'static,
+{
+    let (tx, rx) = oneshot::channel();
+    std::thread::spawn(move || {
+        let out = if second_uid {
+            uid::as_agent(body)
+        } else {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the flood")
+                .block_on(body())
+        };
+        let _ = tx.send(out);
+    });
+    rx
+}
 
 struct Flood {
     /// Whether the flood ran on its own uid (the bench ran as root).
@@ -1195,6 +1221,7 @@ impl Flood {
             },
             self.flood_answered
         );
+        println!("   both phases list the flood's {FLOOD_PENDING} pending requests of ~55 KB each");
         println!("   {:<34}{}", "", Stats::HEADER);
         for (name, s) in [
             ("admin GET pending, quiet", &self.admin_quiet),
@@ -1243,10 +1270,16 @@ fn heavy_command(seed: usize) -> String {
 }
 
 async fn flood(lab: &mut Lab, plan: &Plan) -> Result<Flood> {
-    // The limits a flood meets in production.
-    let defaults = [("EXECGATE_LIMITS__ASKS_PER_MINUTE_PER_UID", "30")];
+    // The limits a flood meets in production, and at most `FLOOD_PENDING` of its asks
+    // waiting: both phases list the same pending requests, so that the ratio measures
+    // starvation, not the size of the list.
+    let pending_cap = FLOOD_PENDING.to_string();
+    let limits = [
+        ("EXECGATE_LIMITS__ASKS_PER_MINUTE_PER_UID", "30"),
+        ("EXECGATE_LIMITS__MAX_PENDING_PER_UID", pending_cap.as_str()),
+    ];
     let mut daemon = lab
-        .start_with(&lab.path().join("state/flood.db"), &defaults)
+        .start_with(&lab.path().join("state/flood.db"), &limits)
         .await?;
     let mut admin = Conn::open(&lab.admin_socket()).await?;
     let rule = json!({"agent": "other", "pattern": "make other", "kind": "exact"});
@@ -1258,20 +1291,39 @@ async fn flood(lab: &mut Lab, plan: &Plan) -> Result<Flood> {
         "adding the rule: {status} {}",
         String::from_utf8_lossy(&answer)
     );
-    let (admin_quiet, other_quiet, quiet_timeouts) = owner_samples(lab, plan).await?;
-
     // SAFETY: geteuid has no preconditions.
     let second_uid = unsafe { libc::geteuid() } == 0;
     if second_uid {
         uid::let_agent_in(lab.path(), &lab.agent_socket());
     }
+    // The flood's uid fills its share of pending requests first, with commands as long
+    // as the flood's but cheap to analyse.
+    let socket = lab.agent_socket();
+    let seeded = on_flood_uid(second_uid, move || async move {
+        let mut seeded = 0;
+        for i in 0..FLOOD_PENDING {
+            let command = format!("make seed{i} '{}'", "y".repeat(54_000));
+            let ask = json!({"agent": "flood", "command": command, "wait": false});
+            let mut conn = Conn::open(&socket).await?;
+            let (status, _) = conn.post(REQUESTS, Bytes::from(ask.to_string())).await?;
+            seeded += usize::from(status == StatusCode::ACCEPTED);
+        }
+        anyhow::Ok(seeded)
+    })
+    .await??;
+    ensure!(
+        seeded == FLOOD_PENDING,
+        "only {seeded} of {FLOOD_PENDING} seeded asks pend"
+    );
+    let (admin_quiet, other_quiet, quiet_timeouts) = owner_samples(lab, plan).await?;
+
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let answered = Arc::new(AtomicUsize::new(0));
     let flooding = {
         let (socket, stop, answered) =
             (lab.agent_socket(), Arc::clone(&stop), Arc::clone(&answered));
         let connections = plan.flood_connections;
-        let body = move || async move {
+        on_flood_uid(second_uid, move || async move {
             let tasks: Vec<_> = (0..connections)
                 .map(|c| {
                     let (socket, stop, answered) =
@@ -1295,17 +1347,6 @@ async fn flood(lab: &mut Lab, plan: &Plan) -> Result<Flood> {
             for task in tasks {
                 let _ = task.await;
             }
-        };
-        std::thread::spawn(move || {
-            if second_uid {
-                uid::as_agent(body);
-            } else {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("a runtime for the flood")
-                    .block_on(body());
-            }
         })
     };
     // The flood reaches its stride before the owner is measured.
@@ -1314,7 +1355,7 @@ async fn flood(lab: &mut Lab, plan: &Plan) -> Result<Flood> {
     let flooded = owner_samples(lab, plan).await;
     let flood_answered = answered.load(Ordering::Relaxed) - before;
     stop.store(true, Ordering::Relaxed);
-    let _ = tokio::task::spawn_blocking(move || flooding.join()).await;
+    let _ = flooding.await;
     let (admin_flooded, other_flooded, flooded_timeouts) = flooded?;
     daemon.stop().await?;
     Ok(Flood {

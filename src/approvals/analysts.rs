@@ -4,10 +4,11 @@
 //! profiles, looking into the scripts inside it. Done on the async workers, a flood of
 //! heavy commands from one agent holds them, and nothing else is served meanwhile: not
 //! the admin socket, not the chat transports, not another uid's request. So analysis runs
-//! on a few threads of its own, at a lower scheduling priority than the async workers,
-//! and takes uids in turn: each uid's requests wait in a queue of their own, and the
-//! threads serve the queues round-robin, so one uid's flood delays another uid's request
-//! by at most one analysis per thread, however deep the flood.
+//! on threads of its own, at a lower scheduling priority than the async workers, and
+//! takes uids in turn: each uid's requests wait in a queue of their own, the threads serve
+//! the queues round-robin, and one uid's requests occupy at most half the threads at once.
+//! So however deep one uid's flood, another uid's request starts on a free thread as soon
+//! as it arrives.
 
 use std::collections::{HashMap, VecDeque};
 use std::panic::AssertUnwindSafe;
@@ -27,7 +28,40 @@ struct Queue {
     by_uid: HashMap<Option<u32>, VecDeque<Job>>,
     /// Each uid with jobs waiting, once, in the order its turn comes.
     turns: VecDeque<Option<u32>>,
+    /// Jobs running now, per uid (uids with none are absent).
+    running: HashMap<Option<u32>, usize>,
+    /// The most jobs one uid may have running at once.
+    per_uid: usize,
     closed: bool,
+}
+
+impl Queue {
+    /// The next job of the first uid in turn that is under its share, if any.
+    fn next(&mut self) -> Option<(Option<u32>, Job)> {
+        let at = self
+            .turns
+            .iter()
+            .position(|uid| self.running.get(uid).copied().unwrap_or(0) < self.per_uid)?;
+        let uid = self.turns.remove(at).expect("found in turns");
+        let jobs = self.by_uid.get_mut(&uid).expect("a uid in turn has jobs");
+        let job = jobs.pop_front().expect("a uid in turn has jobs");
+        if jobs.is_empty() {
+            self.by_uid.remove(&uid);
+        } else {
+            self.turns.push_back(uid);
+        }
+        *self.running.entry(uid).or_default() += 1;
+        Some((uid, job))
+    }
+
+    fn done(&mut self, uid: Option<u32>) {
+        if let Some(n) = self.running.get_mut(&uid) {
+            *n -= 1;
+            if *n == 0 {
+                self.running.remove(&uid);
+            }
+        }
+    }
 }
 
 #[derive(Default)]
@@ -49,15 +83,18 @@ pub struct Analysts {
 }
 
 impl Analysts {
-    /// As many threads as the machine has cores but one (at least one): the async
-    /// workers keep a core's worth of time, and lower priority keeps them first on it.
+    /// As many threads as the machine has cores, at least two, so that one uid's half
+    /// leaves a thread for the others; their lower priority keeps the async workers
+    /// first on every core.
     pub fn start() -> Analysts {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Analysts::with_threads(cores.saturating_sub(1).max(1))
+        Analysts::with_threads(cores.max(2))
     }
 
+    /// `n` threads; one uid may occupy half of them (at least one).
     pub fn with_threads(n: usize) -> Analysts {
         let shared = Arc::new(Shared::default());
+        shared.lock().per_uid = (n / 2).max(1);
         let threads = (0..n)
             .map(|i| {
                 let shared = Arc::clone(&shared);
@@ -114,21 +151,14 @@ impl Drop for Analysts {
 fn work(shared: &Shared) {
     lower_priority();
     loop {
-        let job = {
+        let (uid, job) = {
             let mut queue = shared.lock();
             loop {
                 if queue.closed {
                     return;
                 }
-                if let Some(uid) = queue.turns.pop_front() {
-                    let jobs = queue.by_uid.get_mut(&uid).expect("a uid in turn has jobs");
-                    let job = jobs.pop_front().expect("a uid in turn has jobs");
-                    if jobs.is_empty() {
-                        queue.by_uid.remove(&uid);
-                    } else {
-                        queue.turns.push_back(uid);
-                    }
-                    break job;
+                if let Some(next) = queue.next() {
+                    break next;
                 }
                 queue = shared.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
             }
@@ -137,6 +167,9 @@ fn work(shared: &Shared) {
         if std::panic::catch_unwind(AssertUnwindSafe(job)).is_err() {
             tracing::error!("policy analysis panicked; the request is not approved");
         }
+        shared.lock().done(uid);
+        // A uid that was at its share may have work another thread can now take.
+        shared.ready.notify_all();
     }
 }
 
@@ -202,6 +235,43 @@ mod tests {
             [(Some(1), 0), (Some(2), 0), (Some(1), 1), (Some(1), 2)],
             "uid 2 went second, not last"
         );
+    }
+
+    /// With two threads, one uid's jobs take one of them: another uid's job runs at
+    /// once, while the first uid's next job waits.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_uid_takes_half_the_threads() {
+        let analysts = Arc::new(Analysts::with_threads(2));
+        let (open, gate) = std::sync::mpsc::channel::<()>();
+        let gate = Arc::new(Mutex::new(gate));
+        let held = {
+            let (analysts, gate) = (Arc::clone(&analysts), Arc::clone(&gate));
+            tokio::spawn(async move {
+                analysts
+                    .run(Some(1), move || gate.lock().unwrap().recv().ok())
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let queued = {
+            let analysts = Arc::clone(&analysts);
+            tokio::spawn(async move { analysts.run(Some(1), || "uid 1, second").await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let other =
+            tokio::time::timeout(Duration::from_secs(5), analysts.run(Some(2), || "uid 2")).await;
+        assert_eq!(
+            other.ok().flatten(),
+            Some("uid 2"),
+            "uid 2 ran beside uid 1"
+        );
+        assert!(
+            !queued.is_finished(),
+            "uid 1's second job waits for its share"
+        );
+        open.send(()).unwrap();
+        held.await.unwrap();
+        assert_eq!(queued.await.unwrap(), Some("uid 1, second"));
     }
 
     #[tokio::test]
