@@ -35,6 +35,10 @@
 
 mod common;
 
+/// The tests' costliest commands, for section F's flood.
+#[path = "../tests/common/heavy.rs"]
+mod heavy;
+
 /// The tests' hostile agent on uid 65534, for section F's flood.
 #[allow(dead_code)]
 #[path = "../tests/common/uid.rs"]
@@ -61,6 +65,8 @@ use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use tokio::net::{UnixDatagram, UnixListener, UnixStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+use heavy::heavy_command;
 
 const REQUESTS: &str = "/v1/requests";
 const ALLOWED: &str = "cargo build --release";
@@ -1253,20 +1259,6 @@ impl Flood {
             "flood_answered": self.flood_answered,
         })
     }
-}
-
-/// A command as costly to analyse as execgate allows: scripts that send tree-sitter's
-/// error recovery into its slowest path, each one different (the same script twice is
-/// read once), to about 55 KB.
-fn heavy_command(seed: usize) -> String {
-    let body = "`>}".repeat(330);
-    let mut command = String::new();
-    let mut i = 0;
-    while command.len() < 55_000 {
-        command.push_str(&format!("bash -c 'v{seed}x{i}; {body}'; "));
-        i += 1;
-    }
-    command
 }
 
 async fn flood(lab: &mut Lab, plan: &Plan) -> Result<Flood> {

@@ -4,6 +4,7 @@
 mod common;
 
 use common::TestDaemon;
+use common::heavy::heavy_command;
 use common::uid::{AGENT_UID, as_agent, can_switch_uid, let_agent_in};
 use execgate::client::Client;
 use hyper::{Method, StatusCode};
@@ -326,19 +327,6 @@ async fn the_scripts_inside_a_command_share_one_analysis_budget() {
         (StatusCode::OK, &json!("approved")),
         "{v}"
     );
-}
-
-/// Commands whose analysis is as costly as execgate allows: scripts that send
-/// tree-sitter's error recovery into its slowest path, each one different.
-fn heavy_command(seed: usize) -> String {
-    let body = "`>}".repeat(330);
-    let mut command = String::new();
-    let mut i = 0;
-    while command.len() < 55_000 {
-        command.push_str(&format!("bash -c 'v{seed}x{i}; {body}'; "));
-        i += 1;
-    }
-    command
 }
 
 /// The owner can always decide: while one uid floods the daemon with commands that are

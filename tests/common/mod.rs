@@ -6,6 +6,8 @@ pub mod process;
 
 pub mod fake_telegram;
 
+pub mod heavy;
+
 pub mod uid;
 
 use std::path::{Path, PathBuf};
