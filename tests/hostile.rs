@@ -61,6 +61,23 @@ fn run_in(
     })
 }
 
+/// Waits (bounded) until the run queue holds `command`, started or still waiting.
+async fn in_queue(d: &TestDaemon, command: &str, started: bool) -> bool {
+    for _ in 0..1000 {
+        let (_, runs) = d.admin().call(Method::GET, "/v1/runs", None).await.unwrap();
+        if runs
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["command"] == command && e["started_at"].is_null() != started)
+        {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    false
+}
+
 /// DESIGN §8: the directory is opened when the request is validated, and the child
 /// changes into that open directory. An agent that owns its workspace fills the run
 /// queue, lets an approved `pwd` wait, and swaps the workspace for a symlink to a
@@ -93,7 +110,7 @@ async fn a_cwd_swapped_for_a_symlink_after_approval_changes_nothing() {
     ])
     .await;
     let_agent_in(d.dir.path(), &d.config().socket);
-    for pattern in ["sleep 1", "pwd"] {
+    for pattern in ["sleep 2", "pwd"] {
         let (status, v) = d
             .add_rule(json!({"agent": "agent", "pattern": pattern, "kind": "exact"}))
             .await;
@@ -101,19 +118,25 @@ async fn a_cwd_swapped_for_a_symlink_after_approval_changes_nothing() {
     }
     let socket = d.config().socket.clone();
     let (work_c, root_c, outside_c) = (work.clone(), root.clone(), outside.clone());
-    let (sleeping, swapped) = tokio::task::spawn_blocking(move || {
+    // The owner's side watches the run queue and tells the agent when to go on.
+    let (sleep_runs, on_sleep) = tokio::sync::oneshot::channel::<()>();
+    let (pwd_waits, on_pwd) = tokio::sync::oneshot::channel::<()>();
+    let agent = tokio::task::spawn_blocking(move || {
         as_agent(move || async move {
-            let sleeping = run_in(socket.clone(), "sleep 1", &work_c);
-            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            let sleeping = run_in(socket.clone(), "sleep 2", &work_c);
+            on_sleep.await.unwrap();
             let waiting = run_in(socket, "pwd", &work_c);
-            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            on_pwd.await.unwrap();
             std::fs::rename(&work_c, root_c.join("moved")).unwrap();
             std::os::unix::fs::symlink(&outside_c, &work_c).unwrap();
             (sleeping.await.unwrap(), waiting.await.unwrap())
         })
-    })
-    .await
-    .unwrap();
+    });
+    assert!(in_queue(&d, "sleep 2", true).await, "sleep runs");
+    sleep_runs.send(()).unwrap();
+    assert!(in_queue(&d, "pwd", false).await, "pwd waits behind sleep");
+    pwd_waits.send(()).unwrap();
+    let (sleeping, swapped) = agent.await.unwrap();
     assert_eq!(sleeping.1["result"]["exit_code"], 0, "{}", sleeping.1);
     let (status, v) = swapped;
     assert_eq!(status, StatusCode::OK, "{v}");
