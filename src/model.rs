@@ -210,6 +210,15 @@ pub struct Record {
     pub input: Option<InputSummary>,
 }
 
+/// SHA-256 in lowercase hex: how the owner tells apart two texts too long to show whole.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// A request's stdin as the owner sees it: part of what is approved (`tee notes.txt`,
 /// `git apply`, `make -f -` do what their input says), so shown with the command. The
 /// input itself goes to the command only and is never stored.
@@ -228,13 +237,9 @@ impl InputSummary {
     pub const HEAD_CHARS: usize = 200;
 
     pub fn of(input: &str) -> InputSummary {
-        use sha2::Digest;
         InputSummary {
             bytes: input.len() as u64,
-            sha256: sha2::Sha256::digest(input.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
+            sha256: sha256_hex(input.as_bytes()),
             head: input.chars().take(Self::HEAD_CHARS).collect(),
         }
     }

@@ -422,15 +422,6 @@ async fn a_flood_of_heavy_commands_does_not_starve_the_owner_or_other_uids() {
     );
 }
 
-/// The sha256 of `s`, in hex.
-fn sha256_hex(s: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(s.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// DESIGN §6: `input` is part of what is approved. The owner sees its size, its sha256
 /// and an escaped head, and whether execgate runs the command itself and for which uid;
 /// the record keeps the size and the sha256; `execgate pending` shows risk and says how
@@ -450,7 +441,7 @@ async fn stdin_is_shown_to_the_owner_and_recorded() {
             .unwrap()
     });
     let r = d.pending_for("tee notes.txt").await;
-    let digest = sha256_hex(&input);
+    let digest = execgate::model::sha256_hex(input.as_bytes());
 
     // The console.
     d.console_expect(&format!("ID: {}", r.short_id)).await;

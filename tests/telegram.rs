@@ -1273,11 +1273,7 @@ async fn the_message_shows_stdin_run_and_the_peer_uid() {
     });
     let r = c.d.pending_for("tee out.txt").await;
     let m = c.message_for(&r).await;
-    use sha2::Digest;
-    let digest: String = sha2::Sha256::digest(input.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = execgate::model::sha256_hex(input.as_bytes());
     for line in [
         format!("Agent: claude (uid 0, pid {})", r.peer_pid.unwrap()),
         format!(

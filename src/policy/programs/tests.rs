@@ -2,23 +2,7 @@
 
 use super::*;
 
-fn words(command: &str) -> Vec<String> {
-    crate::policy::shell::words(command)
-}
-
-fn read(command: &str) -> Understanding {
-    understand(&words(command), false)
-}
-
-/// The findings as one string, for `contains` checks.
-fn said(command: &str) -> String {
-    read(command)
-        .findings
-        .iter()
-        .map(|f| f.effect.to_string())
-        .collect::<Vec<_>>()
-        .join(" | ")
-}
+use super::testing::{read, said};
 
 macro_rules! harmless {
     ($($cmd:expr),* $(,)?) => {$(

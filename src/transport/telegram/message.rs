@@ -3,11 +3,10 @@
 //! Telegram's 4096-character limit however long the command is.
 
 use chrono::{DateTime, Utc};
-use sha2::{Digest, Sha256};
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 use teloxide::utils::html;
 
-use crate::model::{Decision, Record, Status, Via};
+use crate::model::{Decision, Record, Status, Via, sha256_hex};
 use crate::transport::grammar::ReactionMap;
 use crate::transport::render::{agent_line, input_line, run_line, visible};
 
@@ -233,8 +232,7 @@ fn command(r: &Record, room: usize) -> Html {
             .text("\n");
         return out;
     }
-    let digest = Sha256::digest(raw.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = sha256_hex(raw.as_bytes());
     let label = format!(
         "Command (cut: {} characters in all, sha256 {hex}):\n",
         raw.chars().count()
@@ -405,10 +403,7 @@ mod tests {
         let html = approval(&r, &offer(&map), r.created_at);
         let text = plain(&html);
         assert!(units(&text) <= MAX_TEXT, "{} units", units(&text));
-        let hex: String = Sha256::digest(command.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hex = sha256_hex(command.as_bytes());
         assert!(text.contains(&hex));
         assert!(text.contains("15005 characters in all"), "{text}");
         assert!(text.contains("… and 42 more"));
