@@ -359,31 +359,10 @@ async fn run_mode_reads_the_repository_again_before_git_runs() {
         })
     };
     // One slot: `sleep` holds it while `git status` waits, approved by policy.
-    let in_queue = |command: &'static str, started: bool| {
-        let admin = d.admin();
-        async move {
-            for _ in 0..400 {
-                let (_, runs) = admin
-                    .call(hyper::Method::GET, "/v1/runs", None)
-                    .await
-                    .unwrap();
-                if runs
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|e| e["command"] == command && e["started_at"].is_null() != started)
-                {
-                    return true;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-            }
-            false
-        }
-    };
     let sleeping = run("sleep 1");
-    assert!(in_queue("sleep 1", true).await, "sleep runs");
+    assert!(d.in_run_queue("sleep 1", true).await, "sleep runs");
     let waiting_git = run("git status --short");
-    let queued = in_queue("git status --short", false).await;
+    let queued = d.in_run_queue("git status --short", false).await;
     assert!(queued, "git status waits behind sleep");
     // Meanwhile the agent points the working tree elsewhere, which no value undoes.
     set_config(&repo, "core.worktree", "/");

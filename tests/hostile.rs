@@ -61,23 +61,6 @@ fn run_in(
     })
 }
 
-/// Waits (bounded) until the run queue holds `command`, started or still waiting.
-async fn in_queue(d: &TestDaemon, command: &str, started: bool) -> bool {
-    for _ in 0..1000 {
-        let (_, runs) = d.admin().call(Method::GET, "/v1/runs", None).await.unwrap();
-        if runs
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["command"] == command && e["started_at"].is_null() != started)
-        {
-            return true;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-    false
-}
-
 /// DESIGN §8: the directory is opened when the request is validated, and the child
 /// changes into that open directory. An agent that owns its workspace fills the run
 /// queue, lets an approved `pwd` wait, and swaps the workspace for a symlink to a
@@ -132,9 +115,9 @@ async fn a_cwd_swapped_for_a_symlink_after_approval_changes_nothing() {
             (sleeping.await.unwrap(), waiting.await.unwrap())
         })
     });
-    assert!(in_queue(&d, "sleep 2", true).await, "sleep runs");
+    assert!(d.in_run_queue("sleep 2", true).await, "sleep runs");
     sleep_runs.send(()).unwrap();
-    assert!(in_queue(&d, "pwd", false).await, "pwd waits behind sleep");
+    assert!(d.in_run_queue("pwd", false).await, "pwd waits behind sleep");
     pwd_waits.send(()).unwrap();
     let (sleeping, swapped) = agent.await.unwrap();
     assert_eq!(sleeping.1["result"]["exit_code"], 0, "{}", sleeping.1);

@@ -205,6 +205,28 @@ impl TestDaemon {
         panic!("no pending request for {command:?}");
     }
 
+    /// Waits (bounded) until the run queue (`GET /v1/runs`) holds `command`, started or
+    /// still waiting as `started` says.
+    pub async fn in_run_queue(&self, command: &str, started: bool) -> bool {
+        for _ in 0..1000 {
+            let (_, runs) = self
+                .admin()
+                .call(Method::GET, "/v1/runs", None)
+                .await
+                .unwrap();
+            if runs
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["command"] == command && e["started_at"].is_null() != started)
+            {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        false
+    }
+
     /// Waits (bounded) until request `id` is terminal.
     pub async fn terminal(&self, id: &str) -> Record {
         for _ in 0..500 {
