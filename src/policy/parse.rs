@@ -160,13 +160,13 @@ const LIMITS: Limits = Limits {
 /// [`budgeted`] says so.
 pub const MAX_TOKENS_IN_ALL: usize = 4 * MAX_TOKENS;
 
-/// One evaluation's parsing: tokens spent, whether the budget ran out, and the analyses
-/// made so far (risk, rules and the git gate each read the same inner scripts).
+/// One evaluation's parsing: tokens spent, whether the budget ran out, and the inner
+/// scripts analysed so far (risk and the git gate each read them, in several passes).
 #[derive(Default)]
 struct Budget {
     spent: usize,
     overspent: bool,
-    seen: HashMap<(String, u8), Analysis>,
+    seen: HashMap<String, Analysis>,
 }
 
 thread_local! {
@@ -200,10 +200,6 @@ pub fn overspent_reason() -> String {
     )
 }
 
-fn shell_key(shells: &[Shell]) -> u8 {
-    shells.iter().fold(0, |k, s| k | 1 << *s as u8)
-}
-
 /// Takes `tokens` from the running budget; false when they are not there (and the
 /// budget is then spent). Outside [`budgeted`], everything is affordable.
 fn spend(tokens: usize) -> bool {
@@ -221,26 +217,27 @@ fn spend(tokens: usize) -> bool {
 }
 
 /// Analyses one command line for every shell: plain only if plain in sh, bash and zsh.
+/// This is how the scripts inside a command are read (`bash -c '…'`, a heredoc fed to a
+/// shell); inside [`budgeted`], each is analysed once however many passes ask for it.
 pub fn analyse(command: &str) -> Analysis {
-    analyse_for(command, &Shell::ALL)
+    let cached = BUDGET.with(|b| b.borrow().as_ref()?.seen.get(command).cloned());
+    if let Some(a) = cached {
+        return a;
+    }
+    let a = analyse_for(command, &Shell::ALL);
+    BUDGET.with(|b| {
+        if let Some(budget) = b.borrow_mut().as_mut() {
+            budget.seen.insert(command.to_owned(), a.clone());
+        }
+    });
+    a
 }
 
 /// Analyses one command line for the shells given: plain only if plain in every one of
 /// them, each with its default options for `SHELL -c COMMAND`. No shells means all.
 /// Parses once, whatever the number of shells.
 pub fn analyse_for(command: &str, shells: &[Shell]) -> Analysis {
-    let key = (command.to_owned(), shell_key(shells));
-    let cached = BUDGET.with(|b| b.borrow().as_ref()?.seen.get(&key).cloned());
-    if let Some(a) = cached {
-        return a;
-    }
-    let a = analyse_within(command, shells, LIMITS);
-    BUDGET.with(|b| {
-        if let Some(budget) = b.borrow_mut().as_mut() {
-            budget.seen.insert(key, a.clone());
-        }
-    });
-    a
+    analyse_within(command, shells, LIMITS)
 }
 
 fn analyse_within(command: &str, shells: &[Shell], limits: Limits) -> Analysis {
