@@ -335,6 +335,49 @@ async fn the_scripts_inside_a_command_share_one_analysis_budget() {
     );
 }
 
+/// Past the budget no path approves without a human: with `approval.ask = off` the
+/// command is denied, and a timeout with `ask_fallback = allowlist` does not approve it
+/// on the strength of the exact rule that names it.
+#[tokio::test]
+async fn a_command_too_big_to_analyse_is_never_approved_by_a_rule_or_a_timeout() {
+    let command = (0..20)
+        .map(|i| format!("bash -c '{}'", format!("ls a b c{i}; ").repeat(150)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let rule = json!({"agent": "agent", "pattern": command, "kind": "exact"});
+    let ask = json!({"agent": "agent", "command": command, "wait": false});
+
+    let d = TestDaemon::start(&[("EXECGATE_APPROVAL__ASK", "off")]).await;
+    assert_eq!(d.add_rule(rule.clone()).await.0, StatusCode::CREATED);
+    let (status, v) = d.submit(ask.clone()).await;
+    assert_eq!(
+        (status, &v["status"]),
+        (StatusCode::OK, &json!("denied")),
+        "{v}"
+    );
+    assert!(
+        v["error"].to_string().contains("too much to analyse"),
+        "{v}"
+    );
+
+    let d = TestDaemon::start(&[
+        ("EXECGATE_APPROVAL__ASK_FALLBACK", "allowlist"),
+        ("EXECGATE_APPROVAL__TIMEOUT_SECS", "1"),
+    ])
+    .await;
+    assert_eq!(d.add_rule(rule).await.0, StatusCode::CREATED);
+    let (status, v) = d.submit(ask).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{}", v["status"]);
+    let r = d.terminal(v["id"].as_str().unwrap()).await;
+    assert_eq!(
+        (r.status, r.via),
+        (
+            execgate::model::Status::Expired,
+            Some(execgate::model::Via::Timeout)
+        )
+    );
+}
+
 /// The owner can always decide: while one uid floods the daemon with commands that are
 /// as costly to analyse as it allows, the admin socket answers and another uid's
 /// allowlisted request is decided, long before the flood is through.
