@@ -360,9 +360,9 @@ fn resolve(spec: &RunSpec) -> Result<(PathBuf, Vec<String>), String> {
         .find(|(k, _)| k == "PATH")
         .map_or(DEFAULT_PATH, |(_, v)| v.as_str());
     let mut not_executable = None;
-    // Only absolute entries: an empty or relative one names a place inside `cwd`, where
-    // whoever can write there would choose what `ls` is.
-    for dir in path.split(':').filter(|d| d.starts_with('/')) {
+    // Only absolute entries (see `absolute_path`), whatever PATH the spec was given.
+    let path = absolute_path(path);
+    for dir in path.split(':') {
         let candidate = Path::new(dir).join(name);
         match std::fs::metadata(&candidate) {
             Ok(meta) if meta.is_file() && is_executable(&meta) => {
