@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 use crate::client::Client;
 use crate::config::{Config, Overrides};
 use crate::model::{Record, Rule, Status};
+use crate::render;
 use crate::runs::RunEntry;
-use crate::transport::render::{clip, visible};
+use crate::text::{clip_chars, visible};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -455,7 +456,7 @@ async fn decide(admin: &Client, id: &str, decision: &str, as_json: bool) -> Resu
     if as_json {
         print_json(&record);
     } else {
-        println!("{}", crate::transport::render::outcome(&record));
+        println!("{}", render::outcome(&record));
     }
     Ok(0)
 }
@@ -513,7 +514,7 @@ fn print_record(r: &Record) {
     }
     println!("command:  {}", visible(&r.display_command()));
     if let Some(input) = &r.input {
-        let line = crate::transport::render::input_line(input);
+        let line = render::input_line(input);
         println!("input:    {}", line.trim_start_matches("Input: "));
     }
     if let Some(cwd) = &r.cwd {
@@ -575,7 +576,7 @@ fn print_records(list: &[Record], as_json: bool) {
                 r.risk.to_string(),
                 r.via.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
                 r.result.as_ref().map_or_else(|| "-".into(), run_summary),
-                clip(&visible(&r.display_command()), 60) + &stdin,
+                clip_chars(&visible(&r.display_command()), 60) + &stdin,
             ]
         })
         .collect();
@@ -626,7 +627,7 @@ fn print_runs(runs: &[RunEntry]) {
                 e.short_id.clone(),
                 visible(&e.agent),
                 state,
-                clip(&visible(&e.command), 60),
+                clip_chars(&visible(&e.command), 60),
             ]
         })
         .collect();
@@ -649,7 +650,7 @@ fn print_rules(rules: &[Rule]) {
                 r.expires_at
                     .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
                     .unwrap_or_else(|| "-".into()),
-                clip(&visible(&r.pattern), 60),
+                clip_chars(&visible(&r.pattern), 60),
             ]
         })
         .collect();

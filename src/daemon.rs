@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use chrono::Utc;
 use tokio::net::UnixListener;
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::api::{AppState, server};
@@ -65,7 +64,7 @@ pub fn runtime() -> io::Result<tokio::runtime::Runtime> {
 pub struct Daemon {
     pub approvals: Arc<Approvals>,
     pub config: Arc<Config>,
-    stop: watch::Sender<bool>,
+    stop: crate::shutdown::Notifier,
     /// The socket servers.
     tasks: Vec<JoinHandle<()>>,
     /// Console and chat transports; they update their messages after shutdown's
@@ -171,7 +170,7 @@ impl Daemon {
             ),
         };
 
-        let (stop, stopped) = watch::channel(false);
+        let (stop, shutdown) = crate::shutdown::channel();
         // Transports start listening for requests before any request can arrive: each
         // subscribes to the approval events here, synchronously, before the sockets exist.
         let mut transports = Vec::new();
@@ -180,11 +179,11 @@ impl Daemon {
                 Arc::clone(&approvals),
                 approvals.subscribe(),
                 io,
-                stopped.clone(),
+                shutdown.clone(),
             )));
         }
         if let Some(telegram) = telegram {
-            transports.push(telegram.spawn(approvals.subscribe(), stopped.clone()));
+            transports.push(telegram.spawn(approvals.subscribe(), shutdown.clone()));
         }
 
         let agent = listener(activated.agent, &config.socket, 0o660)?;
@@ -195,9 +194,9 @@ impl Daemon {
                 agent,
                 crate::api::agent::router(state.clone()),
                 Arc::clone(&policy),
-                stopped.clone(),
+                shutdown.clone(),
             ),
-            server::serve(admin, crate::api::admin::router(state), policy, stopped),
+            server::serve(admin, crate::api::admin::router(state), policy, shutdown),
         ];
         tracing::info!(
             socket = %config.socket.display(),
@@ -315,7 +314,7 @@ impl Daemon {
         self.approvals.shutdown().await;
         // Transports get a moment to show the cancellations before they stop.
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let _ = self.stop.send(true);
+        self.stop.notify();
         for transport in self.transports {
             // Each transport bounds its own wind-down; this only guards against a bug.
             if tokio::time::timeout(Duration::from_secs(15), transport)

@@ -18,7 +18,6 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower::ServiceExt;
 
@@ -26,6 +25,7 @@ use super::Peer;
 use super::wire::{Counted, Guarded};
 use crate::error::ApiError;
 use crate::policy::Policy;
+use crate::shutdown::Shutdown;
 
 /// How long connections get to finish once the daemon stops.
 const DRAIN: Duration = Duration::from_secs(5);
@@ -77,14 +77,14 @@ pub fn serve(
     listener: UnixListener,
     router: Router,
     policy: Arc<Policy>,
-    mut stopped: watch::Receiver<bool>,
+    mut shutdown: Shutdown,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let counts = Arc::new(Counts::default());
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         loop {
             let accepted = tokio::select! {
-                _ = crate::transport::until_stopped(&mut stopped) => break,
+                _ = shutdown.recv() => break,
                 a = listener.accept() => a,
             };
             let stream = match accepted {

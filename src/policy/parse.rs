@@ -39,6 +39,7 @@ use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
 use super::shell;
 use crate::model::Shell;
+use crate::text::is_bidi_or_invisible;
 
 /// What analysis found in one command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -522,13 +523,6 @@ fn characters(command: &str, out: &mut Vec<String>) {
             out.push(format!("{why} at offset {i}"));
         }
     }
-}
-
-/// Bidirectional controls and characters that render as nothing.
-pub fn is_bidi_or_invisible(c: char) -> bool {
-    matches!(c as u32,
-        0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x2069 | 0xFEFF | 0x00AD
-        | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180E | 0x3164 | 0xFFA0)
 }
 
 /// Characters a human reads as shell syntax or a blank that bash reads as a word

@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::broadcast;
 
+use super::answer;
 use super::grammar::{self, ChatCommand, ReactionMap};
-use super::{answer, render, until_stopped};
 use crate::approvals::{Approvals, Event};
 use crate::model::{Status, Via};
+use crate::render;
+use crate::shutdown::Shutdown;
 
 /// Where the console reads answers and writes prompts.
 pub struct ConsoleIo {
@@ -39,7 +41,7 @@ pub async fn run(
     approvals: Arc<Approvals>,
     mut events: broadcast::Receiver<Event>,
     io: ConsoleIo,
-    mut stopped: watch::Receiver<bool>,
+    mut shutdown: Shutdown,
 ) {
     let ConsoleIo {
         mut input,
@@ -55,7 +57,7 @@ pub async fn run(
     loop {
         line.clear();
         let text = tokio::select! {
-            _ = until_stopped(&mut stopped) => break,
+            _ = shutdown.recv() => break,
             event = events.recv() => {
                 match event {
                     // Noted as shown before it is, so its id stays out of circulation; one

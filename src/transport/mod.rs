@@ -7,17 +7,10 @@
 
 pub mod console;
 pub mod grammar;
-pub mod render;
 pub mod telegram;
 
 use crate::approvals::{Approvals, ResolveError};
 use crate::model::{Decision, Via};
-
-/// Resolves once the daemon is stopping (the guard `wait_for` returns is not `Send`, so
-/// it cannot be held across an await in a spawned task).
-pub async fn until_stopped(stopped: &mut tokio::sync::watch::Receiver<bool>) {
-    let _ = stopped.wait_for(|s| *s).await;
-}
 
 /// What a transport tells the person who answered.
 pub struct Answer {

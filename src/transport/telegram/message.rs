@@ -7,8 +7,9 @@ use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 use teloxide::utils::html;
 
 use crate::model::{Decision, Record, Status, Via, sha256_hex};
+use crate::render::{agent_line, input_line, run_line};
+use crate::text::{clip_utf16, utf16_len, visible};
 use crate::transport::grammar::ReactionMap;
-use crate::transport::render::{agent_line, input_line, run_line, visible};
 
 /// Telegram's limit on a message's text once entities are parsed, in UTF-16 code units.
 pub const MAX_TEXT: usize = 4096;
@@ -38,7 +39,7 @@ impl Html {
     /// Text, escaped and counted.
     fn text(&mut self, s: &str) -> &mut Self {
         self.html.push_str(&html::escape(s));
-        self.units += units(s);
+        self.units += utf16_len(s);
         self
     }
 
@@ -50,31 +51,9 @@ impl Html {
     /// `Label: value`, the value made visible and cut to `max`.
     fn field(&mut self, label: &str, value: &str, max: usize) -> &mut Self {
         self.text(&format!("{label}: "))
-            .text(&clip(&visible(value), max))
+            .text(&clip_utf16(&visible(value), max))
             .text("\n")
     }
-}
-
-fn units(s: &str) -> usize {
-    s.encode_utf16().count()
-}
-
-/// Cuts `s` on a character boundary to at most `max` UTF-16 units, marking a cut with `…`.
-fn clip(s: &str, max: usize) -> String {
-    if units(s) <= max {
-        return s.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 1; // the ellipsis
-    for c in s.chars() {
-        used += c.len_utf16();
-        if used > max {
-            break;
-        }
-        out.push(c);
-    }
-    out.push('…');
-    out
 }
 
 /// How the owner may answer, for the message of one pending request.
@@ -114,7 +93,7 @@ pub fn approval(r: &Record, offer: &Offer<'_>, now: DateTime<Utc>) -> String {
             .tag("<i>")
             .text(&format!(
                 "\"Always\" is not offered: {}",
-                clip(why, REASON_SHOWN)
+                clip_utf16(why, REASON_SHOWN)
             ))
             .tag("</i>");
     }
@@ -131,7 +110,7 @@ pub fn closed(r: &Record) -> String {
         .text("\n");
     let mut how = Vec::new();
     if let Some(by) = &r.decided_by {
-        how.push(format!("by {}", clip(&visible(by), FIELD_SHOWN)));
+        how.push(format!("by {}", clip_utf16(&visible(by), FIELD_SHOWN)));
     }
     if let Some(via) = r.via {
         how.push(format!("via {via}"));
@@ -180,13 +159,15 @@ fn id_and_agent(out: &mut Html, r: &Record) {
         .text(&r.short_id)
         .tag("</code>")
         .text("\n");
-    out.text(&clip(&agent_line(r), FIELD_SHOWN)).text("\n");
+    out.text(&clip_utf16(&agent_line(r), FIELD_SHOWN))
+        .text("\n");
 }
 
 /// Everything about the request below the command.
 fn details(out: &mut Html, r: &Record) {
     if let Some(input) = &r.input {
-        out.text(&clip(&input_line(input), FIELD_SHOWN)).text("\n");
+        out.text(&clip_utf16(&input_line(input), FIELD_SHOWN))
+            .text("\n");
     }
     if let Some(cwd) = &r.cwd {
         out.field("Cwd", cwd, FIELD_SHOWN);
@@ -197,7 +178,7 @@ fn details(out: &mut Html, r: &Record) {
     }
     out.text(&format!("Risk: {}\n", r.risk));
     for why in r.risk_reasons.iter().take(REASONS_SHOWN) {
-        out.text(&format!("• {}\n", clip(&visible(why), REASON_SHOWN)));
+        out.text(&format!("• {}\n", clip_utf16(&visible(why), REASON_SHOWN)));
     }
     if r.risk_reasons.len() > REASONS_SHOWN {
         out.text(&format!(
@@ -224,7 +205,7 @@ fn command(r: &Record, room: usize) -> Html {
     let shown = visible(&raw);
     let mut out = Html::default();
     let label = "Command:\n";
-    if units(label) + units(&shown) < room {
+    if utf16_len(label) + utf16_len(&shown) < room {
         out.text(label)
             .tag("<pre>")
             .text(&shown)
@@ -237,10 +218,10 @@ fn command(r: &Record, room: usize) -> Html {
         "Command (cut: {} characters in all, sha256 {hex}):\n",
         raw.chars().count()
     );
-    let room = room.saturating_sub(units(&label) + 1);
+    let room = room.saturating_sub(utf16_len(&label) + 1);
     out.text(&label)
         .tag("<pre>")
-        .text(&clip(&shown, room))
+        .text(&clip_utf16(&shown, room))
         .tag("</pre>")
         .text("\n");
     out
@@ -402,13 +383,13 @@ mod tests {
         r.risk_reasons = vec!["x".repeat(1000); 50];
         let html = approval(&r, &offer(&map), r.created_at);
         let text = plain(&html);
-        assert!(units(&text) <= MAX_TEXT, "{} units", units(&text));
+        assert!(utf16_len(&text) <= MAX_TEXT, "{} units", utf16_len(&text));
         let hex = sha256_hex(command.as_bytes());
         assert!(text.contains(&hex));
         assert!(text.contains("15005 characters in all"), "{text}");
         assert!(text.contains("… and 42 more"));
         let closed = plain(&closed(&r));
-        assert!(units(&closed) <= MAX_TEXT);
+        assert!(utf16_len(&closed) <= MAX_TEXT);
     }
 
     #[test]

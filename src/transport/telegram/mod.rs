@@ -26,13 +26,13 @@ use std::time::Duration;
 use teloxide::prelude::*;
 use teloxide::types::{BotCommand, Me};
 use teloxide::{ApiError, RequestError};
-use tokio::sync::{Notify, broadcast, watch};
+use tokio::sync::{Notify, broadcast};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::approvals::{Approvals, Event};
 use crate::config::{Secret, TelegramConfig};
+use crate::shutdown::Shutdown;
 use crate::transport::grammar::ReactionMap;
-use crate::transport::until_stopped;
 use limiter::Limiter;
 use posted::Posted;
 
@@ -141,26 +141,18 @@ impl Telegram {
     /// acknowledges the last update it handled, and ends.
     ///
     /// `events` comes from `approvals.subscribe()`, taken before any request can arrive.
-    pub fn spawn(
-        self,
-        events: broadcast::Receiver<Event>,
-        stopped: watch::Receiver<bool>,
-    ) -> JoinHandle<()> {
-        tokio::spawn(run(self.ctx, events, stopped))
+    pub fn spawn(self, events: broadcast::Receiver<Event>, shutdown: Shutdown) -> JoinHandle<()> {
+        tokio::spawn(run(self.ctx, events, shutdown))
     }
 }
 
-async fn run(
-    ctx: Arc<Context>,
-    mut events: broadcast::Receiver<Event>,
-    mut stopped: watch::Receiver<bool>,
-) {
-    let mut poller = tokio::spawn(updates::poll(Arc::clone(&ctx), stopped.clone()));
+async fn run(ctx: Arc<Context>, mut events: broadcast::Receiver<Event>, mut shutdown: Shutdown) {
+    let mut poller = tokio::spawn(updates::poll(Arc::clone(&ctx), shutdown.clone()));
     let mut deliveries: JoinSet<String> = JoinSet::new();
     let mut delivering: HashSet<String> = HashSet::new();
     loop {
         tokio::select! {
-            _ = until_stopped(&mut stopped) => break,
+            _ = shutdown.recv() => break,
             Some(done) = deliveries.join_next() => {
                 if let Ok(id) = done {
                     delivering.remove(&id);
@@ -169,12 +161,12 @@ async fn run(
             // Polling ends only at shutdown; anything else (a panic while handling an
             // update) must not leave the owner unable to answer.
             ended = &mut poller => {
-                if *stopped.borrow() {
+                if shutdown.is_shutdown() {
                     break;
                 }
                 tracing::error!(?ended, "Telegram polling stopped unexpectedly; restarting it in a second");
                 tokio::time::sleep(Duration::from_secs(1)).await;
-                poller = tokio::spawn(updates::poll(Arc::clone(&ctx), stopped.clone()));
+                poller = tokio::spawn(updates::poll(Arc::clone(&ctx), shutdown.clone()));
             }
             event = events.recv() => match event {
                 Ok(Event::Pending(record)) => {

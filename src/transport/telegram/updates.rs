@@ -20,15 +20,17 @@ use teloxide::types::{
     AllowedUpdate, CallbackQuery, CustomEmojiId, MessageId, MessageReactionUpdated, ReactionType,
     ReplyParameters, UpdateKind, User,
 };
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::Semaphore;
 
 use super::deliver::external_id;
 use super::fetch::{self, Read};
 use super::posted::Target;
 use super::{Backoff, Context, message};
 use crate::model::{Decision, Via};
+use crate::render;
+use crate::shutdown::Shutdown;
+use crate::transport::answer;
 use crate::transport::grammar::{self, ChatCommand};
-use crate::transport::{answer, render, until_stopped};
 
 /// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
 /// which does not stretch for long polls.
@@ -52,12 +54,12 @@ const ALLOWED: [AllowedUpdate; 4] = [
 
 /// Polls until `stopped`, then confirms the updates it handled so a restart does not see
 /// them again. Errors back off and retry for as long as the daemon runs.
-pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
+pub async fn poll(ctx: Arc<Context>, mut shutdown: Shutdown) {
     let mut backoff = Backoff::new();
     // Commands are checked against the bot's @name, so polling waits for getMe.
     while ctx.me.get().is_none() {
         let result = tokio::select! {
-            _ = until_stopped(&mut stopped) => return,
+            _ = shutdown.recv() => return,
             r = ctx.bot.get_me().send() => r,
         };
         match result {
@@ -68,7 +70,7 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
             Err(e) => {
                 ctx.failed("getMe", &e);
                 tokio::select! {
-                    _ = until_stopped(&mut stopped) => return,
+                    _ = shutdown.recv() => return,
                     _ = backoff.wait(&ctx, &e) => {}
                 }
             }
@@ -91,7 +93,7 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
             .timeout(POLL_SECS)
             .allowed_updates(ALLOWED);
         let result = tokio::select! {
-            _ = until_stopped(&mut stopped) => break,
+            _ = shutdown.recv() => break,
             r = fetch::get_updates(&ctx.bot, request) => r,
         };
         match result {
@@ -126,7 +128,7 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
                     }
                     offset = next;
                     ctx.offset.store(offset, Ordering::Relaxed);
-                    dispatch(&ctx, update, &holding, &stopped).await;
+                    dispatch(&ctx, update, &holding, &shutdown).await;
                 }
                 // Updates none of which has a usable id would come back at once: wait
                 // instead of spinning (Telegram always sends ids; a broken proxy might not).
@@ -136,7 +138,7 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
                         "no update of this batch could be skipped past; waiting before asking again"
                     );
                     tokio::select! {
-                        _ = until_stopped(&mut stopped) => break,
+                        _ = shutdown.recv() => break,
                         _ = tokio::time::sleep(NO_PROGRESS_WAIT) => {}
                     }
                 }
@@ -144,7 +146,7 @@ pub async fn poll(ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
             Err(e) => {
                 ctx.failed("getUpdates", &e);
                 tokio::select! {
-                    _ = until_stopped(&mut stopped) => break,
+                    _ = shutdown.recv() => break,
                     _ = backoff.wait(&ctx, &e) => {}
                 }
             }
@@ -171,7 +173,7 @@ async fn dispatch(
     ctx: &Arc<Context>,
     update: Update,
     holding: &Arc<Semaphore>,
-    stopped: &watch::Receiver<bool>,
+    shutdown: &Shutdown,
 ) {
     let unsettled = answered_message(ctx, &update)
         .and_then(|message| Some((message, ctx.posted.unsettled(message)?)));
@@ -187,11 +189,11 @@ async fn dispatch(
         // Held aside, so polling goes on meanwhile.
         Ok(permit) => {
             let ctx = Arc::clone(ctx);
-            let mut stopped = stopped.clone();
+            let mut shutdown = shutdown.clone();
             tokio::spawn(async move {
                 tokio::select! {
                     // Shutdown cancels every request: nothing is left to answer.
-                    _ = until_stopped(&mut stopped) => return,
+                    _ = shutdown.recv() => return,
                     _ = ctx.posted.settle(message, pending, HOLD_LIMIT) => {}
                 }
                 handle(&ctx, update).await;
@@ -465,7 +467,7 @@ async fn on_button(ctx: &Context, q: &CallbackQuery) {
     let answered = ctx
         .bot
         .answer_callback_query(q.id.clone())
-        .text(render::clip(&text, CALLBACK_TEXT_MAX))
+        .text(crate::text::clip_chars(&text, CALLBACK_TEXT_MAX))
         .await;
     if let Err(e) = answered {
         tracing::warn!(error = %ctx.scrub(&e), "could not answer a button press");
@@ -521,7 +523,7 @@ fn short(id: &str) -> &str {
 /// Sends `text` as a plain-text reply to `to`. Best effort: a few tries, then it is
 /// logged and dropped; an answer to a command never holds up a decision.
 async fn reply(ctx: &Context, to: MessageId, text: &str) {
-    let text = render::clip(text, message::MAX_TEXT / 2);
+    let text = crate::text::clip_chars(text, message::MAX_TEXT / 2);
     let mut backoff = Backoff::new();
     for attempt in 1..=3 {
         ctx.limiter.acquire().await;

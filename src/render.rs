@@ -1,39 +1,11 @@
-//! Text a human reads about a request: made safe to display first, because the command
-//! comes from the agent and may carry escape sequences or invisible characters meant to
-//! make the approver see something other than what would run.
+//! The text a human reads about a request, shared by every front (console, chat, CLI):
+//! the prompt, the outcome, the lists. Everything the agent wrote passes through
+//! [`visible`] first (see `text`).
 
 use chrono::{DateTime, Utc};
 
 use crate::model::{InputSummary, Record, Rule};
-
-/// Replaces control, bidirectional and invisible characters with visible `\u{…}` escapes
-/// (newlines and tabs too: one request, one honest block of text).
-pub fn visible(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        // The same set that makes a command not plain: what the approver cannot see.
-        let hidden = c.is_control() || crate::policy::parse::is_bidi_or_invisible(c);
-        if hidden {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Cuts `s` to about `max` characters, on a character boundary, and says how many it
-/// left out: nothing is cut without the reader knowing how much.
-pub fn clip(s: &str, max: usize) -> String {
-    let total = s.chars().count();
-    if total <= max {
-        return s.to_string();
-    }
-    let kept = max.saturating_sub(1);
-    let mut out: String = s.chars().take(kept).collect();
-    out.push_str(&format!("… (+{} more characters)", total - kept));
-    out
-}
+use crate::text::{clip_chars, visible};
 
 /// How much of an input's head is shown, escaped.
 const INPUT_HEAD_SHOWN: usize = 120;
@@ -60,7 +32,7 @@ pub fn run_line(r: &Record) -> String {
 
 /// `Input: N bytes, sha256 H, begins: …`: the stdin that comes with the command.
 pub fn input_line(input: &InputSummary) -> String {
-    let head = clip(&visible(&input.head), INPUT_HEAD_SHOWN);
+    let head = clip_chars(&visible(&input.head), INPUT_HEAD_SHOWN);
     let more = if input.is_whole() { "" } else { " …" };
     format!(
         "Input: {} bytes, sha256 {}, {}: {head}{more}",
@@ -126,7 +98,10 @@ pub fn outcome(r: &Record) -> String {
     if let Some(at) = r.resolved_at {
         s.push_str(&format!(" at {}", at.format("%H:%M:%SZ")));
     }
-    s.push_str(&format!(": {}", clip(&visible(&r.display_command()), 80)));
+    s.push_str(&format!(
+        ": {}",
+        clip_chars(&visible(&r.display_command()), 80)
+    ));
     s
 }
 
@@ -148,7 +123,7 @@ pub fn pending_list(records: &[Record], now: DateTime<Utc>) -> String {
                 visible(&r.agent),
                 r.risk,
                 seconds_left(r.expires_at, now),
-                clip(&visible(&r.display_command()), 80)
+                clip_chars(&visible(&r.display_command()), 80)
             )
         })
         .collect::<Vec<_>>()
@@ -179,20 +154,6 @@ pub fn rule_list(rules: &[Rule]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_hide_nothing() {
-        assert_eq!(visible("ls\u{1b}[2J"), "ls\\u{1b}[2J");
-        assert_eq!(visible("a\nb"), "a\\u{a}b");
-        assert_eq!(visible("x\u{202e}y"), "x\\u{202e}y");
-        assert_eq!(visible("git status"), "git status");
-    }
-
-    #[test]
-    fn clip_cuts_on_char_boundaries_and_says_how_much() {
-        assert_eq!(clip("ééééé", 3), "éé… (+3 more characters)");
-        assert_eq!(clip("abc", 3), "abc");
-    }
 
     #[test]
     fn input_is_summed_up_escaped() {
