@@ -2,7 +2,6 @@
 //! tables, so the program they run can be found), and programs that execute what their
 //! arguments name (`sed`'s `e`, `nc -e`, …).
 
-use super::through::inner_of_program;
 use super::{base, family};
 
 /// Shells: their `-c` argument is a script of further commands, and without one they
@@ -40,10 +39,10 @@ const INTERPRETERS: &[(&str, &[&str])] = &[
 ];
 
 /// Interpreters whose first operand is the program text itself.
-const CODE_FIRST: &[&str] = &["awk", "gawk", "mawk", "nawk", "busybox-awk"];
+pub(super) const CODE_FIRST: &[&str] = &["awk", "gawk", "mawk", "nawk", "busybox-awk"];
 
 /// Programs that schedule or run commands read from their input or arguments.
-const RUNS_INPUT: &[&str] = &["at", "batch", "source", "."];
+pub(super) const RUNS_INPUT: &[&str] = &["at", "batch", "source", "."];
 
 /// How a wrapper's own options look, so the program it runs can be found.
 #[derive(Clone, Copy)]
@@ -388,7 +387,7 @@ pub(super) fn shell_input(words: &[String]) -> ShellInput {
     }
 }
 
-fn interpreter(program: &str) -> Option<&'static [&'static str]> {
+pub(super) fn interpreter(program: &str) -> Option<&'static [&'static str]> {
     let family = family(program);
     INTERPRETERS
         .iter()
@@ -398,7 +397,7 @@ fn interpreter(program: &str) -> Option<&'static [&'static str]> {
 
 /// True when one of `flags` is given: exactly, as `--flag=value`, or attached or in a
 /// cluster of short flags (`perl -ne`, `python -Sc`).
-fn has_inline_flag(args: &[String], flags: &[&str]) -> bool {
+pub(super) fn has_inline_flag(args: &[String], flags: &[&str]) -> bool {
     args.iter().any(|a| {
         flags.iter().any(|f| {
             if a == f || a.starts_with(&format!("{f}=")) {
@@ -415,7 +414,7 @@ fn has_inline_flag(args: &[String], flags: &[&str]) -> bool {
 }
 
 /// Where an interpreter reads its program from, when it is not given inline.
-fn interpreter_input(words: &[String]) -> ShellInput {
+pub(super) fn interpreter_input(words: &[String]) -> ShellInput {
     let Some(flags) = interpreter(base(&words[0])) else {
         return ShellInput::File;
     };
@@ -494,45 +493,8 @@ pub fn keeps_place(words: &[String]) -> bool {
         || matches!(program, "timeout" | "nice" | "nohup" | "stdbuf")
 }
 
-/// True for shells, wrappers, interpreters given inline code (or whose first argument
-/// is code, like awk), and programs that execute what their arguments name (`find
-/// -exec`, `git -c core.pager=…`, `tar --to-command`, `sed 's/x/y/e'`, …).
-pub fn runs_other_code(words: &[String]) -> bool {
-    let Some(program) = words.first().map(|p| base(p)) else {
-        return false;
-    };
-    let args = &words[1..];
-    if SHELLS.contains(&program)
-        || wrapper(program).is_some()
-        || CODE_FIRST.contains(&program)
-        || RUNS_INPUT.contains(&program)
-    {
-        return true;
-    }
-    if let Some(flags) = interpreter(program) {
-        return flags.is_empty()
-            || has_inline_flag(args, flags)
-            || matches!(interpreter_input(words), ShellInput::Stdin);
-    }
-    if !inner_of_program(words).is_empty() {
-        return true;
-    }
-    match program {
-        "sed" | "gsed" => sed_scripts(args).iter().any(|s| sed_executes(s)),
-        "vim" | "vi" | "nvim" | "view" | "ex" | "gvim" | "vimdiff" => args
-            .iter()
-            .any(|a| a == "-c" || a == "--cmd" || a == "-S" || (a.starts_with('+') && a.len() > 1)),
-        "emacs" => args.iter().any(|a| a.starts_with("--eval") || a == "-l"),
-        "zip" => args
-            .iter()
-            .any(|a| a == "-TT" || a.starts_with("--unzip-command")),
-        "nc" | "ncat" | "netcat" | "socat" => network_exec(program, args),
-        _ => false,
-    }
-}
-
 /// The scripts given to sed: `-e X`, `--expression=X`, or the first operand.
-fn sed_scripts(args: &[String]) -> Vec<&str> {
+pub(super) fn sed_scripts(args: &[String]) -> Vec<&str> {
     let mut scripts = Vec::new();
     let mut explicit = false;
     let mut first_operand = None;
@@ -567,7 +529,7 @@ fn sed_scripts(args: &[String]) -> Vec<&str> {
 
 /// Whether a sed script uses the `e` command or the `e` flag of `s` (runs a shell).
 /// Heuristic and strict: any command starting with `e`, or an `s` whose flags hold `e`.
-fn sed_executes(script: &str) -> bool {
+pub(super) fn sed_executes(script: &str) -> bool {
     script.split([';', '\n']).any(|piece| {
         let piece = piece.trim_start_matches(|c: char| {
             c.is_ascii_digit() || matches!(c, '$' | ',' | '!' | '~' | ' ' | '{' | '}')

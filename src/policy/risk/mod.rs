@@ -35,8 +35,8 @@ use super::parse::Analysis;
 use super::programs::{self, Understanding};
 use crate::model::Risk;
 
-pub use code::{is_wrapper_or_interpreter, keeps_place, runs_other_code};
-pub use through::{looked_through, looked_through_command};
+pub use code::{is_wrapper_or_interpreter, keeps_place};
+pub use through::{looked_through, looked_through_command, runs_other_code};
 
 use dangerous::{Reasons, dangerous_analysis};
 

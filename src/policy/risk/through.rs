@@ -2,7 +2,10 @@
 //! scripts, heredocs fed to a shell and programs that run their arguments, recursively
 //! and depth-limited.
 
-use super::code::{SHELLS, ShellInput, Wrapper, code_source, shell_input, wrapper};
+use super::code::{
+    CODE_FIRST, RUNS_INPUT, SHELLS, ShellInput, Wrapper, code_source, has_inline_flag, interpreter,
+    interpreter_input, network_exec, sed_executes, sed_scripts, shell_input, wrapper,
+};
 use super::{MAX_DEPTH, MAX_FOUND, base};
 use crate::policy::parse::{self, Analysis, SimpleCommand};
 use crate::policy::shell::is_assignment;
@@ -310,6 +313,43 @@ pub(super) fn option_values(args: &[String], long: &[&str], short: &[&str]) -> V
         }
     }
     values
+}
+
+/// True for shells, wrappers, interpreters given inline code (or whose first argument
+/// is code, like awk), and programs that execute what their arguments name (`find
+/// -exec`, `git -c core.pager=…`, `tar --to-command`, `sed 's/x/y/e'`, …).
+pub fn runs_other_code(words: &[String]) -> bool {
+    let Some(program) = words.first().map(|p| base(p)) else {
+        return false;
+    };
+    let args = &words[1..];
+    if SHELLS.contains(&program)
+        || wrapper(program).is_some()
+        || CODE_FIRST.contains(&program)
+        || RUNS_INPUT.contains(&program)
+    {
+        return true;
+    }
+    if let Some(flags) = interpreter(program) {
+        return flags.is_empty()
+            || has_inline_flag(args, flags)
+            || matches!(interpreter_input(words), ShellInput::Stdin);
+    }
+    if !inner_of_program(words).is_empty() {
+        return true;
+    }
+    match program {
+        "sed" | "gsed" => sed_scripts(args).iter().any(|s| sed_executes(s)),
+        "vim" | "vi" | "nvim" | "view" | "ex" | "gvim" | "vimdiff" => args
+            .iter()
+            .any(|a| a == "-c" || a == "--cmd" || a == "-S" || (a.starts_with('+') && a.len() > 1)),
+        "emacs" => args.iter().any(|a| a.starts_with("--eval") || a == "-l"),
+        "zip" => args
+            .iter()
+            .any(|a| a == "-TT" || a.starts_with("--unzip-command")),
+        "nc" | "ncat" | "netcat" | "socat" => network_exec(program, args),
+        _ => false,
+    }
 }
 
 /// Commands that programs which are not wrappers run from their arguments.
