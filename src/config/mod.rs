@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 
 use crate::model::{Ask, AskFallback, Security};
-use crate::transport::grammar::ReactionMap;
+mod reactions;
+
+pub use reactions::{ReactionMap, ReactionMapError};
 
 /// Environment variables with our prefix that are not configuration keys: they belong to
 /// the CLI (or to logging) and must not be rejected as unknown keys.
@@ -474,14 +476,14 @@ impl Config {
             return bad("`exec.max_output_bytes` must be at least 1".into());
         }
         for name in self.agents.keys() {
-            if !crate::policy::is_valid_agent_name(name) {
+            if !crate::model::AgentName::is_valid(name) {
                 return bad(format!(
                     "agent name {name:?} in [agents] must match [A-Za-z0-9._-]{{1,64}}"
                 ));
             }
         }
         for pattern in &self.policy.deny {
-            crate::policy::rules::compile_deny_glob(pattern).map_err(|e| {
+            compile_deny_glob(pattern).map_err(|e| {
                 ConfigError::Invalid(format!("`policy.deny` pattern {pattern:?}: {e}"))
             })?;
         }
@@ -598,6 +600,16 @@ fn opt_uid_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, D::
 
 fn i64_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<i64>, D::Error> {
     numbers(d, "Telegram user id")
+}
+
+/// A `policy.deny` pattern as policy matches it: case-insensitive (`RM -RF` is `rm -rf`),
+/// `*` crossing `/`. Compiled here, where the configuration is checked, so that a bad
+/// pattern stops the load; policy compiles the same way.
+pub fn compile_deny_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    globset::GlobBuilder::new(pattern)
+        .case_insensitive(true)
+        .literal_separator(false)
+        .build()
 }
 
 #[cfg(test)]

@@ -11,14 +11,6 @@ use super::programs::Understanding;
 use super::shell;
 use crate::model::{Rule, RuleKind};
 
-/// Deny globs are case-insensitive (`RM -RF` is `rm -rf`).
-pub fn compile_deny_glob(pattern: &str) -> Result<Glob, globset::Error> {
-    GlobBuilder::new(pattern)
-        .case_insensitive(true)
-        .literal_separator(false)
-        .build()
-}
-
 /// Allowlist globs are case-sensitive: `Git` is not `git`.
 pub fn compile_allow_glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
     Ok(allow_glob(pattern)?.compile_matcher())
@@ -42,7 +34,7 @@ impl DenyList {
     pub fn new(patterns: &[String]) -> Result<DenyList, globset::Error> {
         let mut b = GlobSetBuilder::new();
         for p in patterns {
-            b.add(compile_deny_glob(p)?);
+            b.add(crate::config::compile_deny_glob(p)?);
         }
         Ok(DenyList {
             set: b.build()?,

@@ -3,6 +3,7 @@
 //! One parser here means console, Telegram and Matrix can never drift apart on what
 //! `/approve a1b2 always` or a 👍 reaction means.
 
+use crate::config::ReactionMap;
 use crate::model::Decision;
 
 /// One parsed chat command.
@@ -137,81 +138,6 @@ fn no_args(name: &str, args: &[&str], command: ChatCommand) -> Result<ChatComman
     }
 }
 
-/// The reaction map: which emoji means which decision. Default:
-/// 👍 allow-once, ✅ allow-always, 👌 allow-always, ❌ deny, 👎 deny.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReactionMap {
-    /// In configured order, so help lists reactions the way the owner wrote them.
-    entries: Vec<(String, Decision)>,
-}
-
-impl Default for ReactionMap {
-    fn default() -> Self {
-        let entries = [
-            ("👍", Decision::AllowOnce),
-            ("✅", Decision::AllowAlways),
-            ("👌", Decision::AllowAlways),
-            ("❌", Decision::Deny),
-            ("👎", Decision::Deny),
-        ];
-        ReactionMap {
-            entries: entries.iter().map(|&(e, d)| (e.to_owned(), d)).collect(),
-        }
-    }
-}
-
-/// Clients disagree on whether to send the emoji-presentation selector, so it must not
-/// decide whether a reaction counts.
-fn bare(emoji: &str) -> &str {
-    emoji.trim_end_matches('\u{FE0F}')
-}
-
-impl ReactionMap {
-    /// Builds a map from (emoji, decision-word) pairs as they come from config, e.g. ("🔥","allow-once"). Errors on an unknown decision word or empty emoji, with a clear message.
-    pub fn from_pairs<'a>(
-        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Result<Self, GrammarError> {
-        let mut entries: Vec<(String, Decision)> = Vec::new();
-        for (emoji, word) in pairs {
-            let emoji = emoji.trim();
-            if bare(emoji).is_empty() {
-                return Err(GrammarError(format!(
-                    "reaction for {word:?} has an empty emoji"
-                )));
-            }
-            let decision: Decision = word
-                .trim()
-                .parse()
-                .map_err(|e| GrammarError(format!("reaction {emoji:?}: {e}")))?;
-            // One emoji meaning two things would make the outcome depend on map order.
-            match entries.iter().find(|(e, _)| bare(e) == bare(emoji)) {
-                Some((_, d)) if *d != decision => {
-                    return Err(GrammarError(format!(
-                        "reaction {emoji:?} is mapped to both {d} and {decision}"
-                    )));
-                }
-                Some(_) => {}
-                None => entries.push((emoji.to_owned(), decision)),
-            }
-        }
-        Ok(ReactionMap { entries })
-    }
-
-    /// Every (emoji, decision) pair, in configured order.
-    pub fn entries(&self) -> &[(String, Decision)] {
-        &self.entries
-    }
-
-    /// The decision for one emoji, or None. Compare ignoring a trailing variation selector U+FE0F on either side (so "👍️" equals "👍", "✔️" vs "✔").
-    pub fn decision(&self, emoji: &str) -> Option<Decision> {
-        let emoji = bare(emoji.trim());
-        self.entries
-            .iter()
-            .find(|(e, _)| bare(e) == emoji)
-            .map(|&(_, d)| d)
-    }
-}
-
 /// The /help text: every command of the grammar, the reactions of `map`, one per line. Plain text (no HTML/markdown markup), so each transport can escape it as it needs.
 pub fn help_text(map: &ReactionMap) -> String {
     let mut lines = vec![
@@ -231,9 +157,9 @@ pub fn help_text(map: &ReactionMap) -> String {
         "/allowlist - show the allowlist".to_owned(),
         "/help - show this help".to_owned(),
     ];
-    if !map.entries.is_empty() {
+    if !map.entries().is_empty() {
         lines.push("Reactions on a request:".to_owned());
-        lines.extend(map.entries.iter().map(|(e, d)| format!("{e} {d}")));
+        lines.extend(map.entries().iter().map(|(e, d)| format!("{e} {d}")));
     }
     lines.join("\n")
 }
@@ -387,52 +313,6 @@ mod tests {
         for bad in ["", "a1b", "a1b2c", "zzzz", "once", "deny", " a1b", "a1é"] {
             assert!(!is_short_id(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn default_reactions() {
-        let map = ReactionMap::default();
-        assert_eq!(map.decision("👍"), Some(AllowOnce));
-        assert_eq!(map.decision("✅"), Some(AllowAlways));
-        assert_eq!(map.decision("👌"), Some(AllowAlways));
-        assert_eq!(map.decision("❌"), Some(Deny));
-        assert_eq!(map.decision("👎"), Some(Deny));
-        assert_eq!(map.decision("🔥"), None);
-        assert_eq!(map.decision(""), None);
-    }
-
-    #[test]
-    fn variation_selector_ignored_both_sides() {
-        assert_eq!(
-            ReactionMap::default().decision("👍\u{FE0F}"),
-            Some(AllowOnce)
-        );
-        let map = ReactionMap::from_pairs([("✔\u{FE0F}", "allow-always"), ("🔥", "deny")]).unwrap();
-        assert_eq!(map.decision("✔"), Some(AllowAlways));
-        assert_eq!(map.decision("✔\u{FE0F}"), Some(AllowAlways));
-        assert_eq!(map.decision("🔥\u{FE0F}"), Some(Deny));
-        assert_eq!(map.decision("👍"), None);
-    }
-
-    #[test]
-    fn from_pairs_errors() {
-        let msg = |pairs: &[(&str, &str)]| {
-            ReactionMap::from_pairs(pairs.iter().copied())
-                .unwrap_err()
-                .0
-        };
-        let e = msg(&[("🔥", "maybe")]);
-        assert!(
-            e.contains("🔥") && e.contains("\"maybe\"") && e.contains("allow-once"),
-            "{e}"
-        );
-        let e = msg(&[("", "deny")]);
-        assert!(e.contains("empty emoji") && e.contains("deny"), "{e}");
-        assert!(msg(&[(" \u{FE0F}", "deny")]).contains("empty emoji"));
-        let e = msg(&[("🔥", "deny"), ("🔥\u{FE0F}", "allow-once")]);
-        assert!(e.contains("both deny and allow-once"), "{e}");
-        assert!(ReactionMap::from_pairs([("🔥", "deny"), ("🔥", "deny")]).is_ok());
-        assert_eq!(ReactionMap::from_pairs([]).unwrap().decision("👍"), None);
     }
 
     #[test]
