@@ -512,7 +512,7 @@ fn print_record(r: &Record) {
             r.peer_pid.map_or(String::new(), |p| format!(", pid {p}"))
         );
     }
-    println!("command:  {}", visible(&r.display_command()));
+    println!("command:  {}", visible(&r.command.display()));
     if let Some(input) = &r.input {
         let line = render::input_line(input);
         println!("input:    {}", line.trim_start_matches("Input: "));
@@ -576,7 +576,7 @@ fn print_records(list: &[Record], as_json: bool) {
                 r.risk.to_string(),
                 r.via.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
                 r.result.as_ref().map_or_else(|| "-".into(), run_summary),
-                clip_chars(&visible(&r.display_command()), 60) + &stdin,
+                clip_chars(&visible(&r.command.display()), 60) + &stdin,
             ]
         })
         .collect();

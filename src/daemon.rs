@@ -64,6 +64,8 @@ pub fn runtime() -> io::Result<tokio::runtime::Runtime> {
 pub struct Daemon {
     pub approvals: Arc<Approvals>,
     pub config: Arc<Config>,
+    /// The database: the daemon opened it, and closes it last.
+    store: Store,
     stop: crate::shutdown::Notifier,
     /// The socket servers.
     tasks: Vec<JoinHandle<()>>,
@@ -149,7 +151,7 @@ impl Daemon {
         }
 
         let policy = Arc::new(Policy::new(Arc::clone(&config))?);
-        let approvals = Approvals::new(store, Arc::clone(&policy));
+        let approvals = Approvals::new(store.clone(), Arc::clone(&policy));
         approvals.reload_rules().await?;
         // Before the sockets exist: a token Telegram rejects stops the start here.
         let telegram = match config.telegram.bot_token {
@@ -164,7 +166,7 @@ impl Daemon {
             approvals: Arc::clone(&approvals),
             runs: crate::runs::Runs::new(
                 policy,
-                approvals.store().clone(),
+                store.clone(),
                 config.exec.max_concurrent,
                 config.exec.max_concurrent_per_uid,
             ),
@@ -188,7 +190,7 @@ impl Daemon {
 
         let agent = listener(activated.agent, &config.socket, 0o660)?;
         let admin = listener(activated.admin, &config.admin_socket, 0o600)?;
-        let policy = Arc::clone(approvals.policy_arc());
+        let policy = Arc::clone(approvals.policy());
         let tasks = vec![
             server::serve(
                 agent,
@@ -206,6 +208,7 @@ impl Daemon {
         );
         Ok(Daemon {
             approvals,
+            store,
             config,
             stop,
             tasks,
@@ -267,7 +270,7 @@ impl Daemon {
             ..new
         };
         // The allowlist is re-read first, so that it goes in force with the configuration.
-        let rules = match self.approvals.store().list_rules().await {
+        let rules = match self.approvals.rules().await {
             Ok(rules) => Some(rules),
             Err(e) => {
                 tracing::error!(error = %e, "the allowlist could not be re-read; the previous one stays in force");
@@ -298,7 +301,7 @@ impl Daemon {
 
     /// Whether the database answers: what the watchdog vouches for.
     pub async fn healthy(&self) -> bool {
-        match self.approvals.store().ping().await {
+        match self.store.ping().await {
             Ok(()) => true,
             Err(e) => {
                 tracing::warn!(error = %e, "the database does not answer");
@@ -335,7 +338,7 @@ impl Daemon {
         for socket in &self.owned_sockets {
             let _ = std::fs::remove_file(socket);
         }
-        self.approvals.store().close().await;
+        self.store.close().await;
         tracing::info!("execgate stopped");
     }
 }

@@ -18,7 +18,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep_until};
 
-use crate::model::ExecResult;
+use crate::model::{self, ExecResult};
 use crate::workdir::WorkDir;
 
 /// How long a timed-out group has between SIGTERM and SIGKILL to clean up after itself.
@@ -40,21 +40,15 @@ pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// empties it.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// What to run. The bytes that were approved are the bytes that run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Program {
-    /// Run as `/bin/sh -c STRING`.
-    Shell(String),
-    /// The program and its arguments, no shell. A program without `/` is looked up in the
-    /// absolute entries of the `PATH` of [`RunSpec::env`]; one with `/` is used as is
-    /// (relative to `cwd`).
-    Argv(Vec<String>),
-}
-
-/// Everything [`run`] needs, already checked by policy and the API.
+/// What runs for an approved request, fixed when the request was checked: the API builds
+/// it with the request, by the configuration the request was judged by. The bytes that
+/// were approved are the bytes that run.
 #[derive(Clone, Debug)]
 pub struct RunSpec {
-    pub program: Program,
+    /// A `Line` runs as `/bin/sh -c LINE`. An `Argv` runs without a shell: a program
+    /// without `/` is looked up in the absolute entries of the `PATH` of the run's
+    /// environment; one with `/` is used as is (relative to `cwd`).
+    pub command: model::Command,
     /// Opened when the request was validated; the child changes into it (`fchdir`).
     pub cwd: WorkDir,
     /// Written to stdin, which is then closed. `None`: stdin is `/dev/null`, so a command
@@ -64,7 +58,8 @@ pub struct RunSpec {
     /// The most kept in memory from each of stdout and stderr; the rest is counted and
     /// discarded.
     pub max_output_bytes: usize,
-    /// The child's complete environment; nothing is inherited from the daemon.
+    /// The child's complete environment; nothing is inherited from the daemon. Filled by
+    /// `runs` just before the run, when the repository the command will meet is read.
     pub env: Vec<(String, String)>,
 }
 
@@ -337,9 +332,11 @@ fn failed(message: String) -> ExecResult {
 /// The executable and its arguments. The lookup is ours, in the `PATH` of the child's
 /// environment: that is the `PATH` policy reasoned about, and a miss gets a clear message.
 fn resolve(spec: &RunSpec) -> Result<(PathBuf, Vec<String>), String> {
-    let argv = match &spec.program {
-        Program::Shell(line) => return Ok(("/bin/sh".into(), vec!["-c".into(), line.clone()])),
-        Program::Argv(argv) => argv,
+    let argv = match &spec.command {
+        model::Command::Line(line) => {
+            return Ok(("/bin/sh".into(), vec!["-c".into(), line.clone()]));
+        }
+        model::Command::Argv(argv) => argv,
     };
     let Some((name, args)) = argv.split_first() else {
         return Err("cannot start: argv is empty".to_owned());
@@ -496,9 +493,9 @@ mod tests {
 
     const MIB: usize = 1024 * 1024;
 
-    fn spec(program: Program) -> RunSpec {
+    fn spec(command: model::Command) -> RunSpec {
         RunSpec {
-            program,
+            command,
             cwd: WorkDir::open(&std::env::temp_dir()).unwrap(),
             input: None,
             timeout: Duration::from_secs(5),
@@ -508,11 +505,13 @@ mod tests {
     }
 
     fn sh(line: &str) -> RunSpec {
-        spec(Program::Shell(line.into()))
+        spec(model::Command::Line(line.into()))
     }
 
     fn argv(args: &[&str]) -> RunSpec {
-        spec(Program::Argv(args.iter().map(|a| a.to_string()).collect()))
+        spec(model::Command::Argv(
+            args.iter().map(|a| a.to_string()).collect(),
+        ))
     }
 
     /// Dead, or a zombie nobody has reaped yet (in a container, pid 1 may never reap it).

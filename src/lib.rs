@@ -42,7 +42,6 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod daemon;
-pub mod error;
 pub mod exec;
 pub mod model;
 pub mod policy;

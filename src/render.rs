@@ -59,7 +59,7 @@ pub fn prompt(r: &Record, now: DateTime<Utc>) -> String {
         "🔒 Exec approval required".to_string(),
         format!("ID: {}", r.short_id),
         agent_line(r),
-        format!("Command: {}", visible(&r.display_command())),
+        format!("Command: {}", visible(&r.command.display())),
     ];
     if let Some(input) = &r.input {
         lines.push(input_line(input));
@@ -100,7 +100,7 @@ pub fn outcome(r: &Record) -> String {
     }
     s.push_str(&format!(
         ": {}",
-        clip_chars(&visible(&r.display_command()), 80)
+        clip_chars(&visible(&r.command.display()), 80)
     ));
     s
 }
@@ -123,7 +123,7 @@ pub fn pending_list(records: &[Record], now: DateTime<Utc>) -> String {
                 visible(&r.agent),
                 r.risk,
                 seconds_left(r.expires_at, now),
-                clip_chars(&visible(&r.display_command()), 80)
+                clip_chars(&visible(&r.command.display()), 80)
             )
         })
         .collect::<Vec<_>>()

@@ -4,32 +4,21 @@
 //! is queued and running can be listed; and each result is recorded on the request's row.
 //!
 //! The command that runs is the one that was approved: the request's own `command` (as
-//! `/bin/sh -c`) or `argv`, never a rebuilt string.
+//! `/bin/sh -c`) or `argv`, never a rebuilt string; a run whose spec names another
+//! command than its record does not start.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
 use crate::config::Config;
-use crate::exec::{self, Program, RunSpec};
+use crate::exec::{self, RunSpec};
 use crate::model::{AskFallback, ExecResult, Record, Security, Via};
 use crate::policy::{Policy, Subject, gitrepo};
 use crate::store::Store;
-use crate::workdir::WorkDir;
-
-/// What to run for an approved request, as the agent asked.
-pub struct RunRequest {
-    pub program: Program,
-    /// Opened when the request was validated: the command runs in this directory,
-    /// wherever it has been moved since.
-    pub cwd: WorkDir,
-    pub input: Option<String>,
-    pub timeout: Duration,
-}
 
 /// One entry of the run queue, as `GET /v1/runs` and `execgate pending` show it.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
@@ -57,7 +46,7 @@ pub struct Runs {
 
 impl Runs {
     /// `max_concurrent` and `per_uid` are fixed for the daemon's life; the rest of
-    /// `exec.*` is read from the configuration in force at each run.
+    /// `exec.*` is read from the configuration each request was judged by.
     pub fn new(
         policy: Arc<Policy>,
         store: Store,
@@ -80,8 +69,15 @@ impl Runs {
     }
 
     /// Runs an approved request when its turn comes, records the result on its row, and
-    /// returns it. The caller has checked that `record` is approved.
-    pub async fn run(&self, record: &Record, request: RunRequest) -> ExecResult {
+    /// returns it. The caller has checked that `record` is approved; `spec` is what the
+    /// request asked to run and `config` the configuration it was judged by.
+    pub async fn run(&self, record: &Record, mut spec: RunSpec, config: &Config) -> ExecResult {
+        if spec.command != record.command {
+            // Cannot happen: both come from one request. Were it to, run nothing.
+            return self
+                .not_run(record, "the command to run is not the one approved".into())
+                .await;
+        }
         let key = {
             let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
             *next += 1;
@@ -93,7 +89,7 @@ impl Runs {
                 id: record.id.clone(),
                 short_id: record.short_id.clone(),
                 agent: record.agent.clone(),
-                command: record.display_command(),
+                command: record.command.display().into_owned(),
                 queued_at: Utc::now(),
                 started_at: None,
             },
@@ -116,10 +112,9 @@ impl Runs {
         if let Some(e) = self.entries().get_mut(&key) {
             e.started_at = Some(Utc::now());
         }
-        let config = self.policy.config();
         // What reads the directory's surroundings by path (the repository git will find)
         // reads them where the command will run: where the directory is now.
-        let here = match request.cwd.now_at() {
+        let here = match spec.cwd.now_at() {
             Ok(here) => here,
             Err(e) => {
                 return self
@@ -127,20 +122,19 @@ impl Runs {
                         record,
                         format!(
                             "the working directory {} cannot be found: {e}",
-                            request.cwd.path().display()
+                            spec.cwd.path().display()
                         ),
                     )
                     .await;
             }
         };
-        if here != request.cwd.path() {
-            tracing::warn!(short_id = %record.short_id, checked = %request.cwd.path().display(), now = %here.display(), "the working directory was moved since it was checked; the command runs in it where it is now");
+        if here != spec.cwd.path() {
+            tracing::warn!(short_id = %record.short_id, checked = %spec.cwd.path().display(), now = %here.display(), "the working directory was moved since it was checked; the command runs in it where it is now");
         }
-        if rests_on_policy(record, &config) {
+        if rests_on_policy(record, config) {
             let subject = Subject {
                 agent: &record.agent,
-                command: record.command.as_deref(),
-                argv: record.argv.as_deref(),
+                command: record.command.as_ref(),
                 cwd: Some(&here),
                 run: true,
                 shell: None,
@@ -158,7 +152,7 @@ impl Runs {
         let mut env = exec::minimal_env(&config.exec.env_passthrough);
         env.extend(git_neutralised(&here, &env));
         // Moved while it was being read: what was read is not what git would find.
-        if !request.cwd.is_at(&here).unwrap_or(false) {
+        if !spec.cwd.is_at(&here).unwrap_or(false) {
             return self
                 .not_run(
                     record,
@@ -169,14 +163,7 @@ impl Runs {
                 )
                 .await;
         }
-        let spec = RunSpec {
-            program: request.program,
-            cwd: request.cwd,
-            input: request.input,
-            timeout: request.timeout,
-            max_output_bytes: config.exec.max_output_bytes as usize,
-            env,
-        };
+        spec.env = env;
         tracing::info!(short_id = %record.short_id, "running an approved command");
         let result = exec::run(spec).await;
         tracing::info!(

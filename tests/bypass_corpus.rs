@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use corpus::{CORPUS, Case, RuleSet, config};
-use execgate::model::{Risk, Rule};
+use execgate::model::{CommandRef, Risk, Rule};
 use execgate::policy::{Outcome, Policy, Subject, Verdict};
 
 const AGENT: &str = "agent";
@@ -70,8 +70,7 @@ impl Policies {
     fn subject<'a>(&'a self, command: &'a str) -> Subject<'a> {
         Subject {
             agent: AGENT,
-            command: Some(command),
-            argv: None,
+            command: CommandRef::Line(command),
             cwd: Some(&self.repo),
             run: false,
             shell: None,
@@ -211,8 +210,7 @@ fn argv_requests() {
         let v = policies.by_set[&set].evaluate(
             Subject {
                 agent: AGENT,
-                command: None,
-                argv: Some(&argv),
+                command: CommandRef::Argv(&argv),
                 cwd: Some(&policies.repo),
                 run: false,
                 shell: None,

@@ -347,7 +347,7 @@ async fn agent_traffic(
             Ok((status, body)) if status == StatusCode::OK || status == StatusCode::ACCEPTED => {
                 let record: Record = serde_json::from_value(body.clone())
                     .unwrap_or_else(|e| panic!("{status} without a record ({e}): {body}"));
-                assert_eq!(record.display_command(), command, "{body}");
+                assert_eq!(record.command.display(), command, "{body}");
                 if let Some(ids) = &ids {
                     let _ = ids.send(record.id.clone());
                 }
@@ -581,7 +581,8 @@ impl Ledger {
                         );
                     }
                     if o.decision == Decision::AllowAlways {
-                        self.always.push((o.id.clone(), record.display_command()));
+                        self.always
+                            .push((o.id.clone(), record.command.display().into_owned()));
                     }
                     self.decided
                         .insert(o.id.clone(), (o.decision, record, cycle));
@@ -606,7 +607,7 @@ impl Ledger {
                     ack.code, ack.cycle
                 )
             };
-            assert_eq!(row.command, ack.record.display_command(), "{}", context());
+            assert_eq!(row.command, ack.record.command.display(), "{}", context());
             assert_ne!(row.status, "pending", "{}: still pending", context());
             if ack.code == 200 {
                 assert_eq!(

@@ -378,7 +378,7 @@ async fn argv_requests_are_matched_on_their_quoted_join() {
     let r: Record = serde_json::from_value(body).unwrap();
     assert_eq!((r.status, r.via), (Status::Approved, Some(Via::Allowlist)));
     assert_eq!(
-        r.argv.as_deref(),
+        r.command.argv(),
         Some(
             &[
                 "grep".to_string(),

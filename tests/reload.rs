@@ -151,7 +151,7 @@ async fn wait_pending_for(env: &[(String, String)], command: &str) -> Record {
     for _ in 0..500 {
         let out = run_cli(env, &["pending", "--json"]).await;
         let list: Vec<Record> = serde_json::from_str(&stdout(&out)).unwrap_or_default();
-        if let Some(r) = list.into_iter().find(|r| r.display_command() == command) {
+        if let Some(r) = list.into_iter().find(|r| r.command.display() == command) {
             return r;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -5,25 +5,27 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use chrono::Utc;
-use execgate::model::{Risk, Status, Via};
+use execgate::model::{AgentName, Command, RequestSpec, Risk, Status, Via};
 use execgate::store::{NewRequest, Resolution, Store};
 
 fn new_request(i: usize) -> NewRequest {
     NewRequest {
         id: uuid::Uuid::now_v7().to_string(),
-        agent: "a".into(),
-        session: None,
-        command: Some(format!("make target{i}")),
-        argv: None,
-        cwd: None,
-        reason: None,
+        spec: RequestSpec {
+            agent: AgentName::new("a".into()).unwrap(),
+            session: None,
+            command: Command::Line(format!("make target{i}")),
+            cwd: None,
+            reason: None,
+            run: false,
+            shell: None,
+            input: None,
+            peer_uid: None,
+            peer_pid: None,
+        },
         risk: Risk::NeedsReview,
         risk_reasons: vec![],
         created_at: Utc::now(),
-        peer_uid: None,
-        peer_pid: None,
-        run: false,
-        input: None,
     }
 }
 
@@ -240,7 +242,7 @@ async fn listing_filters_and_short_id_lookups() {
     .enumerate()
     {
         let mut new = new_request(i);
-        new.agent = agent.into();
+        new.spec.agent = AgentName::new(agent.into()).unwrap();
         decided.push(
             store
                 .insert_decided(new, resolution(status), None, vec![])
@@ -249,7 +251,7 @@ async fn listing_filters_and_short_id_lookups() {
         );
     }
     let mut asked = new_request(10);
-    asked.agent = "b".into();
+    asked.spec.agent = AgentName::new("b".into()).unwrap();
     let pending = store.insert_pending(asked, Utc::now()).await.unwrap();
 
     let list = |status: Option<Status>, agent: Option<&str>| {

@@ -276,7 +276,7 @@ async fn command_forms_once_always_deny_and_reply() {
             (done.status, done.decision, done.via),
             (status, Some(decision), Some(Via::TelegramCommand)),
             "{}",
-            r.display_command()
+            r.command.display()
         );
         c.closed(m).await;
     }
@@ -353,7 +353,7 @@ async fn owner_approves_by_each_reaction_including_custom_emoji() {
             (done.status, done.decision, done.via),
             (status, Some(decision), Some(Via::TelegramReaction)),
             "{}",
-            r.display_command()
+            r.command.display()
         );
         let closed = c.closed(m).await;
         assert!(
@@ -1165,7 +1165,7 @@ async fn answers_given_before_send_message_returns_are_held_not_lost() {
             (done.status, done.decision, done.via),
             (status, Some(decision), Some(via)),
             "{}",
-            r.display_command()
+            r.command.display()
         );
         let m = c.message_of(r).await;
         c.closed(&m).await;
@@ -1182,7 +1182,7 @@ async fn answers_given_before_send_message_returns_are_held_not_lost() {
             c.fake.message(c.chat, m.message_id).unwrap().edits.len(),
             1,
             "{}",
-            r.display_command()
+            r.command.display()
         );
     }
     let answered = c.fake.answered_posts();

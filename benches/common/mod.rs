@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use execgate::model::{Rule, RuleKind};
+use execgate::model::{CommandRef, Rule, RuleKind};
 use execgate::policy::{Policy, Subject};
 
 pub const RULES: usize = 10_000;
@@ -75,8 +75,7 @@ pub fn policy(dir: &std::path::Path) -> (Policy, PathBuf) {
 fn subject<'a>(command: &'a str, repo: &'a Path) -> Subject<'a> {
     Subject {
         agent: "agent",
-        command: Some(command),
-        argv: None,
+        command: CommandRef::Line(command),
         cwd: Some(repo),
         run: false,
         shell: None,

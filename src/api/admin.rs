@@ -11,11 +11,11 @@ use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
+use super::error::ApiError;
 use super::{AppState, Peer, parse_query, query_number, read_json};
-use crate::error::ApiError;
+use crate::approvals::{AddedRule, RuleRequest};
 use crate::model::{Decision, Record, Rule, RuleKind, Status, Via};
-use crate::policy::{is_valid_agent_name, rules, shell};
-use crate::store::{NewRule, RequestFilter};
+use crate::store::RequestFilter;
 
 pub fn router(state: AppState) -> Router {
     Router::new()
@@ -73,7 +73,7 @@ async fn list(
             _ => filter.limit = query_number(&v, "limit")?.clamp(1, 10_000) as u32,
         }
     }
-    let list = state.approvals.store().list(&filter).await?;
+    let list = state.approvals.list(&filter).await?;
     // The owner sees these ids now: pending ones stay out of circulation for a day.
     state.approvals.shown(&list);
     Ok(Json(list))
@@ -83,7 +83,7 @@ async fn show(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<Record>, ApiError> {
-    match state.approvals.store().find(&id).await? {
+    match state.approvals.find(&id).await? {
         Some(r) => {
             state.approvals.shown(std::slice::from_ref(&r));
             Ok(Json(r))
@@ -115,7 +115,7 @@ async fn decide(
 }
 
 async fn list_rules(State(state): State<AppState>) -> Result<Json<Vec<Rule>>, ApiError> {
-    Ok(Json(state.approvals.store().list_rules().await?))
+    Ok(Json(state.approvals.rules().await?))
 }
 
 #[derive(Deserialize)]
@@ -144,61 +144,16 @@ async fn add_rule(
     body: Body,
 ) -> Result<(StatusCode, Json<Added>), ApiError> {
     let body: NewRuleBody = read_json(&headers, body, state.read_timeout()).await?;
-    if let Some(agent) = &body.agent
-        && !is_valid_agent_name(agent)
-    {
-        return Err(ApiError::bad_request(
-            "`agent` must match [A-Za-z0-9._-]{1,64}",
-        ));
-    }
-    if body.pattern.contains('\0') || body.pattern.contains('\n') || body.pattern.contains('\r') {
-        return Err(ApiError::bad_request(
-            "`pattern` contains a NUL byte or a newline",
-        ));
-    }
-    let pattern = shell::normalize(&body.pattern);
-    if pattern.is_empty() {
-        return Err(ApiError::bad_request("`pattern` is empty"));
-    }
-    if body.kind == RuleKind::Glob {
-        rules::compile_allow_glob(&pattern)
-            .map_err(|e| ApiError::bad_request(format!("`pattern` is not a valid glob: {e}")))?;
-        if let Some(why) = rules::too_broad(&pattern).filter(|_| !body.force) {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "TOO_BROAD",
-                format!("{why}; refusing without force"),
-            ));
-        }
-    }
-    let now = Utc::now();
-    if body.expires_at.is_some_and(|t| t <= now) {
-        return Err(ApiError::bad_request("`expires_at` is in the past"));
-    }
-    let rule = NewRule {
+    let request = RuleRequest {
         agent: body.agent,
-        pattern,
+        pattern: body.pattern,
         kind: body.kind,
-        created_by: by(&peer),
         expires_at: body.expires_at,
+        force: body.force,
+        created_by: by(&peer),
     };
-    let warnings: Vec<String> = match body.kind {
-        RuleKind::Glob => rules::runs_anything(&rule.pattern).into_iter().collect(),
-        RuleKind::Exact => Vec::new(),
-    };
-    let stored = state.approvals.store().add_rule(rule, now).await?;
-    state.approvals.reload_rules().await?;
-    tracing::info!(rule = stored.id, pattern = %stored.pattern, kind = %stored.kind, "allowlist rule added");
-    for w in &warnings {
-        tracing::warn!(rule = stored.id, warning = %w, "allowlist rule added with a warning");
-    }
-    Ok((
-        StatusCode::CREATED,
-        Json(Added {
-            rule: stored,
-            warnings,
-        }),
-    ))
+    let AddedRule { rule, warnings } = state.approvals.add_rule(request, Utc::now()).await?;
+    Ok((StatusCode::CREATED, Json(Added { rule, warnings })))
 }
 
 /// A rule as added, with what its owner should know about it (`allow add` prints these).
@@ -217,13 +172,11 @@ async fn remove_rule(
     let id: i64 = id
         .parse()
         .map_err(|_| ApiError::bad_request(format!("rule id {id:?} is not a number")))?;
-    if !state.approvals.store().remove_rule(id).await? {
+    if !state.approvals.remove_rule(id).await? {
         return Err(ApiError::not_found(format!(
             "allowlist rule {id} not found"
         )));
     }
-    state.approvals.reload_rules().await?;
-    tracing::info!(rule = id, "allowlist rule removed");
     Ok(StatusCode::NO_CONTENT)
 }
 

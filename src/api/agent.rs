@@ -14,13 +14,12 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use tokio::sync::{oneshot, watch};
 
+use super::error::ApiError;
 use super::{AppState, Peer, parse_query, query_number, read_json};
-use crate::approvals::{Registered, Submission, Submitted};
-use crate::error::ApiError;
-use crate::exec::Program;
-use crate::model::{InputSummary, Record, Shell, Status};
-use crate::policy::is_valid_agent_name;
-use crate::runs::RunRequest;
+use crate::approvals::{Registered, Submitted};
+use crate::config::Config;
+use crate::exec::RunSpec;
+use crate::model::{AgentName, Command, InputSummary, Record, RequestSpec, Shell, Status};
 use crate::workdir::WorkDir;
 
 /// The longest a `GET …?wait_secs=N` holds the connection.
@@ -80,15 +79,18 @@ impl ExecRequest {
         )
     }
 
-    /// DESIGN.md §4 step 1, plus the cwd rule of §8: every problem named by its field.
-    fn validate(&self, state: &AppState) -> Result<Option<WorkDir>, ApiError> {
+    /// DESIGN.md §4 step 1, plus the cwd rule of §8: every problem named by its field,
+    /// judged by `config` (the request's, taken once). Builds the request as execgate
+    /// will judge, record and (in run mode) run it.
+    fn check(self, config: &Config, peer: Peer) -> Result<Checked, ApiError> {
         let bad = |m: String| Err(ApiError::bad_request(m));
-        if !is_valid_agent_name(&self.agent) {
+        let Some(agent) = AgentName::new(self.agent.clone()) else {
             return bad(format!(
-                "`agent` must match [A-Za-z0-9._-]{{1,64}}, got {:?}",
+                "`agent` must match {}, got {:?}",
+                AgentName::PATTERN,
                 truncate(&self.agent)
             ));
-        }
+        };
         let strings = [
             ("session", self.session.as_deref()),
             ("command", self.command.as_deref()),
@@ -106,23 +108,26 @@ impl ExecRequest {
         {
             return bad(format!("`argv[{i}]` contains a NUL byte"));
         }
-        match (&self.command, &self.argv) {
+        let shell = self.shell().transpose()?;
+        let command = match (self.command, self.argv) {
             (Some(_), Some(_)) => {
                 return bad("give exactly one of `command` and `argv`, not both".into());
             }
-            (None, None) => return bad(
-                "one of `command` (a shell line) or `argv` (a program and arguments) is required"
-                    .into(),
-            ),
-            (Some(c), None) if c.trim().is_empty() => return bad("`command` is empty".into()),
-            (None, Some(a)) if a.first().is_none_or(|p| p.is_empty()) => {
+            (Some(line), None) if line.trim().is_empty() => return bad("`command` is empty".into()),
+            (Some(line), None) => Command::Line(line),
+            (None, Some(argv)) if argv.first().is_none_or(|p| p.is_empty()) => {
                 return bad("`argv` must start with a non-empty program name".into());
             }
-            _ => {}
-        }
-        if let Some(shell) = self.shell() {
-            let shell = shell?;
-            if self.command.is_none() {
+            (None, Some(argv)) => Command::Argv(argv),
+            (None, None) => {
+                return bad(
+                    "one of `command` (a shell line) or `argv` (a program and arguments) is required"
+                        .into(),
+                );
+            }
+        };
+        if let Some(shell) = shell {
+            if matches!(command, Command::Argv(_)) {
                 return bad("`shell` applies to `command` only: `argv` runs no shell".into());
             }
             if self.run && shell != Shell::Sh {
@@ -135,7 +140,7 @@ impl ExecRequest {
         if self.session.as_ref().is_some_and(|s| s.len() > 256) {
             return bad("`session` is longer than 256 bytes".into());
         }
-        if self.run && !state.config().exec.enabled {
+        if self.run && !config.exec.enabled {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "RUN_DISABLED",
@@ -149,28 +154,68 @@ impl ExecRequest {
             );
         }
         if let Some(ms) = self.timeout_ms {
-            let max = state.config().exec.max_timeout_ms;
+            let max = config.exec.max_timeout_ms;
             if ms == 0 || ms > max {
                 return bad(format!(
                     "`timeout_ms` must be between 1 and {max} (exec.max_timeout_ms), got {ms}"
                 ));
             }
         }
-        let roots = &state.config().exec.allowed_cwd_roots;
-        match self.cwd.as_deref() {
-            Some(cwd) => resolve_cwd(cwd, roots).map(Some),
+        let cwd = match self.cwd.as_deref() {
+            Some(cwd) => Some(resolve_cwd(cwd, &config.exec.allowed_cwd_roots)?),
             // Run mode without a cwd runs where the daemon runs; the approver sees it.
-            None if self.run => std::env::current_dir()
-                .and_then(|d| WorkDir::open(&d))
-                .map(Some)
-                .map_err(|e| {
-                    ApiError::unavailable(&format!(
-                        "cannot open the daemon's working directory: {e}"
-                    ))
-                }),
-            None => Ok(None),
-        }
+            None if self.run => Some(
+                std::env::current_dir()
+                    .and_then(|d| WorkDir::open(&d))
+                    .map_err(|e| {
+                        ApiError::unavailable(&format!(
+                            "cannot open the daemon's working directory: {e}"
+                        ))
+                    })?,
+            ),
+            None => None,
+        };
+        let spec = RequestSpec {
+            agent,
+            session: self.session,
+            cwd: cwd
+                .as_ref()
+                .map(|c| c.path().to_string_lossy().into_owned()),
+            reason: self.reason,
+            run: self.run,
+            shell,
+            input: self.input.as_deref().map(InputSummary::of),
+            peer_uid: peer.uid,
+            peer_pid: peer.pid,
+            command,
+        };
+        // What runs, if this is run mode and it is approved: exactly what policy judged.
+        let run = match cwd {
+            Some(cwd) if self.run => Some(RunSpec {
+                command: spec.command.clone(),
+                cwd,
+                input: self.input,
+                timeout: Duration::from_millis(
+                    self.timeout_ms.unwrap_or(config.exec.default_timeout_ms),
+                ),
+                max_output_bytes: config.exec.max_output_bytes as usize,
+                env: Vec::new(),
+            }),
+            _ => None,
+        };
+        Ok(Checked {
+            spec,
+            run,
+            wait: self.wait,
+        })
     }
+}
+
+/// A request as checked: what policy judges, and what runs if it is approved.
+struct Checked {
+    spec: RequestSpec,
+    run: Option<RunSpec>,
+    wait: bool,
 }
 
 /// A request's working directory, checked before anyone is asked: resolved against the
@@ -239,58 +284,30 @@ async fn create(
     body: Body,
 ) -> Result<Response, ApiError> {
     let req: ExecRequest = read_json(&headers, body, state.read_timeout()).await?;
-    let cwd = req.validate(&state)?;
+    // The configuration in force now judges this request from here to its end: a reload
+    // meanwhile applies to the next one.
+    let settings = state.approvals.policy().settings();
+    let config = Arc::clone(settings.config());
+    let Checked { spec, run, wait } = req.check(&config, peer)?;
 
     // Step 2: identity. A bound agent name is usable only from its uids.
-    if let Some(uids) = state
-        .config()
+    if let Some(uids) = config
         .agents
-        .get(&req.agent)
+        .get(spec.agent.as_str())
         .and_then(|a| a.uids.as_ref())
         && !peer.uid.is_some_and(|u| uids.contains(&u))
     {
-        tracing::warn!(agent = %req.agent, uid = ?peer.uid, "agent identity does not match the peer's uid");
+        tracing::warn!(agent = %spec.agent, uid = ?peer.uid, "agent identity does not match the peer's uid");
         return Err(ApiError::forbidden(format!(
             "agent {:?} is bound to other uids; this connection's uid is {}",
-            req.agent,
+            spec.agent.as_str(),
             peer.uid.map_or("unknown".to_string(), |u| u.to_string())
         )));
     }
 
-    // What runs, if this is run mode and it is approved: exactly what policy judged.
-    let to_run = match (&cwd, req.run) {
-        (Some(dir), true) => Some(RunRequest {
-            program: match (&req.command, &req.argv) {
-                (Some(c), _) => Program::Shell(c.clone()),
-                (None, Some(a)) => Program::Argv(a.clone()),
-                (None, None) => unreachable!("validated: one of command and argv"),
-            },
-            cwd: dir.clone(),
-            input: req.input.clone(),
-            timeout: Duration::from_millis(
-                req.timeout_ms
-                    .unwrap_or(state.config().exec.default_timeout_ms),
-            ),
-        }),
-        _ => None,
-    };
-    let shell = req.shell().transpose()?;
-    let submission = Submission {
-        agent: req.agent,
-        session: req.session,
-        command: req.command,
-        argv: req.argv,
-        cwd: cwd.map(|c| c.path().to_string_lossy().into_owned()),
-        reason: req.reason,
-        run: req.run,
-        shell,
-        input: req.input.as_deref().map(InputSummary::of),
-        peer_uid: peer.uid,
-        peer_pid: peer.pid,
-    };
     // Most requests end here: policy decides, and the decision is stored.
-    let submitted = match state.approvals.submit(submission).await? {
-        Submitted::Done(record) if to_run.is_none() || record.status != Status::Approved => {
+    let submitted = match state.approvals.submit(spec, settings).await? {
+        Submitted::Done(record) if run.is_none() || record.status != Status::Approved => {
             return Ok((StatusCode::OK, Json(record)).into_response());
         }
         other => other,
@@ -300,7 +317,6 @@ async fn create(
     // connection close: that is how the task learns the waiter went away.
     let (gone, agent_left) = oneshot::channel::<()>();
     let approvals = Arc::clone(&state.approvals);
-    let wait = req.wait;
     let runs = Arc::clone(&state.runs);
     let task = tokio::spawn(async move {
         let decided = match submitted {
@@ -312,7 +328,7 @@ async fn create(
                         finished = terminal(&mut done) => match finished {
                             Some(r) => Ok((StatusCode::OK, r)),
                             // The sender went away without a final record: ask the store.
-                            None => Ok((StatusCode::OK, approvals.store().get(&record.id).await?.unwrap_or(record))),
+                            None => Ok((StatusCode::OK, approvals.record(&record.id).await?.unwrap_or(record))),
                         },
                         _ = agent_left => {
                             approvals.cancel_abandoned(&record.id).await;
@@ -323,9 +339,9 @@ async fn create(
             },
         };
         // Run mode: only an approved request runs, and only the command it was approved for.
-        match (decided, to_run) {
+        match (decided, run) {
             (Ok((status, mut record)), Some(run)) if record.status == Status::Approved => {
-                record.result = Some(runs.run(&record, run).await);
+                record.result = Some(runs.run(&record, run, &config).await);
                 Ok((status, record))
             }
             (decided, _) => decided,
@@ -352,7 +368,7 @@ async fn show(
             wait = query_number(&v, "wait_secs")?.min(MAX_WAIT_SECS);
         }
     }
-    let record = state.approvals.store().find(&id).await?;
+    let record = state.approvals.find(&id).await?;
     // An agent sees only requests sent from its own uid; others look like unknown ids.
     let record = match record {
         Some(r) if peer.uid.is_some() && r.peer_uid == peer.uid => r,
@@ -372,12 +388,7 @@ async fn show(
         Some(r) => Ok(Json(r)),
         // Still pending after the wait (or not live here): the store's current view.
         None => Ok(Json(
-            state
-                .approvals
-                .store()
-                .get(&record.id)
-                .await?
-                .unwrap_or(record),
+            state.approvals.record(&record.id).await?.unwrap_or(record),
         )),
     }
 }

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::approvals::{ApprovalError, ResolveError};
+use crate::approvals::{ApprovalError, ResolveError, RuleError};
 use crate::store::StoreError;
 
 /// The largest request body either socket accepts. Larger bodies are refused, never cut.
@@ -104,6 +104,18 @@ impl From<ApprovalError> for ApiError {
                 "TOO_MANY_ASKS",
                 e.to_string(),
             ),
+        }
+    }
+}
+
+impl From<RuleError> for ApiError {
+    fn from(e: RuleError) -> ApiError {
+        match e {
+            RuleError::Invalid(m) => ApiError::bad_request(m),
+            e @ RuleError::TooBroad(_) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "TOO_BROAD", e.to_string())
+            }
+            RuleError::Store(e) => e.into(),
         }
     }
 }

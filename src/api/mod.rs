@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod agent;
+pub mod error;
 pub mod server;
 pub mod wire;
 
@@ -13,9 +14,9 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use http_body_util::BodyExt;
 use serde::de::DeserializeOwned;
 
+use self::error::{ApiError, MAX_BODY_BYTES};
 use crate::approvals::Approvals;
 use crate::config::Config;
-use crate::error::{ApiError, MAX_BODY_BYTES};
 
 /// Shared by every handler.
 #[derive(Clone)]

@@ -22,8 +22,8 @@ use tokio::task::JoinHandle;
 use tower::ServiceExt;
 
 use super::Peer;
+use super::error::ApiError;
 use super::wire::{Counted, Guarded};
-use crate::error::ApiError;
 use crate::policy::Policy;
 use crate::shutdown::Shutdown;
 

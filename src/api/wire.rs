@@ -33,7 +33,7 @@ use axum::http::{HeaderName, HeaderValue, Method, StatusCode, Uri};
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::error::MAX_BODY_BYTES;
+use super::error::MAX_BODY_BYTES;
 
 /// The largest request head (request line and headers) accepted; larger gets `431`.
 /// Requests to execgate have a handful of short headers.

@@ -8,8 +8,11 @@
 //! Beside it: `analysts`, the threads policy's analysis runs on (off the async workers,
 //! uids in turn), and `rate`, how often one uid may put a request to a human.
 
+mod allowlist;
 mod analysts;
 mod rate;
+
+pub use allowlist::{AddedRule, RuleError, RuleRequest};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,55 +22,23 @@ use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
-use crate::model::{
-    Decision, InputSummary, Record, RuleKind, Shell, Status, Via, not_approved_error,
-};
-use crate::policy::{Outcome, Policy, Subject};
-use crate::store::{NewRequest, NewRule, Resolution, Store, StoreError};
-
-/// A validated request, as the agent API hands it over.
-#[derive(Clone, Debug)]
-pub struct Submission {
-    pub agent: String,
-    pub session: Option<String>,
-    pub command: Option<String>,
-    pub argv: Option<Vec<String>>,
-    pub cwd: Option<String>,
-    pub reason: Option<String>,
-    pub run: bool,
-    /// The shell the agent will run `command` with (decide-only), if it said.
-    pub shell: Option<Shell>,
-    /// The request's stdin, as the owner is shown it.
-    pub input: Option<InputSummary>,
-    pub peer_uid: Option<u32>,
-    pub peer_pid: Option<i32>,
-}
-
-impl Submission {
-    /// What policy judges.
-    fn subject(&self) -> Subject<'_> {
-        Subject {
-            agent: &self.agent,
-            command: self.command.as_deref(),
-            argv: self.argv.as_deref(),
-            cwd: self.cwd.as_deref().map(std::path::Path::new),
-            run: self.run,
-            shell: self.shell,
-        }
-    }
-}
+use crate::model::{Decision, Record, RequestSpec, RuleKind, Status, Via, not_approved_error};
+use crate::policy::{Outcome, Policy, Settings, Subject};
+use crate::store::{NewRequest, NewRule, RequestFilter, Resolution, Store, StoreError};
 
 /// What submitting produced.
 pub enum Submitted {
     /// Policy decided at once, and the decision is stored.
     Done(Record),
     /// A human must decide: hand it to [`Approvals::register`].
-    Ask(Ask),
+    Ask(ForHuman),
 }
 
 /// A request policy put to a human, not yet registered or stored.
-pub struct Ask {
+pub struct ForHuman {
     new: NewRequest,
+    /// The settings it was judged by: its timeout and caps come from them too.
+    settings: Arc<Settings>,
     verdict: crate::policy::Verdict,
     /// Why "always" must be refused, judged now, while the request's words are at hand.
     always_refusal: Option<String>,
@@ -221,15 +192,8 @@ impl Approvals {
         })
     }
 
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
-    pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
-    pub fn policy_arc(&self) -> &Arc<Policy> {
+    /// The policy requests are judged by (its settings change on reload).
+    pub fn policy(&self) -> &Arc<Policy> {
         &self.policy
     }
 
@@ -254,7 +218,11 @@ impl Approvals {
     /// Safe to abandon half way: a decision's write, once handed to the writer, commits
     /// whether or not anyone still waits for it. Registering is not (it takes the waiter,
     /// the row and the timer in turn), so that is a separate call, for a task of its own.
-    pub async fn submit(self: &Arc<Self>, sub: Submission) -> Result<Submitted, ApprovalError> {
+    pub async fn submit(
+        self: &Arc<Self>,
+        spec: RequestSpec,
+        settings: Arc<Settings>,
+    ) -> Result<Submitted, ApprovalError> {
         if self.closing.load(Ordering::SeqCst) {
             return Err(ApprovalError::ShuttingDown);
         }
@@ -263,34 +231,28 @@ impl Approvals {
         let now = Utc::now().trunc_subsecs(3);
         // Off the async workers, each uid in turn: see `analysts`.
         let policy = Arc::clone(&self.policy);
-        let (sub, verdict, always_refusal) = self
+        let judged_by = Arc::clone(&settings);
+        let (spec, verdict, always_refusal) = self
             .analysts
-            .run(sub.peer_uid, move || {
-                let verdict = policy.evaluate(sub.subject(), now);
+            .run(spec.peer_uid, move || {
+                let subject = Subject::of(&spec);
+                let verdict = policy.evaluate_by(&judged_by, subject, now);
                 // Judged now, while the request's words are at hand, for asks only.
                 let always_refusal = match verdict.outcome {
-                    Outcome::Ask => policy.always_refusal(&verdict, sub.subject()),
+                    Outcome::Ask => policy.always_refusal(&verdict, subject),
                     _ => None,
                 };
-                (sub, verdict, always_refusal)
+                (spec, verdict, always_refusal)
             })
             .await
             .ok_or(ApprovalError::Analysis)?;
+        let agent = spec.agent.clone();
         let new = NewRequest {
             id: uuid::Uuid::now_v7().to_string(),
-            agent: sub.agent.clone(),
-            session: sub.session.clone(),
-            command: sub.command.clone(),
-            argv: sub.argv.clone(),
-            cwd: sub.cwd.clone(),
-            reason: sub.reason.clone(),
+            spec,
             risk: verdict.risk,
             risk_reasons: verdict.risk_reasons.clone(),
             created_at: now,
-            peer_uid: sub.peer_uid,
-            peer_pid: sub.peer_pid,
-            run: sub.run,
-            input: sub.input.clone(),
         };
 
         let decided = |status, via| Resolution {
@@ -317,7 +279,7 @@ impl Approvals {
                     .store
                     .insert_decided(new, decided(Status::Approved, via), None, rules)
                     .await?;
-                tracing::info!(agent = %sub.agent, %via, "request approved by policy");
+                tracing::info!(%agent, %via, "request approved by policy");
                 Ok(Submitted::Done(record))
             }
             Outcome::Deny { reason } => {
@@ -331,12 +293,13 @@ impl Approvals {
                         Vec::new(),
                     )
                     .await?;
-                tracing::info!(agent = %sub.agent, %reason, "request denied by policy");
+                tracing::info!(%agent, %reason, "request denied by policy");
                 Ok(Submitted::Done(record))
             }
-            Outcome::Ask => Ok(Submitted::Ask(Ask {
+            Outcome::Ask => Ok(Submitted::Ask(ForHuman {
                 always_refusal,
                 new,
+                settings,
                 verdict,
             })),
         }
@@ -344,31 +307,33 @@ impl Approvals {
 
     /// Registers a request for a human: the waiter, the row, the timer, the transports'
     /// event. Must not be abandoned half way: run it in a task of its own.
-    pub async fn register(self: &Arc<Self>, ask: Ask) -> Result<Registered, ApprovalError> {
-        let Ask {
+    pub async fn register(self: &Arc<Self>, ask: ForHuman) -> Result<Registered, ApprovalError> {
+        let ForHuman {
             new,
+            settings,
             verdict,
             always_refusal,
         } = ask;
-        let expires_at =
-            new.created_at + TimeDelta::seconds(self.policy.config().approval.timeout_secs as i64);
+        let config = settings.config();
+        let expires_at = new.created_at + TimeDelta::seconds(config.approval.timeout_secs as i64);
         let (done, rx) = watch::channel(None);
         {
             // Count and insert under one lock: a flood from one uid cannot slip past the cap.
             let mut pending = self.lock();
-            let limits = &self.policy.config().limits;
+            let limits = &config.limits;
             let cap = limits.max_pending_per_uid;
-            let mine = pending.count_for(new.peer_uid);
+            let uid = new.spec.peer_uid;
+            let mine = pending.count_for(uid);
             if mine >= cap {
-                tracing::warn!(uid = ?new.peer_uid, cap, "too many pending requests from one uid");
+                tracing::warn!(?uid, cap, "too many pending requests from one uid");
                 return Err(ApprovalError::TooManyPending(cap));
             }
             // Counted here, once the request will reach a human: an ask whose agent hangs
             // up at once still used an id and a line of the owner's chat.
             let per_minute = limits.asks_per_minute_per_uid;
             let mut asks = self.asks.lock().unwrap_or_else(|e| e.into_inner());
-            if !asks.try_ask(new.peer_uid, per_minute, std::time::Instant::now()) {
-                tracing::warn!(uid = ?new.peer_uid, per_minute, "too many asks from one uid");
+            if !asks.try_ask(uid, per_minute, std::time::Instant::now()) {
+                tracing::warn!(?uid, per_minute, "too many asks from one uid");
                 return Err(ApprovalError::TooManyAsks(per_minute));
             }
             pending.insert(
@@ -376,8 +341,8 @@ impl Approvals {
                 Pending {
                     done,
                     timer: None,
-                    uid: new.peer_uid,
-                    agent: new.agent.clone(),
+                    uid,
+                    agent: new.spec.agent.to_string(),
                     normalized: verdict.normalized,
                     always_refusal,
                     fallback_approves: verdict.fallback_approves,
@@ -624,6 +589,33 @@ impl Approvals {
         }
     }
 
+    /// A request by its full id.
+    pub async fn record(&self, id: &str) -> Result<Option<Record>, StoreError> {
+        self.store.get(id).await
+    }
+
+    /// A request by full id or short id (see `Store::find`).
+    pub async fn find(&self, id_or_short: &str) -> Result<Option<Record>, StoreError> {
+        self.store.find(id_or_short).await
+    }
+
+    /// Requests, newest first. Listing does not mark ids shown: a front that shows the
+    /// list to a human calls [`Approvals::shown`].
+    pub async fn list(&self, filter: &RequestFilter) -> Result<Vec<Record>, StoreError> {
+        self.store.list(filter).await
+    }
+
+    /// Remembers which chat message shows request `id`, so that answers to that message
+    /// find it after a restart.
+    pub async fn note_message(&self, id: &str, external: &str) -> Result<(), StoreError> {
+        self.store.set_message_external_id(id, external).await
+    }
+
+    /// The request a chat message shows, by the id `note_message` stored.
+    pub async fn find_by_message(&self, external: &str) -> Result<Option<Record>, StoreError> {
+        self.store.find_by_message_external_id(external).await
+    }
+
     /// A receiver for the terminal record of a request pending in this daemon.
     pub fn watch(&self, id: &str) -> Option<watch::Receiver<Option<Record>>> {
         self.lock().get(id).map(|p| p.done.subscribe())
@@ -653,7 +645,7 @@ impl Approvals {
     pub async fn pending(&self) -> Result<Vec<Record>, StoreError> {
         let mut list = self
             .store
-            .list(&crate::store::RequestFilter {
+            .list(&RequestFilter {
                 status: Some(Status::Pending),
                 agent: None,
                 limit: u32::MAX,

@@ -23,34 +23,16 @@ use std::sync::{Arc, RwLock};
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
-use crate::model::{Ask, AskFallback, Risk, Rule, Security, Shell};
+use crate::model::{
+    Ask, AskFallback, CommandRef, RequestSpec, Risk, Rule, Security, Shell, shell_join,
+};
 use programs::Understanding;
-pub use shell::shell_join;
-
-/// True for `[A-Za-z0-9._-]{1,64}`.
-pub fn is_valid_agent_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-}
-
-/// The command as it is matched, stored in rules and shown: the shell line, or argv joined
-/// with shell quoting.
-pub fn display_command(command: Option<&str>, argv: Option<&[String]>) -> String {
-    match (command, argv) {
-        (Some(c), _) => c.to_string(),
-        (None, Some(a)) => shell_join(a),
-        (None, None) => String::new(),
-    }
-}
 
 /// What is being asked for, as policy sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct Subject<'a> {
     pub agent: &'a str,
-    pub command: Option<&'a str>,
-    pub argv: Option<&'a [String]>,
+    pub command: CommandRef<'a>,
     /// The canonical working directory, when the request gave one (run mode always has
     /// one): where git's repository configuration is read from.
     pub cwd: Option<&'a Path>,
@@ -60,7 +42,18 @@ pub struct Subject<'a> {
     pub shell: Option<Shell>,
 }
 
-impl Subject<'_> {
+impl<'a> Subject<'a> {
+    /// What policy judges of a request.
+    pub fn of(spec: &'a RequestSpec) -> Subject<'a> {
+        Subject {
+            agent: spec.agent.as_str(),
+            command: spec.command.as_ref(),
+            cwd: spec.cwd.as_deref().map(Path::new),
+            run: spec.run,
+            shell: spec.shell,
+        }
+    }
+
     /// The shells `command` must be plain under: in run mode, `/bin/sh` (which may be
     /// dash or bash); else the one the agent named; else all three, since the agent may
     /// run it with any (zsh expands `=cmd`, bash expands `a=~`).
@@ -108,21 +101,28 @@ pub struct Verdict {
 /// each, never a mix.
 #[derive(Debug)]
 pub struct Policy {
-    current: RwLock<Arc<Compiled>>,
+    current: RwLock<Arc<Settings>>,
     allowlist: RwLock<Arc<rules::Allowlist>>,
 }
 
-/// The configuration and what is compiled from it.
+/// The configuration in force and what is compiled from it: one request is judged, asked
+/// and run by one of these from start to end (see [`Policy::settings`]), so a reload
+/// in the middle of a request cannot mix two configurations.
 #[derive(Debug)]
-struct Compiled {
+pub struct Settings {
     config: Arc<Config>,
     deny: rules::DenyList,
     binaries: rules::AllowedBinaries,
     own_files: risk::OwnFiles,
 }
 
-impl Compiled {
-    fn new(config: Arc<Config>) -> Result<Compiled, globset::Error> {
+impl Settings {
+    /// The configuration these settings were compiled from.
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    fn new(config: Arc<Config>) -> Result<Settings, globset::Error> {
         let mut own = vec![
             config.socket.clone(),
             config.admin_socket.clone(),
@@ -131,7 +131,7 @@ impl Compiled {
         own.extend(config.source_file.clone());
         own.extend(config.env_file.clone());
         own.extend(std::env::current_exe().ok());
-        Ok(Compiled {
+        Ok(Settings {
             deny: rules::DenyList::new(&config.policy.deny)?,
             binaries: rules::AllowedBinaries::new(&config.policy.allowed_binaries),
             own_files: risk::OwnFiles::new(&own),
@@ -143,12 +143,13 @@ impl Compiled {
 impl Policy {
     pub fn new(config: Arc<Config>) -> Result<Policy, globset::Error> {
         Ok(Policy {
-            current: RwLock::new(Arc::new(Compiled::new(config)?)),
+            current: RwLock::new(Arc::new(Settings::new(config)?)),
             allowlist: RwLock::new(Arc::new(rules::Allowlist::default())),
         })
     }
 
-    fn compiled(&self) -> Arc<Compiled> {
+    /// The settings in force now: take them once per request and judge it by them.
+    pub fn settings(&self) -> Arc<Settings> {
         self.current
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -157,7 +158,7 @@ impl Policy {
 
     /// The configuration in force.
     pub fn config(&self) -> Arc<Config> {
-        self.compiled().config.clone()
+        self.settings().config.clone()
     }
 
     /// Puts a new configuration in force (a reload), with the allowlist re-read for it
@@ -169,7 +170,7 @@ impl Policy {
         config: Arc<Config>,
         rules: Option<&[Rule]>,
     ) -> Result<(), globset::Error> {
-        let compiled = Arc::new(Compiled::new(config)?);
+        let compiled = Arc::new(Settings::new(config)?);
         let allowlist = rules.map(|r| Arc::new(rules::Allowlist::compile(r)));
         // Always taken in this order; readers hold one lock at a time.
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
@@ -201,7 +202,18 @@ impl Policy {
     /// scripts it could not all read is not plain: no rule and no safe-binary step
     /// approves it, and a timeout never does either; a human decides.
     pub fn evaluate(&self, subject: Subject<'_>, now: DateTime<Utc>) -> Verdict {
-        let (mut verdict, overspent) = parse::budgeted(|| self.evaluate_within(subject, now));
+        self.evaluate_by(&self.settings(), subject, now)
+    }
+
+    /// [`Policy::evaluate`] by `settings` taken earlier for the same request.
+    pub fn evaluate_by(
+        &self,
+        settings: &Settings,
+        subject: Subject<'_>,
+        now: DateTime<Utc>,
+    ) -> Verdict {
+        let (mut verdict, overspent) =
+            parse::budgeted(|| self.evaluate_within(settings, subject, now));
         if overspent {
             verdict.plain = false;
             verdict.rules_matched.clear();
@@ -214,7 +226,7 @@ impl Policy {
                 verdict.risk_reasons.push(why);
             }
             // The owner's blanket `full` still approves; nothing else does.
-            let config = self.config();
+            let config = &settings.config;
             if matches!(verdict.outcome, Outcome::Approve { .. })
                 && config.security_for(subject.agent) != Security::Full
             {
@@ -229,29 +241,30 @@ impl Policy {
         verdict
     }
 
-    fn evaluate_within(&self, subject: Subject<'_>, now: DateTime<Utc>) -> Verdict {
-        let current = self.compiled();
-        let Compiled {
+    fn evaluate_within(
+        &self,
+        settings: &Settings,
+        subject: Subject<'_>,
+        now: DateTime<Utc>,
+    ) -> Verdict {
+        let Settings {
             config,
             deny: deny_list,
             binaries,
             own_files,
-        } = &*current;
-        let (line, analysis, lexical) = match (subject.command, subject.argv) {
+        } = settings;
+        let (line, analysis, lexical) = match subject.command {
             // argv runs no shell: its words are literal, so it is plain by construction.
-            (None, Some(argv)) => {
+            CommandRef::Argv(argv) => {
                 let joined = shell_join(argv);
                 let analysis = parse::Analysis::of_argv(argv, &joined);
                 (joined, analysis, Vec::new())
             }
-            (command, _) => {
-                let c = command.unwrap_or_default();
-                (
-                    shell::normalize(c),
-                    parse::analyse_for(c, subject.shells()),
-                    shell::segments(c),
-                )
-            }
+            CommandRef::Line(c) => (
+                shell::normalize(c),
+                parse::analyse_for(c, subject.shells()),
+                shell::segments(c),
+            ),
         };
         let plain = analysis.plain();
         // What rules are matched against: each simple command as written.
@@ -440,9 +453,9 @@ impl Policy {
 
 /// The subject's command, parsed for the shells it will run under.
 fn analysed(subject: Subject<'_>) -> parse::Analysis {
-    match (subject.command, subject.argv) {
-        (None, Some(argv)) => parse::Analysis::of_argv(argv, &shell_join(argv)),
-        (command, _) => parse::analyse_for(command.unwrap_or_default(), subject.shells()),
+    match subject.command {
+        CommandRef::Argv(argv) => parse::Analysis::of_argv(argv, &shell_join(argv)),
+        CommandRef::Line(line) => parse::analyse_for(line, subject.shells()),
     }
 }
 

@@ -156,21 +156,6 @@ pub fn is_assignment(word: &str) -> bool {
     }
 }
 
-/// Joins argv into one shell line that means the same words: the form argv requests are
-/// shown, matched and stored in.
-pub fn shell_join(argv: &[String]) -> String {
-    argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
-}
-
-fn quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,12 +195,10 @@ mod tests {
     }
 
     #[test]
-    fn shell_join_round_trips_words() {
+    fn words_split_a_joined_argv_back() {
         let argv: Vec<String> = ["ls", "-la", "my file", "it's", "", "*.txt"]
             .map(String::from)
             .to_vec();
-        let joined = shell_join(&argv);
-        assert_eq!(joined, r"ls -la 'my file' 'it'\''s' '' '*.txt'");
-        assert_eq!(words(&joined), argv);
+        assert_eq!(words(&crate::model::shell_join(&argv)), argv);
     }
 }

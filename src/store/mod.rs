@@ -25,7 +25,10 @@ use sqlx::sqlite::{
 use sqlx::{ConnectOptions, Connection, FromRow};
 use tracing::instrument;
 
-use crate::model::{Decision, ExecResult, InputSummary, Record, Risk, Rule, RuleKind, Status, Via};
+use crate::model::{
+    Command, Decision, ExecResult, InputSummary, Record, RequestSpec, Risk, Rule, RuleKind, Status,
+    Via,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -75,23 +78,15 @@ fn parse_word<T: FromStr<Err = String>>(id: &str, s: &str) -> Result<T, StoreErr
     })
 }
 
-/// A request row about to be inserted.
+/// A request row about to be inserted: the request as the API checked it, and what
+/// policy judged of it.
 #[derive(Clone, Debug)]
 pub struct NewRequest {
     pub id: String,
-    pub agent: String,
-    pub session: Option<String>,
-    pub command: Option<String>,
-    pub argv: Option<Vec<String>>,
-    pub cwd: Option<String>,
-    pub reason: Option<String>,
+    pub spec: RequestSpec,
     pub risk: Risk,
     pub risk_reasons: Vec<String>,
     pub created_at: DateTime<Utc>,
-    pub peer_uid: Option<u32>,
-    pub peer_pid: Option<i32>,
-    pub run: bool,
-    pub input: Option<InputSummary>,
 }
 
 impl NewRequest {
@@ -104,15 +99,15 @@ impl NewRequest {
         error: Option<&str>,
         expires_at: Option<DateTime<Utc>>,
     ) -> Record {
+        let spec = &self.spec;
         Record {
             id: self.id.clone(),
             short_id: short_id.to_string(),
-            agent: self.agent.clone(),
-            session: self.session.clone(),
-            command: self.command.clone(),
-            argv: self.argv.clone(),
-            cwd: self.cwd.clone(),
-            reason: self.reason.clone(),
+            agent: spec.agent.to_string(),
+            session: spec.session.clone(),
+            command: spec.command.clone(),
+            cwd: spec.cwd.clone(),
+            reason: spec.reason.clone(),
             status: resolution.map_or(Status::Pending, |r| r.status),
             decision: resolution.and_then(|r| r.decision),
             via: resolution.map(|r| r.via),
@@ -122,12 +117,12 @@ impl NewRequest {
             created_at: self.created_at,
             expires_at,
             resolved_at: resolution.map(|r| r.resolved_at),
-            run: self.run,
+            run: spec.run,
             result: None,
             error: error.map(String::from),
-            peer_uid: self.peer_uid,
-            peer_pid: self.peer_pid,
-            input: self.input.clone(),
+            peer_uid: spec.peer_uid,
+            peer_pid: spec.peer_pid,
+            input: spec.input.clone(),
         }
     }
 }
@@ -206,11 +201,16 @@ impl RequestRow {
             id: id.clone(),
             what,
         };
+        let command = match (self.command, self.argv) {
+            (Some(line), None) => Command::Line(line),
+            (None, Some(argv)) => Command::Argv(
+                serde_json::from_str(&argv).map_err(|e| corrupt(format!("argv: {e}")))?,
+            ),
+            // The schema's CHECK keeps exactly one; a row without is not a request.
+            _ => return Err(corrupt("not exactly one of command and argv".into())),
+        };
         Ok(Record {
-            argv: self
-                .argv
-                .map(|a| serde_json::from_str(&a).map_err(|e| corrupt(format!("argv: {e}"))))
-                .transpose()?,
+            command,
             risk_reasons: serde_json::from_str(&self.risk_reasons)
                 .map_err(|e| corrupt(format!("risk_reasons: {e}")))?,
             risk: parse_word(&id, &self.risk)?,
@@ -224,7 +224,6 @@ impl RequestRow {
             short_id: self.short_id,
             agent: self.agent_id,
             session: self.session_id,
-            command: self.command,
             cwd: self.cwd,
             reason: self.reason,
             decided_by: self.decided_by,
@@ -715,10 +714,9 @@ impl Write {
                     let mut used = conn.prepare_cached(
                         "UPDATE exec_allowlist SET last_used_at = ?1, last_command = ?2, use_count = use_count + 1 WHERE id = ?3",
                     )?;
-                    let command =
-                        crate::policy::display_command(new.command.as_deref(), new.argv.as_deref());
+                    let command = new.spec.command.display();
                     for rule in rules_used {
-                        used.execute(params![ts(resolution.resolved_at), command, rule])?;
+                        used.execute(params![ts(resolution.resolved_at), &*command, rule])?;
                     }
                 }
                 Ok(Written::Record(Box::new(new.record(
@@ -890,9 +888,10 @@ fn insert_request(
     expires_at: Option<DateTime<Utc>>,
     asked: bool,
 ) -> Result<(), StoreError> {
-    let argv = new
-        .argv
-        .as_ref()
+    let spec = &new.spec;
+    let argv = spec
+        .command
+        .argv()
         .map(|a| serde_json::to_string(a).expect("strings serialise"));
     let reasons = serde_json::to_string(&new.risk_reasons).expect("strings serialise");
     conn.prepare_cached(
@@ -905,12 +904,12 @@ fn insert_request(
     .execute(params![
         new.id,
         short_id,
-        new.agent,
-        new.session,
-        new.command,
+        spec.agent.as_str(),
+        spec.session,
+        spec.command.line(),
         argv,
-        new.cwd,
-        new.reason,
+        spec.cwd,
+        spec.reason,
         new.risk.as_str(),
         reasons,
         status.as_str(),
@@ -922,12 +921,12 @@ fn insert_request(
         expires_at.map(ts),
         resolution.map(|r| ts(r.resolved_at)),
         asked,
-        new.peer_uid,
-        new.peer_pid,
-        new.run,
-        new.input.as_ref().map(|i| i64::try_from(i.bytes).unwrap_or(i64::MAX)),
-        new.input.as_ref().map(|i| i.sha256.as_str()),
-        new.input.as_ref().map(|i| i.head.as_str()),
+        spec.peer_uid,
+        spec.peer_pid,
+        spec.run,
+        spec.input.as_ref().map(|i| i64::try_from(i.bytes).unwrap_or(i64::MAX)),
+        spec.input.as_ref().map(|i| i.sha256.as_str()),
+        spec.input.as_ref().map(|i| i.head.as_str()),
     ])?;
     Ok(())
 }

@@ -10,8 +10,9 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::broadcast;
 
 use super::answer;
-use super::grammar::{self, ChatCommand, ReactionMap};
+use super::grammar::{self, ChatCommand};
 use crate::approvals::{Approvals, Event};
+use crate::config::ReactionMap;
 use crate::model::{Status, Via};
 use crate::render;
 use crate::shutdown::Shutdown;
@@ -117,7 +118,7 @@ async fn handle(approvals: &Approvals, text: &str) -> Option<String> {
             Ok(list) => render::pending_list(&list, Utc::now()),
             Err(e) => format!("could not read pending requests: {e}"),
         },
-        ChatCommand::Allowlist => match approvals.store().list_rules().await {
+        ChatCommand::Allowlist => match approvals.rules().await {
             Ok(rules) => render::rule_list(&rules),
             Err(e) => format!("could not read the allowlist: {e}"),
         },

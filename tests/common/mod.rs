@@ -197,7 +197,7 @@ impl TestDaemon {
                 .await
                 .unwrap();
             let list: Vec<Record> = serde_json::from_value(body).unwrap();
-            if let Some(r) = list.into_iter().find(|r| r.display_command() == command) {
+            if let Some(r) = list.into_iter().find(|r| r.command.display() == command) {
                 return r;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;

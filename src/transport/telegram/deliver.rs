@@ -49,7 +49,7 @@ async fn outcome(
     // The watch always carries the terminal record; the store is a fallback only.
     match last {
         Some(r) => Some(r),
-        None => match ctx.approvals.store().get(&record.id).await {
+        None => match ctx.approvals.record(&record.id).await {
             Ok(Some(r)) if r.status.is_terminal() => Some(r),
             _ => None,
         },
@@ -129,12 +129,7 @@ async fn post(
 async fn remember(ctx: &Context, record: &Record, posted: MessageId) {
     let external = external_id(ctx.chat, posted);
     for attempt in 1..=5 {
-        match ctx
-            .approvals
-            .store()
-            .set_message_external_id(&record.id, &external)
-            .await
-        {
+        match ctx.approvals.note_message(&record.id, &external).await {
             Ok(()) => return,
             Err(e) => {
                 tracing::error!(short_id = %record.short_id, attempt, error = %e, "cannot store the request's Telegram message id; answers to it work while it is pending, not after a restart");

@@ -6,10 +6,10 @@ use chrono::{DateTime, Utc};
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 use teloxide::utils::html;
 
+use crate::config::ReactionMap;
 use crate::model::{Decision, Record, Status, Via, sha256_hex};
 use crate::render::{agent_line, input_line, run_line};
 use crate::text::{clip_utf16, utf16_len, visible};
-use crate::transport::grammar::ReactionMap;
 
 /// Telegram's limit on a message's text once entities are parsed, in UTF-16 code units.
 pub const MAX_TEXT: usize = 4096;
@@ -201,7 +201,7 @@ fn assemble(mut head: Html, r: &Record, tail: Html) -> String {
 /// that does not fit is cut, and its length and sha256 tell the owner what they did not
 /// see (`execgate show` prints it whole).
 fn command(r: &Record, room: usize) -> Html {
-    let raw = r.display_command();
+    let raw = r.command.display();
     let shown = visible(&raw);
     let mut out = Html::default();
     let label = "Command:\n";
@@ -298,8 +298,7 @@ mod tests {
             short_id: "a1b2".into(),
             agent: "claude".into(),
             session: None,
-            command: Some(command.into()),
-            argv: None,
+            command: crate::model::Command::Line(command.into()),
             cwd: Some("/home/o/<repo>".into()),
             reason: Some("check & fix".into()),
             risk: Risk::NeedsReview,

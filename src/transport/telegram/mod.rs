@@ -30,9 +30,9 @@ use tokio::sync::{Notify, broadcast};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::approvals::{Approvals, Event};
+use crate::config::ReactionMap;
 use crate::config::{Secret, TelegramConfig};
 use crate::shutdown::Shutdown;
-use crate::transport::grammar::ReactionMap;
 use limiter::Limiter;
 use posted::Posted;
 

@@ -288,7 +288,7 @@ async fn on_message(ctx: &Context, m: &Message) {
             Ok(list) => render::pending_list(&list, Utc::now()),
             Err(e) => format!("could not read pending requests: {e}"),
         },
-        ChatCommand::Allowlist => match ctx.approvals.store().list_rules().await {
+        ChatCommand::Allowlist => match ctx.approvals.rules().await {
             Ok(rules) => render::rule_list(&rules),
             Err(e) => format!("could not read the allowlist: {e}"),
         },
@@ -370,8 +370,7 @@ async fn request_at(ctx: &Context, message: MessageId) -> Result<Option<Target>,
     }
     let found = ctx
         .approvals
-        .store()
-        .find_by_message_external_id(&external_id(ctx.chat, message))
+        .find_by_message(&external_id(ctx.chat, message))
         .await
         .map_err(|e| {
             tracing::error!(error = %e, "cannot look up a request by its message");

@@ -1,0 +1,116 @@
+//! The owner's allowlist rules: checked, stored, and put in force together, so that no
+//! front reaches past `Approvals` to the store and forgets the last step.
+
+use chrono::{DateTime, Utc};
+
+use super::Approvals;
+use crate::model::{AgentName, Rule, RuleKind};
+use crate::policy::{rules, shell};
+use crate::store::{NewRule, StoreError};
+
+/// A rule as the owner asked for it, before it is checked.
+#[derive(Clone, Debug)]
+pub struct RuleRequest {
+    /// `None`: every agent.
+    pub agent: Option<String>,
+    pub pattern: String,
+    pub kind: RuleKind,
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Accept a glob that would approve nearly everything.
+    pub force: bool,
+    /// Who added it, as recorded.
+    pub created_by: String,
+}
+
+/// A rule as stored, with what its owner should know about it.
+#[derive(Clone, Debug)]
+pub struct AddedRule {
+    pub rule: Rule,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// The request is malformed: the message names the field.
+    #[error("{0}")]
+    Invalid(String),
+    /// A glob that would approve nearly everything, without `force`.
+    #[error("{0}; refusing without force")]
+    TooBroad(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Approvals {
+    /// Every rule, oldest first.
+    pub async fn rules(&self) -> Result<Vec<Rule>, StoreError> {
+        self.store.list_rules().await
+    }
+
+    /// Checks, stores and puts in force a rule (an identical rule is returned instead of
+    /// duplicated). Patterns are normalised as commands are, so a rule means what it
+    /// says however it was spaced.
+    pub async fn add_rule(
+        &self,
+        request: RuleRequest,
+        now: DateTime<Utc>,
+    ) -> Result<AddedRule, RuleError> {
+        let invalid = |m: &str| Err(RuleError::Invalid(m.to_string()));
+        if request
+            .agent
+            .as_deref()
+            .is_some_and(|a| !AgentName::is_valid(a))
+        {
+            return Err(RuleError::Invalid(format!(
+                "`agent` must match {}",
+                AgentName::PATTERN
+            )));
+        }
+        if request.pattern.contains(['\0', '\n', '\r']) {
+            return invalid("`pattern` contains a NUL byte or a newline");
+        }
+        let pattern = shell::normalize(&request.pattern);
+        if pattern.is_empty() {
+            return invalid("`pattern` is empty");
+        }
+        if request.kind == RuleKind::Glob {
+            rules::compile_allow_glob(&pattern)
+                .map_err(|e| RuleError::Invalid(format!("`pattern` is not a valid glob: {e}")))?;
+            if let Some(why) = rules::too_broad(&pattern).filter(|_| !request.force) {
+                return Err(RuleError::TooBroad(why));
+            }
+        }
+        if request.expires_at.is_some_and(|t| t <= now) {
+            return invalid("`expires_at` is in the past");
+        }
+        let warnings: Vec<String> = match request.kind {
+            RuleKind::Glob => rules::runs_anything(&pattern).into_iter().collect(),
+            RuleKind::Exact => Vec::new(),
+        };
+        let rule = NewRule {
+            agent: request.agent,
+            pattern,
+            kind: request.kind,
+            created_by: request.created_by,
+            expires_at: request.expires_at,
+        };
+        let rule = self.store.add_rule(rule, now).await?;
+        self.reload_rules().await?;
+        tracing::info!(rule = rule.id, pattern = %rule.pattern, kind = %rule.kind, "allowlist rule added");
+        for w in &warnings {
+            tracing::warn!(rule = rule.id, warning = %w, "allowlist rule added with a warning");
+        }
+        Ok(AddedRule { rule, warnings })
+    }
+
+    /// Removes a rule and puts the allowlist without it in force. False when no rule had
+    /// that id.
+    pub async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
+        if !self.store.remove_rule(id).await? {
+            return Ok(false);
+        }
+        self.reload_rules().await?;
+        tracing::info!(rule = id, "allowlist rule removed");
+        Ok(true)
+    }
+}

@@ -1,0 +1,131 @@
+//! What a request became: the record the API returns and the store keeps, with what a
+//! run produced; and an allowlist rule as it is shown.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{Command, Decision, Risk, RuleKind, Status, Via};
+
+/// What an executed command produced (run mode). Filled by the executor.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecResult {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    /// Everything the command wrote to each stream, including what the cap discarded.
+    #[serde(default)]
+    pub stdout_bytes: u64,
+    #[serde(default)]
+    pub stderr_bytes: u64,
+    /// The captured bytes were not valid UTF-8 and were converted lossily (U+FFFD).
+    #[serde(default)]
+    pub stdout_lossy: bool,
+    #[serde(default)]
+    pub stderr_lossy: bool,
+    /// What went wrong, if anything: could not start, timed out.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// One request and everything decided about it: the API's response body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub id: String,
+    pub short_id: String,
+    pub agent: String,
+    pub session: Option<String>,
+    /// Serialised as the request's `command` and `argv` fields, one of them null.
+    #[serde(flatten)]
+    pub command: Command,
+    pub cwd: Option<String>,
+    pub reason: Option<String>,
+    pub status: Status,
+    pub decision: Option<Decision>,
+    pub via: Option<Via>,
+    pub decided_by: Option<String>,
+    pub risk: Risk,
+    pub risk_reasons: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    pub run: bool,
+    pub result: Option<ExecResult>,
+    pub error: Option<String>,
+    /// The uid and pid of the process that sent the request over the agent socket.
+    #[serde(default)]
+    pub peer_uid: Option<u32>,
+    #[serde(default)]
+    pub peer_pid: Option<i32>,
+    /// What the request's stdin was, as the owner was shown it; None without `input`.
+    #[serde(default)]
+    pub input: Option<InputSummary>,
+}
+
+/// SHA-256 in lowercase hex: how the owner tells apart two texts too long to show whole.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A request's stdin as the owner sees it: part of what is approved (`tee notes.txt`,
+/// `git apply`, `make -f -` do what their input says), so shown with the command. The
+/// input itself goes to the command only and is never stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputSummary {
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Its SHA-256, in lowercase hex: what tells two inputs apart beyond the head.
+    pub sha256: String,
+    /// Its first [`InputSummary::HEAD_CHARS`] characters, as sent (displays escape them).
+    pub head: String,
+}
+
+impl InputSummary {
+    /// How much of the input is kept and shown.
+    pub const HEAD_CHARS: usize = 200;
+
+    pub fn of(input: &str) -> InputSummary {
+        InputSummary {
+            bytes: input.len() as u64,
+            sha256: sha256_hex(input.as_bytes()),
+            head: input.chars().take(Self::HEAD_CHARS).collect(),
+        }
+    }
+
+    /// Whether the head is the whole input.
+    pub fn is_whole(&self) -> bool {
+        self.head.len() as u64 == self.bytes
+    }
+}
+
+/// The fixed message a request that was not approved carries (DESIGN.md §2).
+pub fn not_approved_error(status: Status) -> Option<String> {
+    match status {
+        Status::Pending | Status::Approved => None,
+        other => Some(format!("command was not approved ({other})")),
+    }
+}
+
+/// An allowlist rule as the API and CLI show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rule {
+    pub id: i64,
+    /// `None` means the rule applies to every agent.
+    pub agent: Option<String>,
+    pub pattern: String,
+    pub kind: RuleKind,
+    pub created_at: DateTime<Utc>,
+    pub created_by: String,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub last_used_at: Option<DateTime<Utc>>,
+    pub last_command: Option<String>,
+    pub use_count: i64,
+}

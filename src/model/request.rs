@@ -1,0 +1,27 @@
+//! A request as execgate judges, records and runs it: built once from what the agent
+//! sent (the API's wire struct, validated), then handed down unchanged.
+
+use super::{AgentName, Command, InputSummary, Shell};
+
+/// One validated request. The API builds it with the configuration in force when the
+/// request arrived; policy judges it, the store records it, and in run mode the command
+/// that runs is its `command`.
+#[derive(Clone, Debug)]
+pub struct RequestSpec {
+    pub agent: AgentName,
+    pub session: Option<String>,
+    pub command: Command,
+    /// The canonical working directory, when the request gave one (run mode always has
+    /// one): the directory opened at validation, by the path it was found at.
+    pub cwd: Option<String>,
+    pub reason: Option<String>,
+    /// Run mode: execgate itself runs the command once approved.
+    pub run: bool,
+    /// Decide-only: the shell the agent said it will run a `Line` with.
+    pub shell: Option<Shell>,
+    /// The request's stdin, as the owner is shown it.
+    pub input: Option<InputSummary>,
+    /// The kernel's word on who sent it (`SO_PEERCRED`).
+    pub peer_uid: Option<u32>,
+    pub peer_pid: Option<i32>,
+}
