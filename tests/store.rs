@@ -299,3 +299,66 @@ async fn listing_filters_and_short_id_lookups() {
         );
     }
 }
+
+/// A database written by the release before execgate ran its own migrations (sqlx kept
+/// the list of applied migrations in `_sqlx_migrations`) opens in place: nothing is
+/// migrated twice, and every request and rule reads back as it was written.
+#[tokio::test]
+async fn a_database_from_the_sqlx_era_upgrades_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/schema-0006-sqlx.db"
+        ),
+        &path,
+    )
+    .unwrap();
+    let store = Store::open(&path, Duration::from_secs(5)).await.unwrap();
+    let all = store
+        .list(&execgate::store::RequestFilter {
+            status: None,
+            agent: None,
+            limit: 100,
+        })
+        .await
+        .unwrap();
+    let mut seen: Vec<(String, Status)> = all
+        .iter()
+        .map(|r| (r.command.display().into_owned(), r.status))
+        .collect();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        seen,
+        [
+            ("cargo build --release".to_string(), Status::Cancelled),
+            ("cargo publish".into(), Status::Denied),
+            ("grep -r 'fn main' src".into(), Status::Expired),
+            ("ls -la".into(), Status::Approved),
+            ("make deploy".into(), Status::Cancelled),
+        ]
+    );
+    let deploy = all.iter().find(|r| r.short_id == "ecca").unwrap();
+    assert_eq!(deploy.input.as_ref().map(|i| i.bytes), Some(6));
+    assert_eq!(
+        store.find("ea5c").await.unwrap().unwrap().via,
+        Some(Via::Cli)
+    );
+    assert_eq!(store.list_rules().await.unwrap().len(), 1);
+    // And it takes new writes.
+    let pending = store
+        .insert_pending(new_request(1), Utc::now())
+        .await
+        .unwrap();
+    let read = store.get(&pending.id).await.unwrap().unwrap();
+    assert_eq!(
+        (read.short_id, read.status),
+        (pending.short_id, Status::Pending)
+    );
+    store.close().await;
+    // Opened again, it is not migrated again.
+    let again = Store::open(&path, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(again.list_rules().await.unwrap().len(), 1);
+    again.close().await;
+}

@@ -7,11 +7,13 @@
 //! flush for all of them. Nobody is answered before the commit that holds their write: a
 //! caller that hears Ok knows its row is on disk.
 //!
-//! The writer is an OS thread with its own synchronous connection (rusqlite), not an
-//! async task: the flush blocks, so it must stay off the runtime's workers, and an async
-//! driver that ships every statement to a worker thread and back pays two thread
-//! wake-ups per statement, which on a small machine cost more than the statements. Here
-//! a write costs one hand-over each way. Statements are prepared once and cached.
+//! The writer is an OS thread with its own connection, not an async task: the flush
+//! blocks, so it must stay off the runtime's workers, and a write costs one hand-over
+//! each way. Statements are prepared once and cached.
+//!
+//! Each write is a typed [`Write`] whose caller waits for its own `Output`; the queue
+//! holds them as [`Job`]s, which keep their output until the commit that holds it is
+//! done.
 //!
 //! A write that fails must not take its neighbours down with it, so a failed group is
 //! rolled back and its writes are committed again one by one: each caller gets its own
@@ -20,15 +22,15 @@
 //! either way), rolled back if so, and replaced if even that fails, so one bad moment
 //! cannot wedge every later write.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{StoreError, Write, Written};
+use super::StoreError;
+use super::connection::Target;
+use super::writes::Write;
 
 /// The most writes committed together. Bounds how long the first caller of a group waits
 /// for the others' statements (a few microseconds each) before its flush.
@@ -37,13 +39,41 @@ const MAX_GROUP: usize = 256;
 /// How many writes may queue before callers wait to hand theirs over.
 const QUEUE: usize = 4096;
 
-/// How many distinct statements stay prepared (there are about a dozen).
-const STATEMENT_CACHE: usize = 64;
+/// A write in the queue, type erased: it runs its statements, keeps its output, and
+/// answers its caller once its fate is known.
+trait Job: Send {
+    fn is_one_statement(&self) -> bool;
+    /// Runs the write (again, after a failed group), keeping its output.
+    fn apply(&mut self, conn: &Connection) -> Result<(), StoreError>;
+    /// Tells the caller: the output kept, once committed, or why it failed.
+    fn answer(self: Box<Self>, outcome: Result<(), StoreError>);
+}
 
-type Reply = oneshot::Sender<Result<Written, StoreError>>;
+struct Queued<W: Write> {
+    write: W,
+    output: Option<W::Output>,
+    reply: oneshot::Sender<Result<W::Output, StoreError>>,
+}
+
+impl<W: Write> Job for Queued<W> {
+    fn is_one_statement(&self) -> bool {
+        self.write.is_one_statement()
+    }
+
+    fn apply(&mut self, conn: &Connection) -> Result<(), StoreError> {
+        self.output = Some(self.write.apply(conn)?);
+        Ok(())
+    }
+
+    fn answer(self: Box<Self>, outcome: Result<(), StoreError>) {
+        let Queued { output, reply, .. } = *self;
+        let answer = outcome.and_then(|()| output.ok_or(StoreError::WriterStopped));
+        let _ = reply.send(answer);
+    }
+}
 
 enum Message {
-    Write(Box<Write>, Reply),
+    Write(Box<dyn Job>),
     /// Answered once every write queued before it is committed: the writer is alive.
     Ping(oneshot::Sender<()>),
     /// Commit what is queued, close the connection, stop.
@@ -75,21 +105,11 @@ struct Counters {
     retried_groups: AtomicU64,
 }
 
-/// Where and how the writer (re)opens its connection.
-struct Target {
-    path: PathBuf,
-    busy_timeout: Duration,
-}
-
 impl Writer {
-    /// Opens the writer's connection to the (already migrated) database at `path` and
-    /// starts its thread.
-    pub fn start(path: &Path, busy_timeout: Duration) -> Result<Writer, StoreError> {
-        let target = Target {
-            path: path.to_path_buf(),
-            busy_timeout,
-        };
-        let conn = target.open()?;
+    /// Opens the writer's connection to the (already migrated) database and starts its
+    /// thread.
+    pub fn start(target: Target) -> Result<Writer, StoreError> {
+        let conn = target.open_for_writing()?;
         let (queue, inbox) = mpsc::channel(QUEUE);
         let stats = Arc::new(Counters::default());
         let counters = Arc::clone(&stats);
@@ -109,10 +129,15 @@ impl Writer {
     }
 
     /// Hands `write` to the writer and waits until it is committed (or has failed).
-    pub async fn write(&self, write: Write) -> Result<Written, StoreError> {
+    pub async fn write<W: Write>(&self, write: W) -> Result<W::Output, StoreError> {
         let (reply, answer) = oneshot::channel();
+        let job = Queued {
+            write,
+            output: None,
+            reply,
+        };
         self.queue
-            .send(Message::Write(Box::new(write), reply))
+            .send(Message::Write(Box::new(job)))
             .await
             .map_err(|_| StoreError::WriterStopped)?;
         answer.await.map_err(|_| StoreError::WriterStopped)?
@@ -137,29 +162,13 @@ impl Writer {
     }
 }
 
-impl Target {
-    fn open(&self) -> Result<Connection, StoreError> {
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(self.busy_timeout)?;
-        // Per connection, like the read pool's: FULL makes every commit a flush.
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        Ok(conn)
-    }
-}
-
 fn run(
     mut inbox: mpsc::Receiver<Message>,
     mut conn: Option<Connection>,
     target: &Target,
     stats: &Counters,
 ) {
-    let mut group: Vec<(Box<Write>, Reply)> = Vec::with_capacity(MAX_GROUP);
+    let mut group: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_GROUP);
     let mut acks: Vec<oneshot::Sender<()>> = Vec::new();
     let mut closing = None;
     while let Some(first) = inbox.blocking_recv() {
@@ -167,7 +176,7 @@ fn run(
         let mut next = Some(first);
         while let Some(message) = next.take() {
             match message {
-                Message::Write(write, reply) => group.push((write, reply)),
+                Message::Write(job) => group.push(job),
                 Message::Ping(ack) => acks.push(ack),
                 Message::Close(ack) => {
                     closing = Some(ack);
@@ -204,18 +213,14 @@ fn run(
 
 /// Commits `group` and answers every caller in it. False when a group of several had to
 /// be committed again one write at a time.
-fn commit(
-    conn: &mut Option<Connection>,
-    target: &Target,
-    group: &mut Vec<(Box<Write>, Reply)>,
-) -> bool {
+fn commit(conn: &mut Option<Connection>, target: &Target, group: &mut Vec<Box<dyn Job>>) -> bool {
     let several = group.len() > 1;
     if several {
         match connection(conn, target) {
             Ok(c) => match together(c, group) {
-                Ok(results) => {
-                    for ((_, reply), result) in group.drain(..).zip(results) {
-                        let _ = reply.send(Ok(result));
+                Ok(()) => {
+                    for job in group.drain(..) {
+                        job.answer(Ok(()));
                     }
                     return true;
                 }
@@ -227,37 +232,35 @@ fn commit(
             Err(e) => tracing::error!(error = %e, "cannot open the database for writing"),
         }
     }
-    for (write, reply) in group.drain(..) {
-        let result = connection(conn, target).and_then(|c| alone(c, &write));
+    for mut job in group.drain(..) {
+        let result = connection(conn, target).and_then(|c| alone(c, job.as_mut()));
         if result.is_err() {
             recover(conn);
         }
-        let _ = reply.send(result);
+        job.answer(result);
     }
     !several
 }
 
 /// Every write of `group` in one transaction; the first error aborts them all.
-fn together(conn: &Connection, group: &[(Box<Write>, Reply)]) -> Result<Vec<Written>, StoreError> {
+fn together(conn: &Connection, group: &mut [Box<dyn Job>]) -> Result<(), StoreError> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
-    let results = group
-        .iter()
-        .map(|(write, _)| write.apply(conn))
-        .collect::<Result<Vec<_>, _>>()?;
+    for job in group.iter_mut() {
+        job.apply(conn)?;
+    }
     conn.execute_batch("COMMIT")?;
-    Ok(results)
+    Ok(())
 }
 
 /// One write in its own transaction, or as the single statement it is (SQLite makes
 /// every statement atomic, and commits it durably, by itself).
-fn alone(conn: &Connection, write: &Write) -> Result<Written, StoreError> {
-    if write.is_one_statement() {
-        return write.apply(conn);
+fn alone(conn: &Connection, job: &mut dyn Job) -> Result<(), StoreError> {
+    if job.is_one_statement() {
+        return job.apply(conn);
     }
     conn.execute_batch("BEGIN IMMEDIATE")?;
-    let result = write.apply(conn)?;
-    conn.execute_batch("COMMIT")?;
-    Ok(result)
+    job.apply(conn)?;
+    conn.execute_batch("COMMIT").map_err(StoreError::from)
 }
 
 /// The open connection, reopening it if an earlier failure discarded it.
@@ -266,7 +269,7 @@ fn connection<'c>(
     target: &Target,
 ) -> Result<&'c Connection, StoreError> {
     if conn.is_none() {
-        *conn = Some(target.open()?);
+        *conn = Some(target.open_for_writing()?);
         tracing::info!("the database writer reopened its connection");
     }
     Ok(conn.as_ref().expect("just opened"))

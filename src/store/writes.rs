@@ -1,0 +1,420 @@
+//! Every change to the database, one type per kind of write, each with the statements it
+//! runs and the result its caller gets. The writer (`writer.rs`) runs them, several to a
+//! transaction; each owns its data, since it crosses to the writer's thread and is
+//! applied a second time, alone, if the group it was committed with fails.
+
+use chrono::{DateTime, Utc};
+use rand::Rng;
+use rusqlite::{Connection, params};
+
+use super::rows::{self, RULE_COLUMNS};
+use super::{NewRequest, NewRule, Resolution, SHORT_ID_QUARANTINE, StoreError, ts};
+use crate::model::{Decision, ExecResult, Record, Rule, Status};
+
+/// A change to the database and what it answers once committed.
+pub(super) trait Write: Send + 'static {
+    type Output: Send + 'static;
+
+    /// True when the write is a single statement, which SQLite commits atomically on its
+    /// own: alone, it needs no BEGIN and COMMIT around it.
+    fn is_one_statement(&self) -> bool;
+
+    /// Runs the write's statements on `conn`, inside whatever transaction the writer
+    /// opened. Statements are prepared once per connection and cached.
+    fn apply(&self, conn: &Connection) -> Result<Self::Output, StoreError>;
+}
+
+/// A request that policy decided without a human; with the rules that approved it, whose
+/// use is recorded in the same transaction.
+#[derive(Debug)]
+pub(super) struct InsertDecided {
+    pub new: NewRequest,
+    pub resolution: Resolution,
+    pub error: Option<String>,
+    pub rules_used: Vec<i64>,
+}
+
+impl Write for InsertDecided {
+    type Output = Record;
+
+    fn is_one_statement(&self) -> bool {
+        self.rules_used.is_empty()
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<Record, StoreError> {
+        let (new, resolution) = (&self.new, &self.resolution);
+        // No human sees this id, so it need not be unique; lookups prefer pending rows.
+        let short_id = random_short_id();
+        let error = self.error.as_deref();
+        let row = Row {
+            short_id: &short_id,
+            status: resolution.status,
+            resolution: Some(resolution),
+            error,
+            expires_at: None,
+            asked: false,
+        };
+        insert_request(conn, new, &row)?;
+        if !self.rules_used.is_empty() {
+            let mut used = conn.prepare_cached(
+                "UPDATE exec_allowlist SET last_used_at = ?1, last_command = ?2, use_count = use_count + 1 WHERE id = ?3",
+            )?;
+            let command = new.spec.command.display();
+            for rule in &self.rules_used {
+                used.execute(params![ts(resolution.resolved_at), &*command, rule])?;
+            }
+        }
+        Ok(new.record(&short_id, Some(resolution), error, None))
+    }
+}
+
+/// A request that waits for a human, with a short id no pending request holds and no
+/// request shown to a human used in the last day.
+#[derive(Debug)]
+pub(super) struct InsertPending {
+    pub new: NewRequest,
+    pub expires_at: DateTime<Utc>,
+}
+
+impl Write for InsertPending {
+    type Output = Record;
+
+    fn is_one_statement(&self) -> bool {
+        false
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<Record, StoreError> {
+        let new = &self.new;
+        let cutoff = ts(new.created_at - SHORT_ID_QUARANTINE);
+        // Taken: held by a pending request, or shown to a human in the last day.
+        let mut taken = conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM exec_approval WHERE asked = 1 AND short_id = ?1 \
+             AND (status = 'pending' OR (shown = 1 AND created_at > ?2)))",
+        )?;
+        let mut chosen = None;
+        for _ in 0..64 {
+            let candidate = random_short_id();
+            if !taken.query_row(params![candidate, cutoff], |row| row.get::<_, bool>(0))? {
+                chosen = Some(candidate);
+                break;
+            }
+        }
+        let short_id = chosen.ok_or(StoreError::ShortIdsExhausted)?;
+        let row = Row {
+            short_id: &short_id,
+            status: Status::Pending,
+            resolution: None,
+            error: None,
+            expires_at: Some(self.expires_at),
+            asked: true,
+        };
+        insert_request(conn, new, &row)?;
+        Ok(new.record(&short_id, None, None, Some(self.expires_at)))
+    }
+}
+
+/// The one transition out of `pending`; answers whether this write made it. With
+/// `always_rule`, the winner stores the rule in the same transaction.
+#[derive(Debug)]
+pub(super) struct Resolve {
+    pub id: String,
+    pub resolution: Resolution,
+    pub error: Option<String>,
+    pub always_rule: Option<NewRule>,
+}
+
+impl Write for Resolve {
+    type Output = bool;
+
+    fn is_one_statement(&self) -> bool {
+        self.always_rule.is_none()
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<bool, StoreError> {
+        let r = &self.resolution;
+        let done = conn
+            .prepare_cached(
+                "UPDATE exec_approval SET status = ?1, decision = ?2, via = ?3, decided_by = ?4, resolved_at = ?5, \
+                 error = ?6, shown = max(shown, ?8) WHERE id = ?7 AND status = 'pending'",
+            )?
+            .execute(params![
+                r.status.as_str(),
+                r.decision.map(Decision::as_str),
+                r.via.as_str(),
+                r.decided_by,
+                ts(r.resolved_at),
+                self.error,
+                self.id,
+                r.shown,
+            ])?
+            == 1;
+        // Only the winner of the transition stores the rule.
+        if done && let Some(rule) = &self.always_rule {
+            insert_rule(conn, rule, r.resolved_at)?;
+        }
+        Ok(done)
+    }
+}
+
+/// Every pending request resolved at once (crash recovery at startup); answers how many.
+#[derive(Debug)]
+pub(super) struct SweepPending {
+    pub resolution: Resolution,
+    pub error: String,
+}
+
+impl Write for SweepPending {
+    type Output = u64;
+
+    fn is_one_statement(&self) -> bool {
+        true
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<u64, StoreError> {
+        let r = &self.resolution;
+        let swept = conn
+            .prepare_cached(
+                "UPDATE exec_approval SET status = ?1, decision = NULL, via = ?2, decided_by = NULL, \
+                 resolved_at = ?3, error = ?4, shown = max(shown, ?5) WHERE status = 'pending'",
+            )?
+            .execute(params![
+                r.status.as_str(),
+                r.via.as_str(),
+                ts(r.resolved_at),
+                self.error,
+                r.shown,
+            ])?;
+        Ok(swept as u64)
+    }
+}
+
+/// How a run ended: its numbers (the output itself is never stored).
+#[derive(Debug)]
+pub(super) struct RecordResult {
+    pub id: String,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    timed_out: bool,
+    duration_ms: i64,
+    stdout_bytes: i64,
+    stderr_bytes: i64,
+}
+
+impl RecordResult {
+    pub fn of(id: &str, r: &ExecResult) -> RecordResult {
+        RecordResult {
+            id: id.to_string(),
+            exit_code: r.exit_code,
+            signal: r.signal,
+            timed_out: r.timed_out,
+            duration_ms: i64::try_from(r.duration_ms).unwrap_or(i64::MAX),
+            stdout_bytes: i64::try_from(r.stdout_bytes).unwrap_or(i64::MAX),
+            stderr_bytes: i64::try_from(r.stderr_bytes).unwrap_or(i64::MAX),
+        }
+    }
+}
+
+impl Write for RecordResult {
+    type Output = ();
+
+    fn is_one_statement(&self) -> bool {
+        true
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<(), StoreError> {
+        conn.prepare_cached(
+            "UPDATE exec_approval SET exit_code = ?1, signal = ?2, timed_out = ?3, duration_ms = ?4, \
+             stdout_bytes = ?5, stderr_bytes = ?6 WHERE id = ?7",
+        )?
+        .execute(params![
+            self.exit_code,
+            self.signal,
+            self.timed_out,
+            self.duration_ms,
+            self.stdout_bytes,
+            self.stderr_bytes,
+            self.id,
+        ])?;
+        Ok(())
+    }
+}
+
+/// Which chat message shows a request.
+#[derive(Debug)]
+pub(super) struct SetMessageExternalId {
+    pub id: String,
+    pub external: String,
+}
+
+impl Write for SetMessageExternalId {
+    type Output = ();
+
+    fn is_one_statement(&self) -> bool {
+        true
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<(), StoreError> {
+        conn.prepare_cached("UPDATE exec_approval SET message_external_id = ?1 WHERE id = ?2")?
+            .execute(params![self.external, self.id])?;
+        Ok(())
+    }
+}
+
+/// Short ids a human may have seen after their request's transition was written.
+#[derive(Debug)]
+pub(super) struct MarkShown {
+    pub ids: Vec<String>,
+}
+
+impl Write for MarkShown {
+    type Output = ();
+
+    fn is_one_statement(&self) -> bool {
+        self.ids.len() <= 1
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<(), StoreError> {
+        let mut mark = conn.prepare_cached(
+            "UPDATE exec_approval SET shown = 1 WHERE id = ?1 AND asked = 1 AND shown = 0",
+        )?;
+        for id in &self.ids {
+            mark.execute(params![id])?;
+        }
+        Ok(())
+    }
+}
+
+/// A rule, unless an identical one exists; answers the rule as stored either way.
+#[derive(Debug)]
+pub(super) struct AddRule {
+    pub rule: NewRule,
+    pub now: DateTime<Utc>,
+}
+
+impl Write for AddRule {
+    type Output = Rule;
+
+    fn is_one_statement(&self) -> bool {
+        false
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<Rule, StoreError> {
+        let id = insert_rule(conn, &self.rule, self.now)?;
+        let sql = format!("SELECT {RULE_COLUMNS} FROM exec_allowlist WHERE id = ?1");
+        let mut statement = conn.prepare_cached(&sql)?;
+        let mut found = statement.query(params![id])?;
+        match found.next()? {
+            Some(row) => rows::rule(row),
+            None => Err(StoreError::Corrupt {
+                id: format!("rule {id}"),
+                what: "not found right after it was written".into(),
+            }),
+        }
+    }
+}
+
+/// Deletes a rule; answers whether one had that id.
+#[derive(Debug)]
+pub(super) struct RemoveRule {
+    pub id: i64,
+}
+
+impl Write for RemoveRule {
+    type Output = bool;
+
+    fn is_one_statement(&self) -> bool {
+        true
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<bool, StoreError> {
+        Ok(conn
+            .prepare_cached("DELETE FROM exec_allowlist WHERE id = ?1")?
+            .execute(params![self.id])?
+            == 1)
+    }
+}
+
+fn random_short_id() -> String {
+    format!("{:04x}", rand::rng().random::<u16>())
+}
+
+/// What a request's row holds beyond the request itself.
+struct Row<'a> {
+    short_id: &'a str,
+    status: Status,
+    resolution: Option<&'a Resolution>,
+    error: Option<&'a str>,
+    expires_at: Option<DateTime<Utc>>,
+    /// Put to a human: only those ids are kept from reuse.
+    asked: bool,
+}
+
+fn insert_request(conn: &Connection, new: &NewRequest, row: &Row<'_>) -> Result<(), StoreError> {
+    let spec = &new.spec;
+    let argv = spec
+        .command
+        .argv()
+        .map(|a| serde_json::to_string(a).expect("strings serialise"));
+    let reasons = serde_json::to_string(&new.risk_reasons).expect("strings serialise");
+    let resolution = row.resolution;
+    conn.prepare_cached(
+        "INSERT INTO exec_approval (id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
+         risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, asked, \
+         peer_uid, peer_pid, run, input_bytes, input_sha256, input_head) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, \
+         ?23, ?24, ?25)",
+    )?
+    .execute(params![
+        new.id,
+        row.short_id,
+        spec.agent.as_str(),
+        spec.session,
+        spec.command.line(),
+        argv,
+        spec.cwd,
+        spec.reason,
+        new.risk.as_str(),
+        reasons,
+        row.status.as_str(),
+        resolution.and_then(|r| r.decision).map(Decision::as_str),
+        resolution.map(|r| r.via.as_str()),
+        resolution.and_then(|r| r.decided_by.as_deref()),
+        row.error,
+        ts(new.created_at),
+        row.expires_at.map(ts),
+        resolution.map(|r| ts(r.resolved_at)),
+        row.asked,
+        spec.peer_uid,
+        spec.peer_pid,
+        spec.run,
+        spec.input.as_ref().map(|i| i64::try_from(i.bytes).unwrap_or(i64::MAX)),
+        spec.input.as_ref().map(|i| i.sha256.as_str()),
+        spec.input.as_ref().map(|i| i.head.as_str()),
+    ])?;
+    Ok(())
+}
+
+/// Inserts a rule unless an identical one exists; returns the rule's id either way.
+fn insert_rule(conn: &Connection, rule: &NewRule, now: DateTime<Utc>) -> Result<i64, StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO exec_allowlist (agent_id, pattern, kind, created_at, created_by, expires_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+    )?
+    .execute(params![
+        rule.agent,
+        rule.pattern,
+        rule.kind.as_str(),
+        ts(now),
+        rule.created_by,
+        rule.expires_at.map(ts),
+    ])?;
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM exec_allowlist \
+             WHERE ifnull(agent_id, '') = ifnull(?1, '') AND kind = ?2 AND pattern = ?3",
+        )?
+        .query_row(
+            params![rule.agent, rule.kind.as_str(), rule.pattern],
+            |row| row.get(0),
+        )?)
+}
