@@ -35,15 +35,6 @@
 
 mod common;
 
-/// The tests' costliest commands, for section F's flood.
-#[path = "../tests/common/heavy.rs"]
-mod heavy;
-
-/// The tests' hostile agent on uid 65534, for section F's flood.
-#[allow(dead_code)]
-#[path = "../tests/common/uid.rs"]
-mod uid;
-
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -66,7 +57,9 @@ use tokio::net::{UnixDatagram, UnixListener, UnixStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use heavy::heavy_command;
+// The tests' costliest commands and their hostile agent on uid 65534, for section F.
+use execgate_testkit::heavy::heavy_command;
+use execgate_testkit::uid;
 
 const REQUESTS: &str = "/v1/requests";
 const ALLOWED: &str = "cargo build --release";

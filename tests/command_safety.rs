@@ -4,7 +4,7 @@
 //! word-by-word cases live in the corpus (`tests/corpus/mod.rs`); this file checks the
 //! daemon carries them through.
 
-mod common;
+use execgate_testkit as common;
 
 use common::*;
 use execgate::model::{Record, Risk, Status, Via};

@@ -1,6 +1,11 @@
-//! A real daemon on temp sockets and a temp SQLite file, started in-process, plus helpers
-//! to talk to it the way users do: HTTP over its sockets, the CLI binary, the console.
-#![allow(dead_code)]
+//! What execgate's integration tests and benches share, compiled once: a real daemon on
+//! temp sockets and a temp SQLite file, started in-process, plus helpers to talk to it the
+//! way users do: HTTP over its sockets, the CLI binary, the console. Tests name it
+//! `common` (`use execgate_testkit as common;`), as when it was their `tests/common/`.
+
+mod binary;
+
+pub use binary::execgate_binary;
 
 pub mod process;
 
@@ -275,7 +280,7 @@ impl TestDaemon {
 }
 
 pub async fn run_cli(env: &[(String, String)], args: &[&str]) -> Output {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
+    let mut cmd = tokio::process::Command::new(execgate_binary());
     // Run where HOME points (a temp dir), as a user runs the CLI in a directory of theirs.
     let home = env
         .iter()

@@ -10,7 +10,6 @@
 //! call the bot made.
 //!
 //! Where the fake deliberately differs from Telegram, the comment says so.
-#![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
