@@ -7,7 +7,7 @@ use std::time::Duration;
 use hyper::{Method, StatusCode};
 use serde_json::json;
 
-use super::{config_for, env_for};
+use crate::{config_for, env_for};
 
 /// `execgate serve` as a child process, with its paths in `dir`.
 pub struct Process {
