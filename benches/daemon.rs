@@ -33,7 +33,7 @@
 //! counts. Without `--bench` on the command line, as `cargo test --benches` runs it, this
 //! is a smoke pass: the same sections with tiny counts, checking behaviour only.
 
-mod common;
+use execgate_testkit::policy_bench as common;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;

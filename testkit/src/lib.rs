@@ -14,6 +14,8 @@
 //! - [`uid`](mod@uid): a hostile agent on uid 65534.
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
 //! - [`fake_telegram`]: a fake Telegram Bot API server.
+//! - [`corpus`]: the bypass corpus, commands with the verdicts policy must reach.
+//! - [`policy_bench`]: the benches' 10,000-rule policy over that corpus.
 
 mod binary;
 mod cli;
@@ -21,8 +23,10 @@ mod daemon;
 mod env;
 mod wait;
 
+pub mod corpus;
 pub mod fake_telegram;
 pub mod heavy;
+pub mod policy_bench;
 pub mod process;
 pub mod uid;
 
