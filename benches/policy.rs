@@ -5,7 +5,7 @@
 //!
 //! `cargo bench --bench policy`; the last lines printed are the figures to quote.
 
-mod common;
+use execgate_testkit::policy_bench as common;
 
 use std::hint::black_box;
 use std::time::Duration;

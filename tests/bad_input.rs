@@ -1,7 +1,7 @@
 //! Every bad input gets its documented status and a message naming the problem, nothing
 //! is approved by accident, and the daemon keeps serving afterwards.
 
-mod common;
+use execgate_testkit as common;
 
 use std::time::Duration;
 

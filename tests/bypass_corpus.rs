@@ -1,7 +1,7 @@
-//! The bypass corpus (issue 4, item 6): every command of `tests/corpus/mod.rs` evaluated
+//! The bypass corpus (issue 4, item 6): every command of `testkit/src/corpus.rs` evaluated
 //! under its rule set, with every mismatch reported at once.
 
-mod corpus;
+use execgate_testkit::corpus;
 
 use std::collections::HashMap;
 use std::sync::Arc;

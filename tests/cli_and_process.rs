@@ -1,7 +1,7 @@
 //! The daemon as users meet it: the `execgate` binary as a process, its CLI verbs,
 //! signals, crashes and restarts.
 
-mod common;
+use execgate_testkit as common;
 
 use std::time::Duration;
 

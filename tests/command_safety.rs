@@ -1,10 +1,10 @@
 //! Command safety as users meet it (issue 12), over the agent socket and the CLI: the
 //! `shell` field, globs that cover only what execgate understands, the warning for rules
 //! that amount to "run anything", and the classes of danger no rule approves. The
-//! word-by-word cases live in the corpus (`tests/corpus/mod.rs`); this file checks the
+//! word-by-word cases live in the corpus (`testkit/src/corpus.rs`); this file checks the
 //! daemon carries them through.
 
-mod common;
+use execgate_testkit as common;
 
 use common::*;
 use execgate::model::{Record, Risk, Status, Via};

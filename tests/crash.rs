@@ -14,7 +14,7 @@
 //! run's random choices (the seed is printed on failure; timing is the kernel's, so a replay
 //! is close, not identical).
 
-mod common;
+use execgate_testkit as common;
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::process::ExitStatusExt;

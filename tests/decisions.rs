@@ -1,6 +1,6 @@
 //! The decision pipeline and approval lifecycle, driven over the sockets and the console.
 
-mod common;
+use execgate_testkit as common;
 
 use common::*;
 use execgate::model::{Decision, Record, Risk, RuleKind, Status, Via};

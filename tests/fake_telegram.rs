@@ -1,6 +1,6 @@
 //! Tests of the fake Telegram server itself, driven by the real teloxide client: whatever the
 //! fake answers, teloxide must read it the way it reads Telegram's answers.
-mod common;
+use execgate_testkit as common;
 
 use std::time::{Duration, Instant};
 

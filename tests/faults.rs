@@ -17,7 +17,7 @@
 //! answered), each 503 has none, and an allowlist rule's `use_count` is exactly the number
 //! of requests it approved.
 
-mod common;
+use execgate_testkit as common;
 
 use std::collections::HashMap;
 use std::path::Path;

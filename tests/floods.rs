@@ -2,7 +2,7 @@
 //! daemon caps what one uid may hold with a clear 429, cuts off clients that trickle,
 //! keeps its memory bounded, and goes on serving.
 
-mod common;
+use execgate_testkit as common;
 
 use std::time::Duration;
 

@@ -10,7 +10,7 @@
 //! - run mode approves safe commands without a human only inside
 //!   `exec.allowed_cwd_roots`.
 
-mod common;
+use execgate_testkit as common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! A hostile agent on its own uid, against a real daemon (issue: daemon hardening).
 //! The agent's side runs as uid 65534 (see `common::uid`); the owner's side is the test.
 
-mod common;
+use execgate_testkit as common;
 
 use common::TestDaemon;
 use common::heavy::heavy_command;

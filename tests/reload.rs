@@ -1,7 +1,7 @@
 //! SIGHUP: the configuration and the allowlist are re-read without dropping a connection
 //! or a pending request; an invalid new configuration is refused and the old one stays.
 
-mod common;
+use execgate_testkit as common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! 002's scenarios (timeouts, allowed commands, YAML output, cwd rules, argv) and the
 //! limits around them (process trees, output caps, stdin, concurrency).
 
-mod common;
+use execgate_testkit as common;
 
 use std::time::Duration;
 

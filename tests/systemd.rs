@@ -2,7 +2,7 @@
 //! after the crash sweep, WATCHDOG, STATUS, STOPPING) and a socket passed in by socket
 //! activation. No systemd here: the test plays its part.
 
-mod common;
+use execgate_testkit as common;
 
 use std::os::fd::AsRawFd;
 use std::process::Stdio;

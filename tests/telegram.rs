@@ -1,7 +1,7 @@
 //! The Telegram transport end to end: the real daemon, its sockets, and teloxide talking
 //! HTTP to a fake Bot API that behaves as Telegram does (`common::fake_telegram`).
 
-mod common;
+use execgate_testkit as common;
 
 use std::time::Duration;
 

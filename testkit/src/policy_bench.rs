@@ -1,8 +1,6 @@
 //! What both benches share: the 10,000-rule policy over the bypass corpus, and the
-//! per-command median the policy target is stated in.
-
-#[path = "../../tests/corpus/mod.rs"]
-mod corpus;
+//! per-command median the policy target is stated in. The benches name it `common`
+//! (`use execgate_testkit::policy_bench as common;`), as when it was `benches/common/`.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -12,6 +10,8 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use execgate::model::{CommandRef, Rule, RuleKind};
 use execgate::policy::{Policy, Subject};
+
+use crate::corpus;
 
 pub const RULES: usize = 10_000;
 
@@ -91,7 +91,6 @@ pub fn evaluate_corpus(policy: &Policy, repo: &Path) {
 }
 
 /// The floor under any decision: parsing every corpus command with tree-sitter, once.
-#[allow(dead_code)] // the policy bench's; the daemon bench reports against a round trip
 pub fn parse_corpus() {
     for case in corpus::CORPUS {
         black_box(execgate::policy::parse::analyse(black_box(case.command)));
@@ -112,7 +111,6 @@ pub fn median_per_command(rounds: usize, mut pass: impl FnMut()) -> Duration {
 }
 
 /// Each corpus command timed alone (the median of `rounds` evaluations), in corpus order.
-#[allow(dead_code)] // the policy bench's
 pub fn per_command(policy: &Policy, repo: &Path, rounds: usize) -> Vec<(&'static str, Duration)> {
     let now = Utc::now();
     corpus::CORPUS

@@ -7,7 +7,7 @@ use std::time::Duration;
 use hyper::{Method, StatusCode};
 use serde_json::json;
 
-use super::{config_for, env_for};
+use crate::{config_for, env_for};
 
 /// `execgate serve` as a child process, with its paths in `dir`.
 pub struct Process {
@@ -35,7 +35,7 @@ impl Process {
         options: Options<'_>,
     ) -> Process {
         let env = env_for(dir, extra);
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
+        let mut cmd = tokio::process::Command::new(crate::execgate_binary());
         cmd.current_dir(dir)
             .args(options.args)
             .arg("serve")

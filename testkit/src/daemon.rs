@@ -1,21 +1,12 @@
 //! A real daemon on temp sockets and a temp SQLite file, started in-process, plus helpers
 //! to talk to it the way users do: HTTP over its sockets, the CLI binary, the console.
-#![allow(dead_code)]
 
-pub mod process;
-
-pub mod fake_telegram;
-
-pub mod heavy;
-
-pub mod uid;
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
 use execgate::client::Client;
-use execgate::config::{Config, Overrides};
+use execgate::config::Config;
 use execgate::daemon::{Daemon, StartOptions};
 use execgate::model::{Record, Status};
 use execgate::transport::console::ConsoleIo;
@@ -24,6 +15,11 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
+use crate::cli::run_cli;
+use crate::env::{config_for, db_path, env_for};
+
+/// A daemon started in this process, with every path in a temp dir and the console
+/// approver wired to the test.
 pub struct TestDaemon {
     pub dir: TempDir,
     pub daemon: Option<Daemon>,
@@ -31,27 +27,6 @@ pub struct TestDaemon {
     pub env: Vec<(String, String)>,
     console_in: Option<DuplexStream>,
     console_out: Option<Lines<BufReader<DuplexStream>>>,
-}
-
-/// The environment that puts every path of a daemon inside `dir`.
-pub fn env_for(dir: &Path, extra: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut env = vec![
-        ("HOME".to_string(), dir.display().to_string()),
-        (
-            "EXECGATE_SOCKET".to_string(),
-            dir.join("run/agent.sock").display().to_string(),
-        ),
-        (
-            "EXECGATE_DATABASE".to_string(),
-            dir.join("state/execgate.db").display().to_string(),
-        ),
-    ];
-    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    env
-}
-
-pub fn config_for(env: &[(String, String)]) -> Config {
-    Config::load_from(&Overrides::default(), env).expect("test configuration is valid")
 }
 
 impl TestDaemon {
@@ -274,27 +249,6 @@ impl TestDaemon {
     }
 }
 
-pub async fn run_cli(env: &[(String, String)], args: &[&str]) -> Output {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"));
-    // Run where HOME points (a temp dir), as a user runs the CLI in a directory of theirs.
-    let home = env
-        .iter()
-        .find(|(k, _)| k == "HOME")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| "/".into());
-    cmd.current_dir(home)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    tokio::time::timeout(Duration::from_secs(30), cmd.output())
-        .await
-        .expect("cli finishes")
-        .unwrap()
-}
-
 /// Writes a POST /v1/requests by hand and returns the open connection, so a test can
 /// hang up while the daemon is still working on it.
 pub async fn send_and_hold(socket: &Path, body: &Value) -> tokio::net::UnixStream {
@@ -306,35 +260,4 @@ pub async fn send_and_hold(socket: &Path, body: &Value) -> tokio::net::UnixStrea
     );
     stream.write_all(request.as_bytes()).await.unwrap();
     stream
-}
-
-/// Polls `check` every 20 ms for up to 10 s; true once it holds.
-pub async fn eventually<F, Fut>(mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..500 {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
-}
-
-pub fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-pub fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-pub fn uid() -> u32 {
-    execgate::sys::current_uid()
-}
-
-pub fn db_path(dir: &Path) -> PathBuf {
-    dir.join("state/execgate.db")
 }

@@ -1,0 +1,150 @@
+//! The client: keep-alive HTTP/1.1 connections over the daemon's sockets, the checks of
+//! its answers, and connections to its database.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::header::{CONTENT_TYPE, HOST};
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::Deserialize;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+use sqlx::{ConnectOptions, SqliteConnection};
+use tokio::net::UnixStream;
+
+/// One keep-alive HTTP/1.1 connection, driven by a task on the client's runtime.
+pub struct Conn {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+}
+
+impl Conn {
+    pub async fn open(socket: &Path) -> Result<Conn> {
+        let stream = UnixStream::connect(socket)
+            .await
+            .with_context(|| format!("connecting to {}", socket.display()))?;
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(connection);
+        Ok(Conn { sender })
+    }
+
+    /// Connects once the server listens (it starts in the background).
+    pub async fn open_when_up(socket: &Path) -> Result<Conn> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match Conn::open(socket).await {
+                Ok(conn) => return Ok(conn),
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+    }
+
+    /// GETs `path`; returns the status and the whole answer.
+    pub async fn get(&mut self, path: &str) -> Result<(StatusCode, Bytes)> {
+        self.sender.ready().await?;
+        let request = Request::get(path)
+            .header(HOST, "localhost")
+            .body(Full::new(Bytes::new()))?;
+        let response = self.sender.send_request(request).await?;
+        let status = response.status();
+        let answer = response.into_body().collect().await?.to_bytes();
+        Ok((status, answer))
+    }
+
+    /// POSTs `body` as JSON; returns the status and the whole answer.
+    pub async fn post(&mut self, path: &str, body: Bytes) -> Result<(StatusCode, Bytes)> {
+        self.sender.ready().await?;
+        let request = Request::post(path)
+            .header(HOST, "localhost")
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(body))?;
+        let response = self.sender.send_request(request).await?;
+        let status = response.status();
+        let answer = response.into_body().collect().await?.to_bytes();
+        Ok((status, answer))
+    }
+}
+
+/// The fields of a record the bench checks.
+#[derive(Deserialize)]
+pub struct Answer {
+    pub id: String,
+    status: String,
+    via: Option<String>,
+}
+
+/// Checks an answer's HTTP status, and its record's status and `via`.
+pub fn expect(
+    got: StatusCode,
+    answer: &[u8],
+    want: StatusCode,
+    status: &str,
+    via: Option<&str>,
+) -> Result<Answer, String> {
+    let fail = || {
+        let text = String::from_utf8_lossy(answer);
+        let text: String = text.chars().take(300).collect();
+        let via = via.map_or(String::new(), |v| format!(" via {v}"));
+        format!("expected {want} with status {status}{via}, got {got}: {text}")
+    };
+    if got != want {
+        return Err(fail());
+    }
+    let record: Answer = serde_json::from_slice(answer).map_err(|_| fail())?;
+    if record.status != status || (via.is_some() && record.via.as_deref() != via) {
+        return Err(fail());
+    }
+    Ok(record)
+}
+
+/// Answers that were right, and those that were not (the first one kept to show).
+#[derive(Default)]
+pub struct Tally {
+    pub ok: usize,
+    failed: usize,
+    first: Option<String>,
+}
+
+impl Tally {
+    pub fn fail(&mut self, why: String) {
+        self.failed += 1;
+        self.first.get_or_insert(why);
+    }
+
+    pub fn add(&mut self, other: Tally) {
+        self.ok += other.ok;
+        self.failed += other.failed;
+        if self.first.is_none() {
+            self.first = other.first;
+        }
+    }
+
+    pub fn check(&self, what: &str) -> Result<()> {
+        if self.failed > 0 {
+            bail!(
+                "{} of {} {what} got a wrong answer; the first: {}",
+                self.failed,
+                self.ok + self.failed,
+                self.first.as_deref().unwrap_or("?")
+            );
+        }
+        Ok(())
+    }
+}
+
+pub async fn open_db(path: &Path) -> Result<SqliteConnection> {
+    Ok(db_options(path).connect().await?)
+}
+
+/// The daemon's own settings: WAL, every commit durable.
+pub fn db_options(path: &Path) -> SqliteConnectOptions {
+    SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Full)
+}

@@ -1,0 +1,37 @@
+//! What execgate's integration tests and benches share, compiled once. Tests name it
+//! `common` (`use execgate_testkit as common;`), as when it was their `tests/common/`, so
+//! everything a test reaches as `common::…` is at this crate's root or in its public
+//! modules:
+//!
+//! - [`TestDaemon`] (`daemon`): a real daemon on temp sockets and a temp SQLite file,
+//!   started in-process, and the requests users make of it over its sockets and console.
+//! - [`env_for`], [`config_for`], [`db_path`], [`uid()`](fn@uid) (`env`): where a test daemon
+//!   keeps its files, and the configuration that says so.
+//! - [`run_cli`], [`stdout`], [`stderr`] (`cli`) and [`execgate_binary`] (`binary`): the
+//!   real `execgate` binary, run as a user runs it.
+//! - [`eventually`], [`send_and_hold`]: waiting for a condition; a request left hanging.
+//! - [`process`]: `execgate serve` as a child process (signals, exit codes, restarts).
+//! - [`uid`](mod@uid): a hostile agent on uid 65534.
+//! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
+//! - [`fake_telegram`]: a fake Telegram Bot API server.
+//! - [`corpus`]: the bypass corpus, commands with the verdicts policy must reach.
+//! - [`policy_bench`]: the benches' 10,000-rule policy over that corpus.
+
+mod binary;
+mod cli;
+mod daemon;
+mod env;
+mod wait;
+
+pub mod corpus;
+pub mod fake_telegram;
+pub mod heavy;
+pub mod policy_bench;
+pub mod process;
+pub mod uid;
+
+pub use binary::execgate_binary;
+pub use cli::{run_cli, stderr, stdout};
+pub use daemon::{TestDaemon, send_and_hold};
+pub use env::{config_for, db_path, env_for, uid};
+pub use wait::eventually;
