@@ -1,0 +1,190 @@
+//! The command line's words: verbs, flags and their help, as clap reads them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Overrides;
+use crate::model::Status;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "execgate",
+    version,
+    about = "Puts a human between AI agents and the shell"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Configuration file (default: $XDG_CONFIG_HOME/execgate/execgate.toml, or ~/.config/execgate/execgate.toml, else /etc/execgate/execgate.toml).
+    #[arg(long, global = true, env = "EXECGATE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Load environment variables (KEY=value lines) from FILE; variables already set win.
+    /// No file is read unless named here (a `.env` in the working directory is not).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub env_file: Option<PathBuf>,
+    /// Agent socket path (overrides `socket`).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Admin socket path (overrides `admin_socket`).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub admin_socket: Option<PathBuf>,
+    /// SQLite database path (overrides `database`).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub database: Option<PathBuf>,
+}
+
+impl Global {
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            config_file: self.config.clone(),
+            env_file: self.env_file.clone(),
+            socket: self.socket.clone(),
+            admin_socket: self.admin_socket.clone(),
+            database: self.database.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Verb {
+    /// Run the daemon.
+    Serve,
+    /// Ask for a decision on a command and print the record.
+    /// Exit 0 approved, 1 not approved (or still pending with --no-wait), 2 error.
+    Request(RequestArgs),
+    /// Ask for a command and run it once approved (run mode); print its output.
+    /// Exit: the command's own code (128+N when killed by signal N), 124 timed out,
+    /// 126 not approved, 127 could not start, 125 execgate error.
+    Run(RunArgs),
+    /// List requests waiting for a human, and approved commands waiting to run.
+    Pending(JsonFlag),
+    /// List past requests, newest first.
+    History(HistoryArgs),
+    /// Approve a pending request: once (default) or always (stores an exact rule).
+    Approve {
+        /// Short id (a1b2) or full id.
+        id: String,
+        #[arg(value_parser = ["once", "always"], default_value = "once")]
+        mode: String,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// Deny a pending request.
+    Deny {
+        id: String,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// Manage the allowlist.
+    #[command(subcommand)]
+    Allow(AllowVerb),
+}
+
+#[derive(Debug, Args)]
+pub struct JsonFlag {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `request` and `run` both say about who asks, where, and why.
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// The agent name to ask as.
+    #[arg(long, env = "EXECGATE_AGENT", default_value = "cli")]
+    pub agent: String,
+    /// Working directory for the command (relative: to where you run this).
+    #[arg(long)]
+    pub cwd: Option<String>,
+    /// Why the command is needed (shown to the approver).
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    #[command(flatten)]
+    pub ask: AskArgs,
+    /// Session id, for session-scoped grants.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Return at once with the pending record instead of waiting.
+    #[arg(long)]
+    pub no_wait: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+    /// One argument: a shell command line. Several: a program and its arguments (no shell).
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub ask: AskArgs,
+    /// Execution timeout in milliseconds (default `exec.default_timeout_ms`).
+    #[arg(long)]
+    pub timeout_ms: Option<u64>,
+    /// text: the command's stdout and stderr as they are; json: the record; yaml:
+    /// exit_code, stdout and stderr (plus timed_out and error when set).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: RunFormat,
+    /// One argument: a shell command line (run with /bin/sh -c). Several: a program and
+    /// its arguments (no shell). Standard input is passed to the command.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum RunFormat {
+    Text,
+    Json,
+    Yaml,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[arg(long)]
+    pub agent: Option<String>,
+    #[arg(long)]
+    pub status: Option<Status>,
+    #[arg(long, default_value_t = 20)]
+    pub limit: u32,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AllowVerb {
+    /// Add a rule: exact by default, a glob with --glob.
+    Add {
+        /// Limit the rule to one agent (default: every agent).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Treat PATTERN as a glob (matched per command segment).
+        #[arg(long)]
+        glob: bool,
+        /// Accept a glob that would approve nearly everything.
+        #[arg(long)]
+        force: bool,
+        /// When the rule stops applying (RFC 3339, e.g. 2026-12-01T00:00:00Z).
+        #[arg(long)]
+        expires_at: Option<String>,
+        #[command(flatten)]
+        json: JsonFlag,
+        /// The command (exact) or glob; several words are joined with spaces.
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+        pattern: Vec<String>,
+    },
+    /// List rules.
+    List(JsonFlag),
+    /// Remove a rule by id.
+    Rm { id: i64 },
+}

@@ -1,0 +1,321 @@
+//! The `execgate` command line: `serve` runs the daemon; every other verb is a client of
+//! its sockets (requests on `agent.sock`, decisions and rules on `admin.sock`).
+//!
+//! `args`: the verbs and flags; this file: what each client verb does; `print`: how
+//! what comes back is shown.
+
+mod args;
+mod print;
+
+pub use args::*;
+
+use hyper::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::client::Client;
+use crate::config::Config;
+use crate::model::{Record, Rule, Status};
+use crate::render;
+use crate::runs::RunEntry;
+use crate::text::visible;
+use print::{print_json, print_record, print_records, print_rules, print_runs};
+
+/// Runs a client verb; returns the process exit code.
+pub async fn run(global: &Global, verb: Verb) -> i32 {
+    let config = match Config::load(&global.overrides()) {
+        Ok(c) => c,
+        Err(e) => return fail(&e.to_string()),
+    };
+    // `run` exits with the command's code, so its own failures need a code no command
+    // is likely to use for itself.
+    let own_failure = if matches!(verb, Verb::Run(_)) { 125 } else { 2 };
+    match verb_result(&config, verb).await {
+        Ok(code) => code,
+        Err(message) => {
+            fail(&message);
+            own_failure
+        }
+    }
+}
+
+fn fail(message: &str) -> i32 {
+    eprintln!("execgate: {message}");
+    2
+}
+
+async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
+    let agent = Client::new(&config.socket);
+    let admin = Client::new(&config.admin_socket);
+    match verb {
+        Verb::Serve => unreachable!("serve is handled by main"),
+        Verb::Request(args) => request(&agent, args).await,
+        Verb::Run(args) => run_command(&agent, args).await,
+        Verb::Pending(flag) => {
+            let list: Vec<Record> = expect(
+                &admin,
+                Method::GET,
+                "/v1/requests?status=pending&limit=10000",
+                None,
+            )
+            .await?;
+            print_records(&list, flag.json);
+            if !flag.json {
+                let runs: Vec<RunEntry> = expect(&admin, Method::GET, "/v1/runs", None).await?;
+                print_runs(&runs);
+            }
+            Ok(0)
+        }
+        Verb::History(args) => {
+            let mut path = format!("/v1/requests?limit={}", args.limit);
+            if let Some(a) = &args.agent {
+                path.push_str(&format!("&agent={}", encode(a)));
+            }
+            if let Some(s) = args.status {
+                path.push_str(&format!("&status={s}"));
+            }
+            let list: Vec<Record> = expect(&admin, Method::GET, &path, None).await?;
+            print_records(&list, args.json.json);
+            Ok(0)
+        }
+        Verb::Approve { id, mode, json } => {
+            let decision = if mode == "always" {
+                "allow-always"
+            } else {
+                "allow-once"
+            };
+            decide(&admin, &id, decision, json.json).await
+        }
+        Verb::Deny { id, json } => decide(&admin, &id, "deny", json.json).await,
+        Verb::Allow(AllowVerb::Add {
+            agent,
+            glob,
+            force,
+            expires_at,
+            json,
+            pattern,
+        }) => {
+            let body = json!({
+                "agent": agent,
+                "pattern": pattern.join(" "),
+                "kind": if glob { "glob" } else { "exact" },
+                "expires_at": expires_at,
+                "force": force,
+            });
+            let added: serde_json::Value =
+                expect(&admin, Method::POST, "/v1/allowlist", Some(&body)).await?;
+            let rule: Rule = serde_json::from_value(added.clone()).map_err(|e| {
+                format!("the daemon answered with something that is not a rule: {e}")
+            })?;
+            for warning in added["warnings"].as_array().into_iter().flatten() {
+                eprintln!("warning: {}", warning.as_str().unwrap_or_default());
+            }
+            if json.json {
+                print_json(&added);
+            } else {
+                println!(
+                    "added rule #{}: {} {} for {}",
+                    rule.id,
+                    rule.kind,
+                    visible(&rule.pattern),
+                    rule.agent.as_deref().unwrap_or("all agents")
+                );
+            }
+            Ok(0)
+        }
+        Verb::Allow(AllowVerb::List(flag)) => {
+            let rules: Vec<Rule> = expect(&admin, Method::GET, "/v1/allowlist", None).await?;
+            if flag.json {
+                print_json(&rules);
+            } else {
+                print_rules(&rules);
+            }
+            Ok(0)
+        }
+        Verb::Allow(AllowVerb::Rm { id }) => {
+            let (status, body) = admin
+                .call(Method::DELETE, &format!("/v1/allowlist/{id}"), None)
+                .await
+                .map_err(|e| e.to_string())?;
+            if status != StatusCode::NO_CONTENT {
+                return Err(error_message(status, &body));
+            }
+            println!("removed rule #{id}");
+            Ok(0)
+        }
+    }
+}
+
+/// A relative --cwd means the caller's directory, not the daemon's.
+fn caller_cwd(cwd: Option<&str>) -> Result<Option<String>, String> {
+    Ok(match cwd.map(std::path::Path::new) {
+        Some(p) if p.is_relative() => {
+            let here = std::env::current_dir().map_err(|e| format!("cannot resolve --cwd: {e}"))?;
+            Some(here.join(p).to_string_lossy().into_owned())
+        }
+        _ => cwd.map(String::from),
+    })
+}
+
+/// One CMD argument is a shell line (`command`), several are `argv`.
+fn command_fields(body: &mut Value, cmd: &[String]) {
+    if cmd.len() == 1 {
+        body["command"] = json!(cmd[0]);
+    } else {
+        body["argv"] = json!(cmd);
+    }
+}
+
+async fn run_command(client: &Client, args: RunArgs) -> Result<i32, String> {
+    use std::io::{IsTerminal, Read};
+    // The command reads what this process reads; a terminal is not data.
+    let input = if std::io::stdin().is_terminal() {
+        None
+    } else {
+        let mut data = String::new();
+        std::io::stdin()
+            .read_to_string(&mut data)
+            .map_err(|e| format!("cannot read standard input (it must be UTF-8 text): {e}"))?;
+        (!data.is_empty()).then_some(data)
+    };
+    let mut body = json!({
+        "agent": args.ask.agent,
+        "cwd": caller_cwd(args.ask.cwd.as_deref())?,
+        "reason": args.ask.reason,
+        "timeout_ms": args.timeout_ms,
+        "input": input,
+        "run": true,
+    });
+    command_fields(&mut body, &args.cmd);
+    let (status, value) = client
+        .call(Method::POST, "/v1/requests", Some(&body))
+        .await
+        .map_err(|e| e.to_string())?;
+    if status != StatusCode::OK {
+        return Err(error_message(status, &value));
+    }
+    let record: Record = serde_json::from_value(value)
+        .map_err(|e| format!("unexpected answer from execgate: {e}"))?;
+    let Some(result) = record
+        .result
+        .as_ref()
+        .filter(|_| record.status == Status::Approved)
+    else {
+        if let RunFormat::Json = args.format {
+            print_json(&record);
+        }
+        eprintln!(
+            "execgate: {}",
+            record
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("command was not approved ({})", record.status))
+        );
+        return Ok(126);
+    };
+    match args.format {
+        RunFormat::Json => print_json(&record),
+        RunFormat::Yaml => print!("{}", crate::yaml::result(result)),
+        RunFormat::Text => {
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(result.stdout.as_bytes());
+            let _ = std::io::stderr().write_all(result.stderr.as_bytes());
+            if let Some(e) = &result.error {
+                eprintln!("execgate: {e}");
+            }
+        }
+    }
+    Ok(if result.timed_out {
+        124
+    } else if let Some(code) = result.exit_code {
+        code
+    } else if let Some(signal) = result.signal {
+        128 + signal
+    } else {
+        // It never started (the error says why).
+        127
+    })
+}
+
+async fn request(client: &Client, args: RequestArgs) -> Result<i32, String> {
+    let cwd = caller_cwd(args.ask.cwd.as_deref())?;
+    let mut body = json!({
+        "agent": args.ask.agent,
+        "cwd": cwd,
+        "reason": args.ask.reason,
+        "session": args.session,
+        "wait": !args.no_wait,
+    });
+    command_fields(&mut body, &args.cmd);
+    let (status, value) = client
+        .call(Method::POST, "/v1/requests", Some(&body))
+        .await
+        .map_err(|e| e.to_string())?;
+    if !(status == StatusCode::OK || status == StatusCode::ACCEPTED) {
+        return Err(error_message(status, &value));
+    }
+    let record: Record = serde_json::from_value(value)
+        .map_err(|e| format!("unexpected answer from execgate: {e}"))?;
+    if args.json.json {
+        print_json(&record);
+    } else {
+        print_record(&record);
+    }
+    Ok(if record.status == Status::Approved {
+        0
+    } else {
+        1
+    })
+}
+
+async fn decide(admin: &Client, id: &str, decision: &str, as_json: bool) -> Result<i32, String> {
+    let path = format!("/v1/requests/{}/decision", encode(id));
+    let record: Record = expect(
+        admin,
+        Method::POST,
+        &path,
+        Some(&json!({ "decision": decision })),
+    )
+    .await?;
+    if as_json {
+        print_json(&record);
+    } else {
+        println!("{}", render::outcome(&record));
+    }
+    Ok(0)
+}
+
+/// Calls and decodes a success body, or turns the error envelope into its message.
+async fn expect<T: serde::de::DeserializeOwned>(
+    client: &Client,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<T, String> {
+    let (status, value) = client
+        .call(method, path, body)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(error_message(status, &value));
+    }
+    serde_json::from_value(value).map_err(|e| format!("unexpected answer from execgate: {e}"))
+}
+
+fn error_message(status: StatusCode, body: &Value) -> String {
+    match body["error"]["message"].as_str() {
+        Some(m) => format!("{m} ({})", status.as_u16()),
+        None => format!("execgate answered {status}"),
+    }
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
