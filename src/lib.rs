@@ -4,37 +4,51 @@
 //! can; otherwise a human is asked through a transport, and the answer comes back exactly
 //! once. Every request and decision is a row in SQLite. Anything that fails, fails closed.
 //!
+//! The layers, from the top: the daemon wires the fronts together; the fronts (API,
+//! transports, CLI) never import each other; below them approvals and the run queue;
+//! then policy and the store; then configuration; and the model and small leaf helpers at
+//! the bottom. `tests/layers.rs` checks that every import points down and that no two
+//! sibling modules import each other. `docs/` holds the contract the code keeps.
+//!
 //! A tour, in the order a request travels:
 //!
 //! - [`api`]: the agent and admin HTTP APIs over Unix sockets (peer uid from the kernel),
-//!   the accept loop that caps connections per uid and cuts off slow clients, and
-//!   (`api::wire`) the check of each request head before hyper reads it, so that every
-//!   error is the JSON error body and an early answer is not lost to a reset.
+//!   the accept loop that caps connections per uid and cuts off slow clients,
+//!   (`api::wire`) the check of each request head before hyper reads it, and
+//!   (`api::error`) the JSON error body. The agent API checks a request once, with the
+//!   settings in force, into a [`model::RequestSpec`].
 //! - [`policy`]: the decision pipeline: security mode, deny list, allowed binaries, shell
-//!   analysis, allowlist, safe binaries, when to ask. Its program profiles
-//!   (`policy::programs`) say what every word of a known program means, read as the
-//!   program reads it; nothing is approved without a human that they cannot account for.
-//! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution.
+//!   analysis, allowlist, safe binaries, when to ask, by one [`policy::Settings`] per
+//!   request. Its program profiles (`policy::programs`) say what every word of a known
+//!   program means, read as the program reads it; nothing is approved without a human
+//!   that they cannot account for.
+//! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution; the
+//!   allowlist's rules (checked, stored, put in force); the analysis threads and the
+//!   per-uid ask rate.
 //! - [`runs`]: run mode's queue (`exec.max_concurrent`) and its recorded results.
 //! - [`exec`]: run mode: running an approved command in its own process group, with a
 //!   cleared environment, capped output and a timeout that kills the whole group.
 //! - [`workdir`]: a run's working directory, opened once when the request is checked, so
 //!   that the command runs in the directory that was checked.
-//! - [`store`]: every SQL statement, behind one struct; schema in `migrations/`. Reads use
-//!   a read-only pool; every write goes through one writer task that commits concurrent
-//!   writes together (`store/writer.rs`, group commit).
+//! - [`store`]: every SQL statement, behind one struct, on SQLite through rusqlite;
+//!   schema in `migrations/`. Reads use a few read-only connections; every write goes
+//!   through one writer thread that commits concurrent writes together (group commit).
 //! - [`transport`]: putting requests in front of a human (Telegram, or the console when
 //!   no chat is configured) and the chat grammar every transport shares.
+//! - [`render`] and [`text`]: the text a human reads about a request, and the helpers
+//!   that make an agent's text visible and clip it, shared by every front.
 //! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, transports, sockets),
-//!   reload and shutdown.
-//! - [`config`]: layered configuration (defaults < file < environment < flags), and
-//!   [`trusted_file`]: reading the config file and `--env-file` only when nobody but
-//!   execgate's user or root could have written them.
+//!   reload and shutdown ([`shutdown`]: the signal every task stops on).
+//! - [`config`]: layered configuration (defaults < file < environment < flags), with the
+//!   reaction map and deny patterns checked as it loads, and [`trusted_file`]: reading
+//!   the config file and `--env-file` only when nobody but execgate's user or root could
+//!   have written them.
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets.
-//! - [`model`]: the contract's words (statuses, decisions, channels) and the record.
+//! - [`model`]: the contract's words (statuses, decisions, channels), what a request is
+//!   (`Command`, `RequestSpec`, `AgentName`) and the record it becomes.
 //! - [`yaml`]: the YAML rendering of a run's result, for tool fronts.
-//! - [`systemd`]: readiness, watchdog and socket activation.
-//! - [`error`]: API errors; [`sys`]: the few raw system calls.
+//! - [`systemd`]: readiness, watchdog and socket activation; [`sys`]: the few raw system
+//!   calls.
 
 pub mod api;
 pub mod approvals;
