@@ -1,4 +1,4 @@
-//! Running approved commands (run mode, DESIGN.md §8): one child in its own process group,
+//! Running approved commands (run mode, docs/lifecycle.md#run-mode): one child in its own process group,
 //! a cleared environment, bounded output capture, and a timeout that takes down the whole
 //! group.
 //!

@@ -1,4 +1,4 @@
-//! A run's working directory, opened once (DESIGN.md §8).
+//! A run's working directory, opened once (docs/lifecycle.md#the-working-directory).
 //!
 //! A path is only a name: between the moment a request's `cwd` is checked against
 //! `exec.allowed_cwd_roots` and the moment its approved command starts (a human's

@@ -61,7 +61,7 @@ fn run_in(
     })
 }
 
-/// DESIGN §8: the directory is opened when the request is validated, and the child
+/// docs/lifecycle.md#the-working-directory: the directory is opened when the request is validated, and the child
 /// changes into that open directory. An agent that owns its workspace fills the run
 /// queue, lets an approved `pwd` wait, and swaps the workspace for a symlink to a
 /// directory outside every root: the command still runs in the directory that was
@@ -201,7 +201,7 @@ async fn one_uid_cannot_hold_every_run_slot() {
     drop(hog);
 }
 
-/// DESIGN §5: asks put to a human are rate-limited per uid, and asks the agent hangs up
+/// docs/lifecycle.md#limits-on-asking: asks put to a human are rate-limited per uid, and asks the agent hangs up
 /// on count. An agent that connects, asks and hangs up as fast as it can gets `429
 /// TOO_MANY_ASKS` after its share, and another uid's request still reaches the owner.
 #[tokio::test]
@@ -448,7 +448,7 @@ async fn a_flood_of_heavy_commands_does_not_starve_the_owner_or_other_uids() {
     );
 }
 
-/// DESIGN §6: `input` is part of what is approved. The owner sees its size, its sha256
+/// docs/lifecycle.md#the-approval-message: `input` is part of what is approved. The owner sees its size, its sha256
 /// and an escaped head, and whether execgate runs the command itself and for which uid;
 /// the record keeps the size and the sha256; `execgate pending` shows risk and says how
 /// much of a long command it leaves out.

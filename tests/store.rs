@@ -85,7 +85,7 @@ async fn asked_short_ids_are_not_reused_within_a_day() {
     }
 }
 
-/// DESIGN §5: an id no human was shown (its request ended before any transport posted
+/// docs/lifecycle.md#short-ids: an id no human was shown (its request ended before any transport posted
 /// it, as when an agent asks and hangs up) goes back at once. Otherwise one agent that
 /// asks and hangs up fast enough uses up all 65,536 ids, and every uid is refused for a
 /// day, across restarts.

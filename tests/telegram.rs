@@ -1255,7 +1255,7 @@ async fn an_update_that_cannot_be_read_is_skipped_and_polling_goes_on() {
     assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved);
 }
 
-/// DESIGN §6: the message shows the agent's uid, whether execgate runs the command
+/// docs/lifecycle.md#the-approval-message: the message shows the agent's uid, whether execgate runs the command
 /// itself, and the stdin that comes with it (size, sha256, escaped head).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_message_shows_stdin_run_and_the_peer_uid() {

@@ -1,4 +1,4 @@
-//! The admin API (DESIGN.md §3), on its own 0600 socket and only for `admin_uids`:
+//! The admin API (docs/api.md#admin-api), on its own 0600 socket and only for `admin_uids`:
 //! list and resolve requests, manage the allowlist.
 
 use axum::body::Body;

@@ -1,4 +1,4 @@
-//! The agent API (DESIGN.md §2): submit a request, read your own requests, health. It
+//! The agent API (docs/api.md#agent-api): submit a request, read your own requests, health. It
 //! has no route that resolves a request or touches the allowlist.
 
 use std::path::{Path, PathBuf};
@@ -79,7 +79,7 @@ impl ExecRequest {
         )
     }
 
-    /// DESIGN.md §4 step 1, plus the cwd rule of §8: every problem named by its field,
+    /// docs/decisions.md step 1, plus docs/lifecycle.md#the-working-directory: every problem named by its field,
     /// judged by `config` (the request's, taken once). Builds the request as execgate
     /// will judge, record and (in run mode) run it.
     fn check(self, config: &Config, peer: Peer) -> Result<Checked, ApiError> {
@@ -220,7 +220,7 @@ struct Checked {
 
 /// A request's working directory, checked before anyone is asked: resolved against the
 /// daemon's working directory when relative, existing, a directory, opened (the command
-/// will run in this open directory, DESIGN.md §8), its canonical path (`..` and symlinks
+/// will run in this open directory, docs/lifecycle.md#the-working-directory), its canonical path (`..` and symlinks
 /// resolved) inside a canonical `exec.allowed_cwd_roots` entry when any are set. A root
 /// that cannot be resolved is a configuration error: every request that gives a cwd is
 /// refused until it is fixed.

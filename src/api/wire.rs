@@ -1,5 +1,5 @@
 //! The bytes of a connection between the socket and hyper. Two jobs hyper's HTTP/1 server
-//! leaves undone (DESIGN.md §2):
+//! leaves undone (docs/api.md#protocol-and-limits):
 //!
 //! - **Every error body is the JSON error**, including for a request hyper cannot parse
 //!   (a bad request line, malformed or oversized headers, conflicting lengths): hyper

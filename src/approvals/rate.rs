@@ -1,6 +1,6 @@
 //! How often one uid may put a request to a human (`limits.asks_per_minute_per_uid`).
 //!
-//! Asks are what reach the owner's chat and what use up short ids (DESIGN §5), so they
+//! Asks are what reach the owner's chat and what use up short ids (docs/lifecycle.md#limits-on-asking), so they
 //! are counted when a request is registered for a human, whether or not its agent then
 //! waits for the answer: an agent that asks and hangs up pays like one that waits.
 

@@ -1,5 +1,5 @@
 //! Layered configuration: built-in defaults < config file < `EXECGATE_…` environment <
-//! command-line flags (DESIGN.md §9). `Debug` never shows a secret.
+//! command-line flags (docs/configuration.md#layers). `Debug` never shows a secret.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -2,7 +2,7 @@
 //! is (`request`, `command`, `agent`) and becomes (`record`). The lowest layer: it
 //! imports nothing of execgate's.
 //!
-//! Every enum here serialises to the exact strings of DESIGN.md §2, and the same
+//! Every enum here serialises to the exact strings of docs/api.md#statuses-decisions-and-via, and the same
 //! strings are stored in SQLite, so `as_str`/`FromStr` are the single mapping.
 
 mod agent;
@@ -128,7 +128,7 @@ words!(
 );
 
 words!(
-    /// An agent's (or the global) security mode, DESIGN.md §4 step 3.
+    /// An agent's (or the global) security mode, docs/decisions.md step 3.
     Security {
         Deny => "deny",
         Allowlist => "allowlist",
@@ -137,7 +137,7 @@ words!(
 );
 
 words!(
-    /// When to ask a human, DESIGN.md §4 step 9.
+    /// When to ask a human, docs/decisions.md step 9.
     Ask {
         Off => "off",
         OnMiss => "on-miss",
@@ -146,7 +146,7 @@ words!(
 );
 
 words!(
-    /// What an unanswered request becomes, DESIGN.md §4 step 10.
+    /// What an unanswered request becomes, docs/decisions.md step 10.
     AskFallback {
         Deny => "deny",
         Allowlist => "allowlist",

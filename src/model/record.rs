@@ -106,7 +106,7 @@ impl InputSummary {
     }
 }
 
-/// The fixed message a request that was not approved carries (DESIGN.md §2).
+/// The fixed message a request that was not approved carries (docs/api.md#statuses-decisions-and-via).
 pub fn not_approved_error(status: Status) -> Option<String> {
     match status {
         Status::Pending | Status::Approved => None,

@@ -4,7 +4,7 @@
 //! git runs programs named in a repository's configuration (`core.fsmonitor` on `git
 //! status`, `diff.external` and textconv drivers on `git diff`, filters, aliases,
 //! pagers, …) and hooks from `.git/hooks/`, and an agent can often write both. So an
-//! approval without a human of a git command needs to know them (DESIGN.md §4 step 8):
+//! approval without a human of a git command needs to know them (docs/decisions.md#the-git-gate):
 //! in decide-only mode, the command is approved only when the repository sets no
 //! program-valued key and has no hook the command could run; in run mode, execgate
 //! neutralises what it found through the environment (`GIT_CONFIG_COUNT`,

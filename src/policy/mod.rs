@@ -1,5 +1,5 @@
 //! Policy: decides, from configuration and the allowlist alone, whether a request is
-//! approved, denied, or must be put to a human (DESIGN.md §4 steps 3–10).
+//! approved, denied, or must be put to a human (docs/decisions.md, steps 3–10).
 //!
 //! `parse` analyses a command line with tree-sitter (is it plain, which commands does it
 //! run), `shell` holds the lexical helpers (normalising, quoting, a blunt splitter),

@@ -217,8 +217,8 @@ impl Allowlist {
     /// The rules that approve a plain command: an exact rule for the whole normalized
     /// command, or one rule per segment. Globs are matched per segment, never across
     /// separators, and never approve a dangerous command. A glob approves a segment only
-    /// when what its wildcard covers is understood and harmless enough (DESIGN.md §4
-    /// step 7): operands and harmless options, never code it did not name, a write, a
+    /// when what its wildcard covers is understood and harmless enough
+    /// (docs/decisions.md step 7): operands and harmless options, never code it did not name, a write, a
     /// change of configuration or a word execgate cannot account for. Empty: no approval.
     ///
     /// With `harmless_ok` (step 8 could approve here), a segment no rule matches still
@@ -277,7 +277,7 @@ fn runs_other_programs(segment: &str) -> bool {
 /// What an owner should know before adding a glob that amounts to "run anything": the
 /// wildcard covers the program's own targets, scripts or packages, whose code an agent
 /// may be able to edit. The rule is kept (the owner asked for it); execgate still
-/// approves through it only words it understands (DESIGN.md §4 step 7).
+/// approves through it only words it understands (docs/decisions.md step 7).
 pub fn runs_anything(pattern: &str) -> Option<String> {
     if literal_words(pattern) != 1 {
         return None;

@@ -8,7 +8,7 @@
 //! keyword that must appear (case-insensitively) in the verdict's reasons (`""`: no
 //! check; `a/b`: either `a` or `b`).
 //!
-//! Expectations follow DESIGN.md §4 and issue 4, not whatever the code did when a line
+//! Expectations follow docs/decisions.md and issue 4, not whatever the code did when a line
 //! was written. The config is the default one: empty deny list, `safe_bins = true`,
 //! `approval.ask = on-miss`.
 

@@ -1,5 +1,5 @@
 //! Program knowledge: what the words of a known program mean, read exactly as the
-//! program's own parser reads them (DESIGN.md §4: approve without a human only what
+//! program's own parser reads them (docs/decisions.md#the-principle: approve without a human only what
 //! execgate fully understands).
 //!
 //! Each known program has a [`Profile`]: its option syntax (GNU `getopt_long`, git's
