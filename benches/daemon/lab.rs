@@ -65,7 +65,7 @@ impl Lab {
         let listener = tokio::spawn(listen_for_ready(notify, ready_tx));
         let log_file = std::fs::File::create(&log)?;
         let spawned = Instant::now();
-        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_execgate"))
+        let child = tokio::process::Command::new(daemon_binary())
             .arg("serve")
             // The temp dir: nothing of a developer's working directory is near it.
             .current_dir(self.path())
@@ -227,4 +227,12 @@ impl Memory {
     pub fn json(&self) -> Value {
         json!({"rss_bytes": self.rss, "hwm_bytes": self.hwm})
     }
+}
+
+/// The daemon measured: this build's, unless `EXECGATE_BENCH_DAEMON` names another
+/// `execgate` binary (an older build, to compare two versions in one session with the
+/// same load and the same baseline).
+fn daemon_binary() -> std::ffi::OsString {
+    std::env::var_os("EXECGATE_BENCH_DAEMON")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_execgate").into())
 }
