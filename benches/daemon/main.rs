@@ -29,7 +29,8 @@
 //! of the single-stream rate, so runs on different machines compare.
 //!
 //! Reproduce with `cargo bench --bench daemon` (`cargo bench` runs this and the policy
-//! bench); the numbers also go to `target/bench-daemon.json`. `-- --quick` uses medium
+//! bench); the numbers also go to `target/bench-daemon.json`. `-- --decisions-only` runs
+//! sections A and B alone (with `EXECGATE_BENCH_DAEMON`, to compare builds). `-- --quick` uses medium
 //! counts. Without `--bench` on the command line, as `cargo test --benches` runs it, this
 //! is a smoke pass: the same sections with tiny counts, checking behaviour only.
 //!
@@ -85,12 +86,14 @@ fn main() {
         return;
     }
     let mode = Mode::from_args(&args);
+    // Sections A and B alone: what one decision costs, for comparing two builds.
+    let decisions_only = args.iter().any(|a| a == "--decisions-only");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
     // Every daemon guard is dropped (and its process killed) before this returns.
-    let outcome = runtime.block_on(run(mode));
+    let outcome = runtime.block_on(run(mode, decisions_only));
     drop(runtime);
     if let Err(e) = outcome {
         eprintln!("daemon bench FAILED: {e:#}");
@@ -201,7 +204,7 @@ struct Plan {
     flood_connections: usize,
 }
 
-async fn run(mode: Mode) -> Result<()> {
+async fn run(mode: Mode, decisions_only: bool) -> Result<()> {
     let plan = mode.plan();
     let mut lab = Lab::new()?;
     let machine = machine(lab.path());
@@ -214,6 +217,9 @@ async fn run(mode: Mode) -> Result<()> {
     let mut daemon = lab.start(&lab.daemon_db()).await?;
     let allowlisted = allowlisted(&lab, &daemon, &plan, &ask).await?;
     allowlisted.print(&plan, &base);
+    if decisions_only {
+        return Ok(());
+    }
     let pending = pending(&lab, &mut daemon, &plan, allowlisted.answered).await?;
     pending.print(&base);
     // Stopped at the end of C; dropping it ends its notify listener.
