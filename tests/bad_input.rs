@@ -281,7 +281,7 @@ async fn an_unwritable_database_answers_503_and_approves_nothing() {
     let r = d.ask_no_wait("a", "make deploy").await;
 
     // Another process holds SQLite's write lock: every write times out.
-    let mut blocker = d.hold_write_lock().await;
+    let blocker = d.hold_write_lock().await;
 
     for body in [
         json!({"agent": "a", "command": "ls"}),
@@ -304,7 +304,7 @@ async fn an_unwritable_database_answers_503_and_approves_nothing() {
         "a decision that cannot be stored is not made"
     );
 
-    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+    blocker.execute_batch("ROLLBACK").unwrap();
     drop(blocker);
     assert_eq!(
         d.record(&r.id).await.status,
@@ -361,14 +361,14 @@ async fn a_timeout_the_store_cannot_record_is_retried_until_it_is() {
     let waiting = d.ask_waiting("a", "make deploy");
     let pending = d.pending_for("make deploy").await;
     // The timeout fires while the database refuses writes.
-    let mut blocker = d.hold_write_lock().await;
+    let blocker = d.hold_write_lock().await;
     tokio::time::sleep(Duration::from_millis(2000)).await;
     assert_eq!(
         d.record(&pending.id).await.status,
         Status::Pending,
         "nothing recorded, nothing approved"
     );
-    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+    blocker.execute_batch("ROLLBACK").unwrap();
     let r = tokio::time::timeout(Duration::from_secs(10), waiting)
         .await
         .expect("the waiter hears the outcome once the store is back")

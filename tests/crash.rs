@@ -31,7 +31,6 @@ use hyper::{Method, StatusCode};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
-use sqlx::Connection;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
@@ -202,40 +201,41 @@ async fn sigkill_in_the_middle_of_traffic_loses_nothing_and_resolves_nothing_twi
     let rows = read_rows(&db).await;
     compare_snapshots(&snapshot, &rows, cycle);
     ledger.check(&rows, cycle);
-    let mut conn = open_db(&db).await;
+    let conn = open_db(&db).await;
     // Each allowlisted approval and its rule's use were one transaction.
-    let use_count: i64 =
-        sqlx::query_scalar("SELECT use_count FROM exec_allowlist WHERE pattern = ?")
-            .bind(ALLOWLISTED)
-            .fetch_one(&mut conn)
-            .await
-            .unwrap();
-    let allowlisted: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM exec_approval WHERE via = 'allowlist' AND command = ?",
-    )
-    .bind(ALLOWLISTED)
-    .fetch_one(&mut conn)
-    .await
-    .unwrap();
+    let use_count: i64 = conn
+        .query_row(
+            "SELECT use_count FROM exec_allowlist WHERE pattern = ?",
+            [ALLOWLISTED],
+            |row| row.get(0),
+        )
+        .unwrap();
+    let allowlisted: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM exec_approval WHERE via = 'allowlist' AND command = ?",
+            [ALLOWLISTED],
+            |row| row.get(0),
+        )
+        .unwrap();
     assert_eq!(
         use_count, allowlisted,
         "the rule's use count and the rows it approved disagree"
     );
     // Every acknowledged "allow always" left its rule (same transaction as the decision).
-    let rules: HashSet<(Option<String>, String)> =
-        sqlx::query_as("SELECT agent_id, pattern FROM exec_allowlist")
-            .fetch_all(&mut conn)
-            .await
-            .unwrap()
-            .into_iter()
-            .collect();
+    let rules: HashSet<(Option<String>, String)> = conn
+        .prepare("SELECT agent_id, pattern FROM exec_allowlist")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
     for (id, pattern) in &ledger.always {
         assert!(
             rules.contains(&(Some(AGENT.to_string()), pattern.clone())),
             "{id}: \"allow always\" got a 200 but its rule {pattern:?} is missing"
         );
     }
-    conn.close().await.unwrap();
+    conn.close().map_err(|(_, e)| e).unwrap();
 
     let swept = rows
         .values()
@@ -660,7 +660,7 @@ impl Ledger {
 }
 
 /// The columns a resolution sets, as stored.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Row {
     id: String,
     command: String,
@@ -689,23 +689,33 @@ fn compare_snapshots(before: &HashMap<String, Row>, now: &HashMap<String, Row>, 
     }
 }
 
-async fn open_db(db: &Path) -> sqlx::SqliteConnection {
-    let url = format!("sqlite://{}", db.display());
-    sqlx::SqliteConnection::connect(&url)
-        .await
-        .unwrap_or_else(|e| panic!("open {url}: {e}"))
+async fn open_db(db: &Path) -> rusqlite::Connection {
+    common::db::open(db)
 }
 
 async fn read_rows(db: &Path) -> HashMap<String, Row> {
-    let mut conn = open_db(db).await;
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT id, coalesce(command, argv) AS command, status, decision, via, decided_by, \
-         resolved_at FROM exec_approval",
-    )
-    .fetch_all(&mut conn)
-    .await
-    .unwrap();
-    conn.close().await.unwrap();
+    let conn = open_db(db).await;
+    let rows: Vec<Row> = conn
+        .prepare(
+            "SELECT id, coalesce(command, argv) AS command, status, decision, via, decided_by, \
+             resolved_at FROM exec_approval",
+        )
+        .unwrap()
+        .query_map([], |row| {
+            Ok(Row {
+                id: row.get("id")?,
+                command: row.get("command")?,
+                status: row.get("status")?,
+                decision: row.get("decision")?,
+                via: row.get("via")?,
+                decided_by: row.get("decided_by")?,
+                resolved_at: row.get("resolved_at")?,
+            })
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    conn.close().map_err(|(_, e)| e).unwrap();
     rows.into_iter().map(|r| (r.id.clone(), r)).collect()
 }
 
@@ -723,12 +733,15 @@ fn copy_crashed(db: &Path, to: &Path) -> std::path::PathBuf {
 }
 
 async fn integrity_check(db: &Path) {
-    let mut conn = open_db(db).await;
-    let result: Vec<String> = sqlx::query_scalar("PRAGMA integrity_check")
-        .fetch_all(&mut conn)
-        .await
+    let conn = open_db(db).await;
+    let result: Vec<String> = conn
+        .prepare("PRAGMA integrity_check")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
         .unwrap();
-    conn.close().await.unwrap();
+    conn.close().map_err(|(_, e)| e).unwrap();
     assert_eq!(result, ["ok"], "PRAGMA integrity_check");
 }
 

@@ -551,14 +551,12 @@ async fn long_poll_returns_when_resolved_and_agents_see_only_their_own() {
     assert_eq!(body["status"], "denied");
 
     // A row sent from another uid is invisible on the agent socket.
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db_path(d.dir.path()).display()))
-        .await
-        .unwrap();
-    sqlx::query("UPDATE exec_approval SET peer_uid = peer_uid + 1 WHERE id = ?")
-        .bind(&r.id)
-        .execute(&pool)
-        .await
-        .unwrap();
+    let conn = db::open(&db_path(d.dir.path()));
+    conn.execute(
+        "UPDATE exec_approval SET peer_uid = peer_uid + 1 WHERE id = ?",
+        [&r.id],
+    )
+    .unwrap();
     let (status, _) = d
         .agent()
         .call(Method::GET, &format!("/v1/requests/{}", r.id), None)
@@ -687,14 +685,14 @@ async fn the_database_is_private() {
 async fn a_waiter_that_leaves_while_the_row_is_written_still_cancels_it() {
     let d = TestDaemon::start(&[]).await;
     // Hold SQLite's write lock so the request stalls before its row exists.
-    let mut blocker = d.hold_write_lock().await;
+    let blocker = d.hold_write_lock().await;
 
     let body = json!({"agent": "builder", "command": "make deploy"});
     let stream = send_and_hold(&d.config().socket, &body).await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     drop(stream);
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+    blocker.execute_batch("ROLLBACK").unwrap();
 
     // The row appears, already cancelled or about to be, long before its 120 s timeout.
     for _ in 0..500 {

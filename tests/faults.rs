@@ -28,8 +28,8 @@ use common::process::Process;
 use common::{config_for, db_path, run_cli, stderr};
 use execgate::client::Client;
 use hyper::{Method, StatusCode};
+use rusqlite::OptionalExtension;
 use serde_json::{Value, json};
-use sqlx::Connection;
 use tokio::io::AsyncBufReadExt;
 
 const AGENT: &str = "a";
@@ -179,7 +179,7 @@ async fn a_locked_database_fails_every_write_closed_and_serves_again_once_releas
     d.expect(&mut ledger, Kind::Denied, Outcome::Denied).await;
     let pending = ledger.send_acked(&d, Kind::Asked).await;
 
-    let mut blocker = hold_write_lock(dir.path()).await;
+    let blocker = hold_write_lock(dir.path()).await;
 
     // Every kind of write, concurrently: each fails closed.
     let mut tasks = tokio::task::JoinSet::new();
@@ -223,7 +223,7 @@ async fn a_locked_database_fails_every_write_closed_and_serves_again_once_releas
     assert_eq!(d.status_of(&pending).await, "pending");
     assert_eq!(d.use_count(rule_id).await, 1);
 
-    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+    blocker.execute_batch("ROLLBACK").unwrap();
     drop(blocker);
 
     // Released: every kind of write goes through again, on the same daemon.
@@ -686,12 +686,16 @@ impl Ledger {
     /// as decided since); no request answered 503 has one; the rule counts exactly the
     /// requests it approved.
     async fn check_against(&self, db: &Path, rule_id: i64, log: &str) {
-        let mut conn = open(db).await;
-        let rows: Vec<(String, Option<String>, String, Option<String>)> =
-            sqlx::query_as("SELECT id, session_id, status, via FROM exec_approval")
-                .fetch_all(&mut conn)
-                .await
-                .unwrap();
+        let conn = open(db).await;
+        let rows: Vec<(String, Option<String>, String, Option<String>)> = conn
+            .prepare("SELECT id, session_id, status, via FROM exec_approval")
+            .unwrap()
+            .query_map([], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
         let by_session: HashMap<&str, (&str, &str, Option<&str>)> = rows
             .iter()
             .filter_map(|(id, session, status, via)| {
@@ -721,12 +725,13 @@ impl Ledger {
             .iter()
             .filter(|(_, _, _, via)| via.as_deref() == Some("allowlist"))
             .count() as i64;
-        let use_count: i64 =
-            sqlx::query_scalar("SELECT use_count FROM exec_allowlist WHERE id = ?")
-                .bind(rule_id)
-                .fetch_one(&mut conn)
-                .await
-                .unwrap();
+        let use_count: i64 = conn
+            .query_row(
+                "SELECT use_count FROM exec_allowlist WHERE id = ?",
+                [rule_id],
+                |row| row.get(0),
+            )
+            .unwrap();
         let answered_by_rule = self
             .sent
             .iter()
@@ -826,26 +831,22 @@ fn set_fsize_limit(pid: i32, bytes: Option<u64>) {
 }
 
 /// Another connection takes SQLite's write lock and keeps it until `ROLLBACK`.
-async fn hold_write_lock(dir: &Path) -> sqlx::SqliteConnection {
-    let mut conn = open(&db_path(dir)).await;
-    sqlx::query("BEGIN EXCLUSIVE")
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    conn
+async fn hold_write_lock(dir: &Path) -> rusqlite::Connection {
+    common::db::hold_write_lock(&db_path(dir)).await
 }
 
-async fn open(db: &Path) -> sqlx::SqliteConnection {
-    sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap()
+async fn open(db: &Path) -> rusqlite::Connection {
+    common::db::open(db)
 }
 
 async fn integrity_check(db: &Path) {
-    let mut conn = open(db).await;
-    let result: Vec<String> = sqlx::query_scalar("PRAGMA integrity_check")
-        .fetch_all(&mut conn)
-        .await
+    let conn = open(db).await;
+    let result: Vec<String> = conn
+        .prepare("PRAGMA integrity_check")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(result, ["ok"], "PRAGMA integrity_check");
 }
@@ -856,12 +857,14 @@ struct Row {
 }
 
 async fn row_of(db: &Path, id: &str) -> Option<Row> {
-    let mut conn = open(db).await;
-    let row: Option<(String, Option<String>)> =
-        sqlx::query_as("SELECT status, decision FROM exec_approval WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&mut conn)
-            .await
-            .unwrap();
+    let conn = open(db).await;
+    let row: Option<(String, Option<String>)> = conn
+        .query_row(
+            "SELECT status, decision FROM exec_approval WHERE id = ?",
+            [id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()
+        .unwrap();
     row.map(|(status, decision)| Row { status, decision })
 }

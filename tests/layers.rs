@@ -83,7 +83,7 @@ fn imports(at: &[String], code: &str, known: &BTreeSet<Vec<String>>) -> BTreeSet
             continue;
         }
         let mut rest = line;
-        while let Some(i) = rest.find(|c: char| c == 'c' || c == 's') {
+        while let Some(i) = rest.find(['c', 's']) {
             let tail = &rest[i..];
             let preceded_by_word = rest[..i]
                 .chars()

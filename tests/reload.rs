@@ -94,15 +94,12 @@ async fn sighup_rereads_the_config_file_and_the_allowlist() {
     .unwrap();
     // A rule added behind the daemon's back, straight into the database, is picked up.
     {
-        use sqlx::Connection;
-        let url = format!("sqlite://{}", db_path(dir.path()).display());
-        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        sqlx::query(
+        let conn = db::open(&db_path(dir.path()));
+        conn.execute(
             "INSERT INTO exec_allowlist (agent_id, pattern, kind, created_at, created_by, use_count) \
              VALUES (NULL, 'make lint', 'exact', '2026-01-01T00:00:00.000Z', 'test', 0)",
+            [],
         )
-        .execute(&mut conn)
-        .await
         .unwrap();
     }
     daemon.signal(libc::SIGHUP);

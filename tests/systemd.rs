@@ -69,14 +69,14 @@ async fn ready_comes_after_the_sweep_then_watchdog_status_and_stopping() {
     let seen = until(&notify, "READY=1").await;
     // Ready means swept: the crash's pending row is already cancelled.
     {
-        use sqlx::Connection;
-        let url = format!("sqlite://{}", db_path(dir.path()).display());
-        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        let pending: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM exec_approval WHERE status = 'pending'")
-                .fetch_one(&mut conn)
-                .await
-                .unwrap();
+        let conn = db::open(&db_path(dir.path()));
+        let pending: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM exec_approval WHERE status = 'pending'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
         assert_eq!(pending, 0, "READY=1 was sent before the sweep");
     }
     let ready = seen.last().unwrap();

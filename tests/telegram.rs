@@ -173,14 +173,13 @@ fn data(decision: Decision, r: &Record) -> String {
 }
 
 async fn message_external_id(d: &TestDaemon, id: &str) -> Option<String> {
-    use sqlx::Connection;
-    let url = format!("sqlite://{}", db_path(d.dir.path()).display());
-    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
-    sqlx::query_scalar("SELECT message_external_id FROM exec_approval WHERE id = ?")
-        .bind(id)
-        .fetch_one(&mut conn)
-        .await
-        .unwrap()
+    let conn = db::open(&db_path(d.dir.path()));
+    conn.query_row(
+        "SELECT message_external_id FROM exec_approval WHERE id = ?",
+        [id],
+        |row| row.get(0),
+    )
+    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1026,7 +1025,7 @@ async fn an_answer_that_outruns_the_stored_message_id_still_counts() {
                 .find(|call| call.finished)
         })
         .await;
-    let mut lock = c.d.hold_write_lock().await;
+    let lock = c.d.hold_write_lock().await;
     c.fake.answer_on_post(
         c.chat,
         "make racing",
@@ -1053,7 +1052,7 @@ async fn an_answer_that_outruns_the_stored_message_id_still_counts() {
         None,
         "the reaction came before the message id was stored"
     );
-    sqlx::query("ROLLBACK").execute(&mut lock).await.unwrap();
+    lock.execute_batch("ROLLBACK").unwrap();
 
     let done = c.d.terminal(&r.id).await;
     assert_eq!(

@@ -13,10 +13,9 @@ use hyper::header::CONTENT_TYPE;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use sqlx::Connection;
 use tokio::net::UnixListener;
 
-use crate::client::{Conn, open_db};
+use crate::client::{Conn, close_db, open_db};
 use crate::lab::Lab;
 use crate::stats::{Stats, show, us};
 use crate::{ALLOWED, Plan, REQUESTS};
@@ -72,7 +71,7 @@ impl Baseline {
 
 pub async fn baseline(lab: &Lab, plan: &Plan, ask: &Bytes) -> Result<Baseline> {
     let (round_trip, trivial_bytes) = round_trips(lab, plan, ask).await?;
-    let insert = commits(lab, plan).await?;
+    let insert = commits(lab, plan)?;
     let fsync = fsyncs(&lab.path().join("fsync.bin"), plan.inserts)?;
     Ok(Baseline {
         round_trip,
@@ -112,45 +111,45 @@ async fn round_trips(lab: &Lab, plan: &Plan, ask: &Bytes) -> Result<(Stats, usiz
 }
 
 /// Single-row autocommit INSERTs, each one durable commit, on the daemon's filesystem.
-async fn commits(lab: &Lab, plan: &Plan) -> Result<Stats> {
-    let mut db = open_db(&lab.path().join("baseline.db")).await?;
+fn commits(lab: &Lab, plan: &Plan) -> Result<Stats> {
+    let db = open_db(&lab.path().join("baseline.db"))?;
     // About 300 bytes a row, shaped like a request's.
-    sqlx::query(
+    db.execute(
         "CREATE TABLE request (
             id TEXT PRIMARY KEY NOT NULL, short_id TEXT, agent_id TEXT, command TEXT,
             cwd TEXT, reason TEXT, risk TEXT, risk_reasons TEXT, status TEXT, via TEXT,
             created_at TEXT, resolved_at TEXT)",
-    )
-    .execute(&mut db)
-    .await?;
+        [],
+    )?;
     let mut samples = Vec::with_capacity(plan.inserts);
     for i in 0..plan.insert_warmup + plan.inserts {
         let now = chrono::Utc::now()
             .format("%Y-%m-%dT%H:%M:%S%.3fZ")
             .to_string();
-        let insert = sqlx::query("INSERT INTO request VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-            .bind(format!("019aa6f0-3c2e-7b41-9d3e-{i:012x}"))
-            .bind(format!("{:04x}", i % 65_536))
-            .bind("bench")
-            .bind(format!(
-                "cargo test --workspace --release -p service-{i} -- --nocapture"
-            ))
-            .bind("/home/dev/projects/service/src")
-            .bind("run the test suite after the refactor of the store")
-            .bind("needs-review")
-            .bind(r#"["not a known read-only command"]"#)
-            .bind("approved")
-            .bind("allowlist")
-            .bind(now.clone())
-            .bind(now);
+        let row = (
+            format!("019aa6f0-3c2e-7b41-9d3e-{i:012x}"),
+            format!("{:04x}", i % 65_536),
+            "bench",
+            format!("cargo test --workspace --release -p service-{i} -- --nocapture"),
+            "/home/dev/projects/service/src",
+            "run the test suite after the refactor of the store",
+            "needs-review",
+            r#"["not a known read-only command"]"#,
+            "approved",
+            "allowlist",
+            now.clone(),
+            now,
+        );
         let start = Instant::now();
-        insert.execute(&mut db).await?;
+        // Prepared once, then found in the connection's statement cache.
+        db.prepare_cached("INSERT INTO request VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")?
+            .execute(row)?;
         let took = start.elapsed();
         if i >= plan.insert_warmup {
             samples.push(took);
         }
     }
-    db.close().await?;
+    close_db(db)?;
     Stats::of(samples)
 }
 

@@ -10,9 +10,8 @@ use hyper::body::Bytes;
 use hyper::header::{CONTENT_TYPE, HOST};
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
+use rusqlite::{Connection, OpenFlags};
 use serde::Deserialize;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
-use sqlx::{ConnectOptions, SqliteConnection};
 use tokio::net::UnixStream;
 
 /// One keep-alive HTTP/1.1 connection, driven by a task on the client's runtime.
@@ -136,15 +135,29 @@ impl Tally {
     }
 }
 
-pub async fn open_db(path: &Path) -> Result<SqliteConnection> {
-    Ok(db_options(path).connect().await?)
+/// Opens the database at `path`, creating it if missing, with the daemon's own settings:
+/// WAL, every commit durable (`synchronous=FULL`), foreign keys; a lock is waited on for
+/// up to 5 s. SQLite is synchronous: the bench only opens its database while no daemon
+/// runs, when its single-threaded runtime has nothing else to do.
+pub fn open_db(path: &Path) -> Result<Connection> {
+    let db = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_PRIVATE_CACHE,
+    )
+    .with_context(|| format!("opening {}", path.display()))?;
+    db.busy_timeout(Duration::from_secs(5))?;
+    db.pragma_update(None, "journal_mode", "WAL")?;
+    db.pragma_update(None, "foreign_keys", "ON")?;
+    db.pragma_update(None, "synchronous", "FULL")?;
+    Ok(db)
 }
 
-/// The daemon's own settings: WAL, every commit durable.
-pub fn db_options(path: &Path) -> SqliteConnectOptions {
-    SqliteConnectOptions::new()
-        .filename(path)
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Full)
+/// Closes `db`, reporting what SQLite says if that fails (as dropping it would not).
+pub fn close_db(db: Connection) -> Result<()> {
+    db.close().map_err(|(_, e)| e)?;
+    Ok(())
 }

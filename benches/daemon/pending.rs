@@ -11,10 +11,9 @@ use anyhow::{Result, ensure};
 use hyper::StatusCode;
 use hyper::body::Bytes;
 use serde_json::{Value, json};
-use sqlx::Connection;
 
 use crate::baseline::Baseline;
-use crate::client::{Conn, Tally, expect, open_db};
+use crate::client::{Conn, Tally, close_db, expect, open_db};
 use crate::lab::{Daemon, Lab, Memory};
 use crate::stats::{Stats, count, mib, ms, ratio, show, times};
 use crate::{Plan, REQUESTS};
@@ -136,7 +135,7 @@ pub async fn pending(
     );
     want.insert(("denied".to_string(), "cli".to_string()), plan.resolves);
     want.insert(("cancelled".to_string(), "shutdown".to_string()), left);
-    check_rows(&lab.daemon_db(), &want).await?;
+    check_rows(&lab.daemon_db(), &want)?;
     Ok(Pending {
         count: ids.len(),
         submit: Stats::of(submit)?,
@@ -194,13 +193,13 @@ async fn submit_pending(socket: &Path, count: usize) -> Result<(Vec<String>, Vec
 
 /// Checks that the database holds exactly the rows the bench's answers promised:
 /// `(status, via) → count`, and nothing else.
-async fn check_rows(database: &Path, want: &BTreeMap<(String, String), usize>) -> Result<()> {
-    let mut db = open_db(database).await?;
-    let rows: Vec<(String, String, i64)> =
-        sqlx::query_as("SELECT status, ifnull(via, ''), count(*) FROM exec_approval GROUP BY 1, 2")
-            .fetch_all(&mut db)
-            .await?;
-    db.close().await?;
+fn check_rows(database: &Path, want: &BTreeMap<(String, String), usize>) -> Result<()> {
+    let db = open_db(database)?;
+    let rows: Vec<(String, String, i64)> = db
+        .prepare("SELECT status, ifnull(via, ''), count(*) FROM exec_approval GROUP BY 1, 2")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    close_db(db)?;
     let got: BTreeMap<(String, String), usize> = rows
         .into_iter()
         .map(|(status, via, n)| ((status, via), n as usize))

@@ -5,11 +5,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use serde_json::{Value, json};
-use sqlx::sqlite::SqliteSynchronous;
-use sqlx::{ConnectOptions, Connection};
 
 use crate::Plan;
-use crate::client::{db_options, open_db};
+use crate::client::{close_db, open_db};
 use crate::lab::Lab;
 use crate::stats::{count, median, mib, ms, ratio, show, times};
 
@@ -88,17 +86,17 @@ pub async fn history(lab: &mut Lab, plan: &Plan) -> Result<History> {
     let db = lab.path().join("history/execgate.db");
     lab.start(&db).await?.stop().await?;
     let started = Instant::now();
-    fill_history(&db, plan.history_rows).await?;
+    fill_history(&db, plan.history_rows)?;
     let build = started.elapsed();
     let db_bytes = std::fs::metadata(&db)?.len();
 
     let mut ready = Vec::new();
     for _ in 0..plan.ready_runs {
-        leave_pending(&db, plan.history_rows).await?;
+        leave_pending(&db, plan.history_rows)?;
         let mut daemon = lab.start(&db).await?;
         ready.push(daemon.ready);
         daemon.stop().await?;
-        check_swept(&db, plan.history_rows).await?;
+        check_swept(&db, plan.history_rows)?;
     }
     Ok(History {
         rows: plan.history_rows,
@@ -192,7 +190,7 @@ SELECT
     CASE WHEN ran THEN i % 300 END
 FROM s"#;
 
-async fn fill_history(database: &Path, rows: u32) -> Result<()> {
+fn fill_history(database: &Path, rows: u32) -> Result<()> {
     let now = chrono::Utc::now();
     let start = now - chrono::Duration::days(90);
     // Julian day numbers: what `strftime` takes directly, to the millisecond.
@@ -201,58 +199,40 @@ async fn fill_history(database: &Path, rows: u32) -> Result<()> {
     let step = (julian(now) - julian(start)) / f64::from(rows);
     // A fixture needs no durability of its own, and a big cache keeps the random
     // short-id index inserts in memory; the checkpoint below writes it all out.
-    let options = db_options(database)
-        .synchronous(SqliteSynchronous::Off)
-        .pragma("cache_size", "-524288");
-    let mut db = options.connect().await?;
+    let db = open_db(database)?;
+    db.pragma_update(None, "synchronous", "OFF")?;
+    db.pragma_update(None, "cache_size", -524_288)?;
     // One statement: one transaction.
-    sqlx::query(FIXTURE)
-        .bind(rows)
-        .bind(julian(start))
-        .bind(step)
-        .bind(SWEPT)
-        .execute(&mut db)
-        .await
+    db.execute(FIXTURE, (rows, julian(start), step, SWEPT))
         .context("generating the history")?;
-    sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-        .execute(&mut db)
-        .await?;
-    db.close().await?;
-    Ok(())
+    db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+    close_db(db)
 }
 
 /// Puts the newest [`SWEPT`] rows back to pending, as a crash would have left them.
-async fn leave_pending(database: &Path, rows: u32) -> Result<()> {
-    let mut db = open_db(database).await?;
-    sqlx::query(
+fn leave_pending(database: &Path, rows: u32) -> Result<()> {
+    let db = open_db(database)?;
+    db.execute(
         "UPDATE exec_approval
          SET status = 'pending', decision = NULL, via = NULL, decided_by = NULL,
              error = NULL, resolved_at = NULL
          WHERE rowid > ?1 - ?2",
-    )
-    .bind(rows)
-    .bind(SWEPT)
-    .execute(&mut db)
-    .await?;
-    sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-        .execute(&mut db)
-        .await?;
-    db.close().await?;
-    Ok(())
+        (rows, SWEPT),
+    )?;
+    db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+    close_db(db)
 }
 
 /// The start swept: every row left pending is now cancelled via `restart`.
-async fn check_swept(database: &Path, rows: u32) -> Result<()> {
-    let mut db = open_db(database).await?;
-    let swept: i64 = sqlx::query_scalar(
+fn check_swept(database: &Path, rows: u32) -> Result<()> {
+    let db = open_db(database)?;
+    let swept: i64 = db.query_row(
         "SELECT count(*) FROM exec_approval
          WHERE rowid > ?1 - ?2 AND status = 'cancelled' AND via = 'restart'",
-    )
-    .bind(rows)
-    .bind(SWEPT)
-    .fetch_one(&mut db)
-    .await?;
-    db.close().await?;
+        (rows, SWEPT),
+        |row| row.get(0),
+    )?;
+    close_db(db)?;
     ensure!(
         swept == i64::from(SWEPT),
         "the start swept {swept} of the {SWEPT} requests left pending"

@@ -140,16 +140,8 @@ impl TestDaemon {
 
     /// Another connection takes SQLite's write lock and keeps it until `ROLLBACK` is run
     /// on it (or it is dropped): every write of the daemon's waits, then fails.
-    pub async fn hold_write_lock(&self) -> sqlx::SqliteConnection {
-        let url = format!("sqlite://{}", db_path(self.dir.path()).display());
-        let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
-            .await
-            .unwrap();
-        sqlx::query("BEGIN EXCLUSIVE")
-            .execute(&mut conn)
-            .await
-            .unwrap();
-        conn
+    pub async fn hold_write_lock(&self) -> rusqlite::Connection {
+        crate::db::hold_write_lock(&db_path(self.dir.path())).await
     }
 
     /// The admin view of a request.

@@ -10,6 +10,7 @@
 //! - [`run_cli`], [`stdout`], [`stderr`] (`cli`) and [`execgate_binary`] (`binary`): the
 //!   real `execgate` binary, run as a user runs it.
 //! - [`eventually`], [`send_and_hold`]: waiting for a condition; a request left hanging.
+//! - [`db`]: the daemon's database opened behind its back, and its write lock held.
 //! - [`process`]: `execgate serve` as a child process (signals, exit codes, restarts).
 //! - [`uid`](mod@uid): a hostile agent on uid 65534.
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
@@ -24,6 +25,7 @@ mod env;
 mod wait;
 
 pub mod corpus;
+pub mod db;
 pub mod fake_telegram;
 pub mod heavy;
 pub mod policy_bench;
