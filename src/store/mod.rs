@@ -448,15 +448,13 @@ fn requests(
     Ok(records)
 }
 
-/// The first request `tail` selects.
+/// The one request `tail` selects (by a unique key, or with `LIMIT 1`).
 fn first_request(
     conn: &Connection,
     tail: &str,
     params: impl rusqlite::Params,
 ) -> Result<Option<Record>, StoreError> {
-    let mut statement = conn.prepare_cached(&select_requests(tail))?;
-    let mut found = statement.query(params)?;
-    found.next()?.map(rows::request).transpose()
+    Ok(requests(conn, tail, params)?.into_iter().next())
 }
 
 /// Creates `dir` (and parents) with mode 0700 when missing.
