@@ -29,8 +29,8 @@
 //! of the single-stream rate, so runs on different machines compare.
 //!
 //! Reproduce with `cargo bench --bench daemon` (`cargo bench` runs this and the policy
-//! bench); the numbers also go to `target/bench-daemon.json`. `-- --decisions-only` runs
-//! sections A and B alone (with `EXECGATE_BENCH_DAEMON`, to compare builds). `-- --quick` uses medium
+//! bench); the numbers also go to `target/bench-daemon.json`. `-- --only BF` runs
+//! those sections alone, after A (with `EXECGATE_BENCH_DAEMON`, to compare builds). `-- --quick` uses medium
 //! counts. Without `--bench` on the command line, as `cargo test --benches` runs it, this
 //! is a smoke pass: the same sections with tiny counts, checking behaviour only.
 //!
@@ -60,7 +60,7 @@ use hyper::body::Bytes;
 use serde_json::json;
 
 use crate::allowlisted::allowlisted;
-use crate::baseline::{baseline, trivial_server};
+use crate::baseline::{Baseline, baseline, trivial_server};
 use crate::flood::flood;
 use crate::lab::Lab;
 use crate::machine::machine;
@@ -86,14 +86,19 @@ fn main() {
         return;
     }
     let mode = Mode::from_args(&args);
-    // Sections A and B alone: what one decision costs, for comparing two builds.
-    let decisions_only = args.iter().any(|a| a == "--decisions-only");
+    // `--only BF`: these sections alone (and A, which the others are ratios to), for
+    // comparing two builds.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.to_uppercase());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
     // Every daemon guard is dropped (and its process killed) before this returns.
-    let outcome = runtime.block_on(run(mode, decisions_only));
+    let outcome = runtime.block_on(run(mode, only));
     drop(runtime);
     if let Err(e) = outcome {
         eprintln!("daemon bench FAILED: {e:#}");
@@ -204,7 +209,7 @@ struct Plan {
     flood_connections: usize,
 }
 
-async fn run(mode: Mode, decisions_only: bool) -> Result<()> {
+async fn run(mode: Mode, only: Option<String>) -> Result<()> {
     let plan = mode.plan();
     let mut lab = Lab::new()?;
     let machine = machine(lab.path());
@@ -214,12 +219,13 @@ async fn run(mode: Mode, decisions_only: bool) -> Result<()> {
     let base = baseline(&lab, &plan, &ask).await?;
     base.print();
 
+    if let Some(only) = only {
+        return run_only(&only, &mut lab, &plan, &base, &ask).await;
+    }
+
     let mut daemon = lab.start(&lab.daemon_db()).await?;
     let allowlisted = allowlisted(&lab, &daemon, &plan, &ask).await?;
     allowlisted.print(&plan, &base);
-    if decisions_only {
-        return Ok(());
-    }
     let pending = pending(&lab, &mut daemon, &plan, allowlisted.answered).await?;
     pending.print(&base);
     // Stopped at the end of C; dropping it ends its notify listener.
@@ -254,6 +260,36 @@ async fn run(mode: Mode, decisions_only: bool) -> Result<()> {
         std::fs::write(JSON_OUT, serde_json::to_string_pretty(&report)? + "\n")
             .with_context(|| format!("writing {JSON_OUT}"))?;
         println!("\nwritten to {JSON_OUT}");
+    }
+    Ok(())
+}
+
+/// Some sections only, in their usual order; no targets, no JSON.
+async fn run_only(
+    only: &str,
+    lab: &mut Lab,
+    plan: &Plan,
+    base: &Baseline,
+    ask: &Bytes,
+) -> Result<()> {
+    if only.contains('B') || only.contains('C') {
+        let mut daemon = lab.start(&lab.daemon_db()).await?;
+        let allowlisted = allowlisted(lab, &daemon, plan, ask).await?;
+        allowlisted.print(plan, base);
+        if only.contains('C') {
+            pending(lab, &mut daemon, plan, allowlisted.answered)
+                .await?
+                .print(base);
+        }
+    }
+    if only.contains('D') {
+        history(lab, plan).await?.print();
+    }
+    if only.contains('E') {
+        policy(lab, plan, base.round_trip.p50).print();
+    }
+    if only.contains('F') {
+        flood(lab, plan).await?.print();
     }
     Ok(())
 }
