@@ -155,3 +155,58 @@ async fn wait_pending_for(env: &[(String, String)], command: &str) -> Record {
     }
     panic!("{command} never pending");
 }
+
+/// A request is judged, asked and timed by the configuration in force when it arrived:
+/// a reload between its verdict and its registration does not give it the new timeout
+/// (the settings travel with it, `policy::Settings`).
+#[tokio::test]
+async fn a_reload_mid_request_does_not_mix_two_configurations() {
+    use std::sync::Arc;
+
+    use execgate::approvals::{Approvals, Submitted};
+    use execgate::model::{AgentName, Command, RequestSpec};
+    use execgate::policy::Policy;
+    use execgate::store::Store;
+
+    let dir = tempfile::tempdir().unwrap();
+    let old = config_for(&env_for(
+        dir.path(),
+        &[("EXECGATE_APPROVAL__TIMEOUT_SECS", "600")],
+    ));
+    let new = config_for(&env_for(
+        dir.path(),
+        &[("EXECGATE_APPROVAL__TIMEOUT_SECS", "1")],
+    ));
+    let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let policy = Arc::new(Policy::new(Arc::new(old)).unwrap());
+    let approvals = Approvals::new(store.clone(), Arc::clone(&policy));
+    let spec = RequestSpec {
+        agent: AgentName::new("builder".into()).unwrap(),
+        session: None,
+        command: Command::Line("make deploy".into()),
+        cwd: None,
+        reason: None,
+        run: false,
+        shell: None,
+        input: None,
+        peer_uid: Some(1000),
+        peer_pid: None,
+    };
+    let submitted = approvals.submit(spec, policy.settings()).await.unwrap();
+    let Submitted::Ask(ask) = submitted else {
+        panic!("`make deploy` must be put to a human");
+    };
+    // The reload lands between the verdict and the registration.
+    policy.reconfigure(Arc::new(new), None).unwrap();
+    let registered = approvals.register(ask).await.unwrap();
+    let record = registered.record;
+    assert_eq!(
+        record.expires_at.unwrap() - record.created_at,
+        chrono::TimeDelta::seconds(600),
+        "the request keeps the timeout it arrived under"
+    );
+    approvals.shutdown().await;
+    store.close().await;
+}
