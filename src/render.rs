@@ -105,6 +105,12 @@ pub fn outcome(r: &Record) -> String {
     s
 }
 
+/// `[N B stdin]` when the request has input: part of what is approved, so every list
+/// says it is there.
+pub fn stdin_mark(r: &Record) -> Option<String> {
+    r.input.as_ref().map(|i| format!("[{} B stdin]", i.bytes))
+}
+
 /// One line per pending request.
 pub fn pending_list(records: &[Record], now: DateTime<Utc>) -> String {
     if records.is_empty() {
@@ -113,10 +119,7 @@ pub fn pending_list(records: &[Record], now: DateTime<Utc>) -> String {
     records
         .iter()
         .map(|r| {
-            let stdin = r
-                .input
-                .as_ref()
-                .map_or(String::new(), |i| format!("  [{} B stdin]", i.bytes));
+            let stdin = stdin_mark(r).map_or(String::new(), |m| format!("  {m}"));
             format!(
                 "{}  {}  {}  expires in {}  {}{stdin}",
                 r.short_id,

@@ -75,10 +75,7 @@ pub(super) fn print_records(list: &[Record], as_json: bool) {
         .iter()
         .map(|r| {
             // Input is part of what is approved: its size is on the row.
-            let stdin = r
-                .input
-                .as_ref()
-                .map_or(String::new(), |i| format!(" [{} B stdin]", i.bytes));
+            let stdin = render::stdin_mark(r).map_or(String::new(), |m| format!(" {m}"));
             [
                 r.short_id.clone(),
                 r.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),

@@ -63,8 +63,9 @@ pub enum StoreError {
     Thread(std::io::Error),
     #[error("the database writer has stopped")]
     WriterStopped,
-    #[error("a database read failed to complete: {0}")]
-    Reader(String),
+    /// A blocking database task (a read, the migrations) panicked or was cancelled.
+    #[error("a database task did not finish: {0}")]
+    Task(String),
     #[error("the database is closed")]
     Closed,
 }
@@ -186,7 +187,7 @@ impl Store {
             migrate::run(&mut conn)
         })
         .await
-        .map_err(|e| StoreError::Reader(e.to_string()))??;
+        .map_err(|e| StoreError::Task(e.to_string()))??;
         let writer = writer::Writer::start(target.clone())?;
         let reads = Arc::new(Readers::open(target)?);
         Ok(Store { reads, writer })

@@ -60,7 +60,7 @@ impl Readers {
             (conn, result)
         })
         .await
-        .map_err(|e| StoreError::Reader(e.to_string()))?;
+        .map_err(|e| StoreError::Task(e.to_string()))?;
         // A connection that failed is dropped: the next read opens a fresh one.
         if result.is_ok() && !self.closed.load(Ordering::SeqCst) {
             self.lock().push(conn);
