@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::config::Overrides;
 use crate::model::Status;
 
+pub use super::hook::HookAgent;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "execgate",
@@ -85,6 +87,43 @@ pub enum Verb {
     /// Manage the allowlist.
     #[command(subcommand)]
     Allow(AllowVerb),
+    /// A coding agent's pre-tool hook: `execgate hook AGENT` reads the agent's hook JSON
+    /// on stdin, asks execgate, waits, and answers allow or deny in the agent's format;
+    /// `execgate hook install|uninstall AGENT` edits the agent's settings.
+    Hook(HookArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    pub setup: Option<HookSetup>,
+    /// The coding agent whose hook JSON arrives on stdin.
+    #[arg(value_enum, required = true)]
+    pub which: Option<HookAgent>,
+    /// The agent name to ask as (default: the AGENT word).
+    #[arg(long = "agent", env = "EXECGATE_AGENT", value_name = "NAME")]
+    pub agent_name: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookSetup {
+    /// Add execgate's hook entry to the agent's settings (a backup of the file is kept).
+    Install(HookSetupArgs),
+    /// Remove execgate's hook entry from the agent's settings.
+    Uninstall(HookSetupArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HookSetupArgs {
+    #[arg(value_enum)]
+    pub which: HookAgent,
+    /// The project's settings (DIR/.claude/settings.json, …) instead of the user's.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print the settings file as it would be written; change nothing.
+    #[arg(long)]
+    pub print: bool,
 }
 
 #[derive(Debug, Args)]

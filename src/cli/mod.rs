@@ -5,6 +5,7 @@
 //! what comes back is shown.
 
 mod args;
+pub mod hook;
 mod print;
 
 pub use args::*;
@@ -48,6 +49,7 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
     let admin = Client::new(&config.admin_socket);
     match verb {
         Verb::Serve => unreachable!("serve is handled by main"),
+        Verb::Hook(_) => Err("execgate hook is not built yet".into()),
         Verb::Request(args) => request(&agent, args).await,
         Verb::Run(args) => run_command(&agent, args).await,
         Verb::Pending(flag) => {
