@@ -337,6 +337,13 @@ fn resolve(spec: &RunSpec) -> Result<(PathBuf, Vec<String>), String> {
             return Ok(("/bin/sh".into(), vec!["-c".into(), line.clone()]));
         }
         model::Command::Argv(argv) => argv,
+        // The API refuses `run` for a tool call: the agent makes it, not execgate.
+        model::Command::Tool(tool) => {
+            return Err(format!(
+                "cannot start: `{}` is a tool call, which execgate does not run",
+                tool.name
+            ));
+        }
     };
     let Some((name, args)) = argv.split_first() else {
         return Err("cannot start: argv is empty".to_owned());

@@ -4,11 +4,80 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::model::{InputSummary, Record, Rule};
+use crate::model::{Command, InputSummary, Record, Rule, sha256_hex};
 use crate::text::{clip_chars, visible};
 
 /// How much of an input's head is shown, escaped.
 const INPUT_HEAD_SHOWN: usize = 120;
+
+/// The most of a tool call's input a prompt shows; past it, its length and sha256 say
+/// what was cut.
+const TOOL_INPUT_SHOWN: usize = 3000;
+
+/// What a request asks for, as a human is shown it.
+pub struct Asked {
+    /// `Command`, or `Tool Write`: what the text is.
+    pub label: String,
+    /// The command, or the tool's input as indented JSON, made visible line by line.
+    pub text: String,
+    /// What `text` shows before it was made visible: what a cut's sha256 is taken of.
+    pub raw: String,
+}
+
+/// What `r` asks for: its command, or its tool's name and input.
+pub fn asked(r: &Record) -> Asked {
+    match &r.command {
+        Command::Tool(tool) => {
+            // JSON escapes every control character in a string; the bidi and invisible
+            // ones it leaves are escaped here, so every line shows what it says.
+            let raw = serde_json::to_string_pretty(&tool.input).unwrap_or_default();
+            let text = raw.lines().map(visible).collect::<Vec<_>>().join("\n");
+            Asked {
+                label: format!("Tool {}", tool.name),
+                text,
+                raw,
+            }
+        }
+        command => {
+            let raw = command.display().into_owned();
+            Asked {
+                label: "Command".into(),
+                text: visible(&raw),
+                raw,
+            }
+        }
+    }
+}
+
+/// The lines that say what `r` asks for: `Command: …`, or `Tool: NAME` and its input,
+/// indented, cut past [`TOOL_INPUT_SHOWN`] characters with its length and sha256.
+fn asked_lines(r: &Record) -> Vec<String> {
+    let Command::Tool(tool) = &r.command else {
+        return vec![format!("Command: {}", visible(&r.command.display()))];
+    };
+    let asked = asked(r);
+    let total = asked.raw.chars().count();
+    let mut lines = vec![format!("Tool: {}", tool.name)];
+    if total > TOOL_INPUT_SHOWN {
+        lines.push(format!(
+            "Input (cut: {total} characters in all, sha256 {}):",
+            sha256_hex(asked.raw.as_bytes())
+        ));
+    } else {
+        lines.push("Input:".into());
+    }
+    let mut room = TOOL_INPUT_SHOWN;
+    for line in asked.text.split('\n') {
+        if room == 0 {
+            lines.push("  …".into());
+            break;
+        }
+        let shown = clip_chars(line, room);
+        room = room.saturating_sub(line.chars().count());
+        lines.push(format!("  {shown}"));
+    }
+    lines
+}
 
 /// `Agent: NAME (uid U, pid P)`: who asked, by name and by the kernel's word.
 pub fn agent_line(r: &Record) -> String {
@@ -59,8 +128,8 @@ pub fn prompt(r: &Record, now: DateTime<Utc>) -> String {
         "🔒 Exec approval required".to_string(),
         format!("ID: {}", r.short_id),
         agent_line(r),
-        format!("Command: {}", visible(&r.command.display())),
     ];
+    lines.extend(asked_lines(r));
     if let Some(input) = &r.input {
         lines.push(input_line(input));
     }
@@ -157,6 +226,53 @@ pub fn rule_list(rules: &[Rule]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tool_record(input: serde_json::Value) -> Record {
+        let mut r: Record = serde_json::from_value(serde_json::json!({
+            "id": "x", "short_id": "a1b2", "agent": "claude-code", "session": null,
+            "command": null, "argv": null,
+            "tool": {"name": "Write", "input": {}},
+            "cwd": "/repo", "reason": null, "status": "pending", "decision": null,
+            "via": null, "decided_by": null, "risk": "needs-review", "risk_reasons": [],
+            "created_at": "2026-11-22T10:00:00Z", "expires_at": null, "resolved_at": null,
+            "run": false, "result": null, "error": null
+        }))
+        .unwrap();
+        if let Command::Tool(t) = &mut r.command {
+            t.input = input;
+        }
+        r
+    }
+
+    #[test]
+    fn a_tool_call_shows_its_name_and_input_indented_and_escaped() {
+        let r = tool_record(serde_json::json!({
+            "file_path": "/repo/a\u{202e}txt.sh",
+            "content": "line one\nline two\u{1b}[2J",
+        }));
+        let text = prompt(&r, Utc::now());
+        assert!(text.contains("\nTool: Write\nInput:\n  {\n"), "{text}");
+        assert!(text.contains(r#"    "file_path": "/repo/a\u{202e}txt.sh""#), "{text}");
+        assert!(text.contains(r#"    "content": "line one\nline two\u001b[2J""#), "{text}");
+        assert!(!text.contains('\u{202e}') && !text.contains('\u{1b}'), "{text}");
+    }
+
+    #[test]
+    fn a_long_tool_input_is_cut_with_its_length_and_hash() {
+        let content = "x".repeat(10_000);
+        let r = tool_record(serde_json::json!({ "content": content }));
+        let text = prompt(&r, Utc::now());
+        let raw = serde_json::to_string_pretty(&serde_json::json!({ "content": content })).unwrap();
+        assert!(
+            text.contains(&format!(
+                "Input (cut: {} characters in all, sha256 {}):",
+                raw.chars().count(),
+                sha256_hex(raw.as_bytes())
+            )),
+            "{text}"
+        );
+        assert!(text.len() < 4_000, "{} bytes", text.len());
+    }
 
     #[test]
     fn input_is_summed_up_escaped() {

@@ -188,6 +188,7 @@ async fn a_reload_mid_request_does_not_mix_two_configurations() {
         command: Command::Line("make deploy".into()),
         cwd: None,
         reason: None,
+        front: None,
         run: false,
         shell: None,
         input: None,

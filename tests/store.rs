@@ -17,6 +17,7 @@ fn new_request(i: usize) -> NewRequest {
             command: Command::Line(format!("make target{i}")),
             cwd: None,
             reason: None,
+            front: None,
             run: false,
             shell: None,
             input: None,

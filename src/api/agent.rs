@@ -19,7 +19,9 @@ use super::{AppState, Peer, parse_query, query_number, read_json};
 use crate::approvals::{Registered, Submitted};
 use crate::config::Config;
 use crate::exec::RunSpec;
-use crate::model::{AgentName, Command, InputSummary, Record, RequestSpec, Shell, Status};
+use crate::model::{
+    AgentName, Command, InputSummary, Record, RequestSpec, Shell, Status, ToolCall,
+};
 use crate::workdir::WorkDir;
 
 /// The longest a `GET …?wait_secs=N` holds the connection.
@@ -56,7 +58,38 @@ pub struct ExecRequest {
     /// unset means execgate judges the command as plain only if it is plain under all
     /// three. Read as text so a wrong value gets a message that names the field.
     pub shell: Option<String>,
+    /// A non-shell tool call, instead of `command` or `argv`.
+    pub tool: Option<ToolRequest>,
+    /// The door the request came through, as execgate's own clients say (`cli`,
+    /// `hook:claude-code`, …). Recorded only: it decides nothing.
+    pub front: Option<String>,
 }
+
+/// A request's `tool`: `{"name": "Write", "input": {…}}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolRequest {
+    pub name: String,
+    #[serde(default = "empty_object")]
+    pub input: serde_json::Value,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(Default::default())
+}
+
+/// The fronts a request may name (docs/api.md).
+pub const FRONTS: &[&str] = &[
+    "api",
+    "cli",
+    "hook:claude-code",
+    "hook:codex",
+    "hook:gemini",
+    "hook:cursor",
+    "hook:copilot",
+    "mcp",
+    "web",
+];
 
 fn yes() -> bool {
     true
@@ -109,26 +142,64 @@ impl ExecRequest {
             return bad(format!("`argv[{i}]` contains a NUL byte"));
         }
         let shell = self.shell().transpose()?;
-        let command = match (self.command, self.argv) {
-            (Some(_), Some(_)) => {
-                return bad("give exactly one of `command` and `argv`, not both".into());
+        if let Some(front) = self.front.as_deref()
+            && !FRONTS.contains(&front)
+        {
+            return bad(format!(
+                "`front` must be one of {}, got {:?}",
+                FRONTS.join(", "),
+                truncate(front)
+            ));
+        }
+        let command = match (self.command, self.argv, self.tool) {
+            (Some(_), Some(_), _) | (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => {
+                return bad(
+                    "give exactly one of `command`, `argv` and `tool`, not several".into(),
+                );
             }
-            (Some(line), None) if line.trim().is_empty() => return bad("`command` is empty".into()),
-            (Some(line), None) => Command::Line(line),
-            (None, Some(argv)) if argv.first().is_none_or(|p| p.is_empty()) => {
+            (Some(line), None, None) if line.trim().is_empty() => {
+                return bad("`command` is empty".into());
+            }
+            (Some(line), None, None) => Command::Line(line),
+            (None, Some(argv), None) if argv.first().is_none_or(|p| p.is_empty()) => {
                 return bad("`argv` must start with a non-empty program name".into());
             }
-            (None, Some(argv)) => Command::Argv(argv),
-            (None, None) => {
+            (None, Some(argv), None) => Command::Argv(argv),
+            (None, None, Some(tool)) => {
+                if !ToolCall::valid_name(&tool.name) {
+                    return bad(format!(
+                        "`tool.name` must match [A-Za-z0-9._:-]{{1,{}}}, got {:?}",
+                        ToolCall::MAX_NAME,
+                        truncate(&tool.name)
+                    ));
+                }
+                if self.run {
+                    return bad(
+                        "`run` does not apply to `tool`: the agent makes the tool call itself once approved"
+                            .into(),
+                    );
+                }
+                if self.input.is_some() {
+                    return bad(
+                        "`input` (stdin) does not apply to `tool`: the tool's own input goes in `tool.input`"
+                            .into(),
+                    );
+                }
+                Command::Tool(ToolCall {
+                    name: tool.name,
+                    input: tool.input,
+                })
+            }
+            (None, None, None) => {
                 return bad(
-                    "one of `command` (a shell line) or `argv` (a program and arguments) is required"
+                    "one of `command` (a shell line), `argv` (a program and arguments) or `tool` (a tool call) is required"
                         .into(),
                 );
             }
         };
         if let Some(shell) = shell {
-            if matches!(command, Command::Argv(_)) {
-                return bad("`shell` applies to `command` only: `argv` runs no shell".into());
+            if !matches!(command, Command::Line(_)) {
+                return bad("`shell` applies to `command` only: `argv` and `tool` run no shell".into());
             }
             if self.run && shell != Shell::Sh {
                 return bad(format!(
@@ -182,6 +253,7 @@ impl ExecRequest {
                 .as_ref()
                 .map(|c| c.path().to_string_lossy().into_owned()),
             reason: self.reason,
+            front: self.front,
             run: self.run,
             shell,
             input: self.input.as_deref().map(InputSummary::of),

@@ -73,6 +73,22 @@ impl Approvals {
         if pattern.is_empty() {
             return invalid("`pattern` is empty");
         }
+        if request.kind == RuleKind::Tool {
+            if !pattern
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._:-*?[]{},!".contains(&b))
+                || pattern.len() > crate::model::ToolCall::MAX_NAME
+            {
+                return invalid(
+                    "`pattern` of a tool rule is a glob over tool names: [A-Za-z0-9._:-] and the wildcards * ? [ ] { }",
+                );
+            }
+            rules::compile_tool_glob(&pattern)
+                .map_err(|e| RuleError::Invalid(format!("`pattern` is not a valid glob: {e}")))?;
+            if let Some(why) = rules::tool_rule_too_broad(&pattern).filter(|_| !request.force) {
+                return Err(RuleError::TooBroad(why));
+            }
+        }
         if request.kind == RuleKind::Glob {
             rules::compile_allow_glob(&pattern)
                 .map_err(|e| RuleError::Invalid(format!("`pattern` is not a valid glob: {e}")))?;
@@ -85,7 +101,7 @@ impl Approvals {
         }
         let warnings: Vec<String> = match request.kind {
             RuleKind::Glob => rules::runs_anything(&pattern).into_iter().collect(),
-            RuleKind::Exact => Vec::new(),
+            RuleKind::Exact | RuleKind::Tool => Vec::new(),
         };
         let rule = NewRule {
             agent: request.agent,

@@ -97,8 +97,10 @@ struct Pending {
     /// The peer uid that asked: pending requests are capped per uid.
     uid: Option<u32>,
     agent: String,
-    /// The normalized command an "always" rule would store.
+    /// The normalized command (or tool name) an "always" rule would store, and the
+    /// rule's kind (`exact`, or `tool`).
     normalized: String,
+    always_kind: RuleKind,
     /// Why "always" must be refused, computed once at submission.
     always_refusal: Option<String>,
     /// Whether a timeout approves (`approval.ask_fallback`) rather than expires it.
@@ -344,6 +346,7 @@ impl Approvals {
                     uid,
                     agent: new.spec.agent.to_string(),
                     normalized: verdict.normalized,
+                    always_kind: verdict.always_kind,
                     always_refusal,
                     fallback_approves: verdict.fallback_approves,
                     shown: false,
@@ -509,7 +512,7 @@ impl Approvals {
                 (decision == Some(Decision::AllowAlways)).then(|| NewRule {
                     agent: Some(p.agent.clone()),
                     pattern: p.normalized.clone(),
-                    kind: RuleKind::Exact,
+                    kind: p.always_kind,
                     created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
                     expires_at: None,
                 }),

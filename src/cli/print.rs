@@ -23,7 +23,13 @@ pub(super) fn print_record(r: &Record) {
             r.peer_pid.map_or(String::new(), |p| format!(", pid {p}"))
         );
     }
-    println!("command:  {}", visible(&r.command.display()));
+    match r.command.tool() {
+        Some(tool) => {
+            println!("tool:     {}", tool.name);
+            println!("input:    {}", visible(&tool.input.to_string()));
+        }
+        None => println!("command:  {}", visible(&r.command.display())),
+    }
     if let Some(input) = &r.input {
         let line = render::input_line(input);
         println!("input:    {}", line.trim_start_matches("Input: "));

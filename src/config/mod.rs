@@ -113,6 +113,8 @@ pub struct PolicyConfig {
     pub allowed_binaries: Vec<String>,
     /// Approve plain commands made only of known read-only programs. Default: true.
     pub safe_bins: bool,
+    /// Tool calls (a request's `tool`).
+    pub tools: ToolsConfig,
 }
 
 impl Default for PolicyConfig {
@@ -122,6 +124,35 @@ impl Default for PolicyConfig {
             deny: vec![],
             allowed_binaries: vec![],
             safe_bins: true,
+            tools: ToolsConfig::default(),
+        }
+    }
+}
+
+/// How tool calls are decided (docs/decisions.md, "Tool requests").
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// Case-insensitive globs over the tool's name; a match denies. Default: [].
+    #[serde(deserialize_with = "string_list")]
+    pub deny: Vec<String>,
+    /// Read-only tools, by exact name, approved without a human when nothing in their
+    /// input names a protected path. Default: Read, Glob, Grep, LS.
+    #[serde(deserialize_with = "string_list")]
+    pub safe: Vec<String>,
+    /// More paths (files or directories; `~/` is the home directory) whose mention in a
+    /// tool call's input makes it dangerous, beside execgate's own files and the agents'
+    /// guard settings. Default: [].
+    #[serde(deserialize_with = "string_list")]
+    pub protected: Vec<String>,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        Self {
+            deny: vec![],
+            safe: ["Read", "Glob", "Grep", "LS"].map(String::from).to_vec(),
+            protected: vec![],
         }
     }
 }
@@ -486,6 +517,25 @@ impl Config {
             compile_deny_glob(pattern).map_err(|e| {
                 ConfigError::Invalid(format!("`policy.deny` pattern {pattern:?}: {e}"))
             })?;
+        }
+        for pattern in &self.policy.tools.deny {
+            compile_deny_glob(pattern).map_err(|e| {
+                ConfigError::Invalid(format!("`policy.tools.deny` pattern {pattern:?}: {e}"))
+            })?;
+        }
+        for name in &self.policy.tools.safe {
+            if !crate::model::ToolCall::valid_name(name) {
+                return bad(format!(
+                    "`policy.tools.safe` entry {name:?} is not a tool name ([A-Za-z0-9._:-]{{1,128}})"
+                ));
+            }
+        }
+        for path in &self.policy.tools.protected {
+            if !(path.starts_with('/') || path.starts_with("~/")) {
+                return bad(format!(
+                    "`policy.tools.protected` entry {path:?} must be an absolute path or start with ~/"
+                ));
+            }
         }
         self.telegram.validate()
     }

@@ -11,7 +11,7 @@ mod record;
 mod request;
 
 pub use agent::AgentName;
-pub use command::{Command, CommandRef, shell_join};
+pub use command::{Command, CommandRef, ToolCall, shell_join};
 pub use record::{ExecResult, InputSummary, Record, Rule, not_approved_error, sha256_hex};
 pub use request::RequestSpec;
 
@@ -155,10 +155,12 @@ words!(
 );
 
 words!(
-    /// How an allowlist rule's pattern is compared with a command.
+    /// How an allowlist rule's pattern is compared with a request: `exact` and `glob`
+    /// with a command, `tool` (a glob) with a tool call's name.
     RuleKind {
         Exact => "exact",
         Glob => "glob",
+        Tool => "tool",
     }
 );
 

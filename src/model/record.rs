@@ -64,6 +64,10 @@ pub struct Record {
     /// What the request's stdin was, as the owner was shown it; None without `input`.
     #[serde(default)]
     pub input: Option<InputSummary>,
+    /// The door the request came through (`api`, `cli`, `hook:claude-code`, …), as its
+    /// client said; None when it did not say.
+    #[serde(default)]
+    pub front: Option<String>,
 }
 
 /// SHA-256 in lowercase hex: how the owner tells apart two texts too long to show whole.

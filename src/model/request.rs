@@ -15,6 +15,9 @@ pub struct RequestSpec {
     /// one): the directory opened at validation, by the path it was found at.
     pub cwd: Option<String>,
     pub reason: Option<String>,
+    /// The door the request came through (`api`, `cli`, `hook:claude-code`, …), as the
+    /// client said: for the record, never for a decision.
+    pub front: Option<String>,
     /// Run mode: execgate itself runs the command once approved.
     pub run: bool,
     /// Decide-only: the shell the agent said it will run a `Line` with.

@@ -5,9 +5,10 @@
 //! run), `shell` holds the lexical helpers (normalising, quoting, a blunt splitter),
 //! `programs` is execgate's knowledge of each program (what every word of a command
 //! means, read as the program reads it), `paths` judges paths (secrets, sensitive
-//! files), `gitrepo` reads what a git repository would make git run, `rules` the
-//! compiled deny list, allowed binaries and allowlist, and `risk` judges how much harm
-//! a command could do.
+//! files, agents' guard settings), `gitrepo` reads what a git repository would make git
+//! run, `rules` the compiled deny list, allowed binaries and allowlist, `risk` judges how
+//! much harm a command could do, and `tools` judges tool calls (their names, and the
+//! protected paths their input names).
 
 pub mod gitrepo;
 pub mod parse;
@@ -16,6 +17,7 @@ pub mod programs;
 pub mod risk;
 pub mod rules;
 pub mod shell;
+pub mod tools;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -24,7 +26,8 @@ use chrono::{DateTime, Utc};
 
 use crate::config::Config;
 use crate::model::{
-    Ask, AskFallback, CommandRef, RequestSpec, Risk, Rule, Security, Shell, shell_join,
+    Ask, AskFallback, CommandRef, RequestSpec, Risk, Rule, RuleKind, Security, Shell, ToolCall,
+    shell_join,
 };
 use programs::Understanding;
 
@@ -88,8 +91,12 @@ pub struct Verdict {
     pub risk_reasons: Vec<String>,
     /// Plain commands may be auto-approved and saved as "always" rules; others never.
     pub plain: bool,
-    /// The normalized command: what exact rules store and compare.
+    /// The normalized command: what exact rules store and compare. For a tool call, its
+    /// name: what a tool rule stores.
     pub normalized: String,
+    /// The kind of rule "allow always" stores for this request: `exact` for a command,
+    /// `tool` for a tool call.
+    pub always_kind: RuleKind,
     /// Allowlist rules that matched (step 7), even when a human is asked anyway.
     pub rules_matched: Vec<i64>,
     /// What a timeout turns this request into, per `approval.ask_fallback`.
@@ -114,6 +121,8 @@ pub struct Settings {
     deny: rules::DenyList,
     binaries: rules::AllowedBinaries,
     own_files: risk::OwnFiles,
+    tool_deny: tools::ToolDeny,
+    protected: tools::Protected,
 }
 
 impl Settings {
@@ -135,6 +144,8 @@ impl Settings {
             deny: rules::DenyList::new(&config.policy.deny)?,
             binaries: rules::AllowedBinaries::new(&config.policy.allowed_binaries),
             own_files: risk::OwnFiles::new(&own),
+            tool_deny: tools::ToolDeny::new(&config.policy.tools.deny)?,
+            protected: tools::Protected::new(&config),
             config,
         })
     }
@@ -252,8 +263,11 @@ impl Policy {
             deny: deny_list,
             binaries,
             own_files,
+            protected,
+            ..
         } = settings;
         let (line, analysis, lexical) = match subject.command {
+            CommandRef::Tool(tool) => return self.evaluate_tool(settings, tool, subject, now),
             // argv runs no shell: its words are literal, so it is plain by construction.
             CommandRef::Argv(argv) => {
                 let joined = shell_join(argv);
@@ -279,7 +293,30 @@ impl Policy {
             .iter()
             .map(|c| programs::understand(&c.words, c.piped))
             .collect();
-        let (risk, mut risk_reasons) = risk::assess_understood(&analysis, &understood, own_files);
+        let (mut risk, mut risk_reasons) =
+            risk::assess_understood(&analysis, &understood, own_files);
+        // What the command writes, resolved where it will be written: `tee config` run in
+        // `.git`, or through a symlink an earlier command made.
+        let written = understood
+            .iter()
+            .flat_map(|u| &u.findings)
+            .filter_map(|f| match &f.effect {
+                programs::Effect::Writes(p) => Some(p.as_str()),
+                _ => None,
+            })
+            .chain(analysis.redirects.iter().map(|r| r.target.as_str()));
+        for path in written {
+            if let Some(why) = protected.names(path, subject.cwd) {
+                risk = Risk::Dangerous;
+                let why = format!("writes {why}, which an agent could use to switch its guard off");
+                if !risk_reasons.contains(&why) {
+                    risk_reasons.push(why);
+                }
+            }
+        }
+        if risk == Risk::Dangerous {
+            risk_reasons.retain(|r| !r.starts_with("read-only"));
+        }
         if !plain {
             risk_reasons.extend(analysis.not_plain.iter().map(|r| format!("not plain: {r}")));
         }
@@ -289,6 +326,7 @@ impl Policy {
             risk_reasons,
             plain,
             normalized: line.clone(),
+            always_kind: RuleKind::Exact,
             rules_matched: Vec::new(),
             fallback_approves: false,
         };
@@ -392,12 +430,107 @@ impl Policy {
         verdict
     }
 
+    /// The tool pipeline: security mode, `policy.tools.deny`, protected paths, tool
+    /// rules, `policy.tools.safe`, ask (docs/decisions.md, "Tool requests").
+    fn evaluate_tool(
+        &self,
+        settings: &Settings,
+        tool: &ToolCall,
+        subject: Subject<'_>,
+        now: DateTime<Utc>,
+    ) -> Verdict {
+        let config = &settings.config;
+        let check = settings.protected.in_input(&tool.input, subject.cwd);
+        let safe_tool = config.policy.tools.safe.iter().any(|s| *s == tool.name);
+        let (risk, mut risk_reasons) = if !check.protected.is_empty() {
+            (Risk::Dangerous, check.protected)
+        } else if safe_tool && check.unchecked.is_none() {
+            (
+                Risk::Safe,
+                vec![format!(
+                    "`{}` is a read-only tool (policy.tools.safe), and its input names no protected path",
+                    tool.name
+                )],
+            )
+        } else {
+            (
+                Risk::NeedsReview,
+                vec![format!(
+                    "tool `{}`: execgate does not know what it does with its input",
+                    tool.name
+                )],
+            )
+        };
+        risk_reasons.extend(check.unchecked.clone());
+        let mut verdict = Verdict {
+            outcome: Outcome::Ask,
+            risk,
+            risk_reasons,
+            plain: check.unchecked.is_none(),
+            normalized: tool.name.clone(),
+            always_kind: RuleKind::Tool,
+            rules_matched: Vec::new(),
+            fallback_approves: false,
+        };
+        let security = config.security_for(subject.agent);
+        if security == Security::Deny {
+            verdict.outcome = Outcome::Deny {
+                reason: format!("agent {:?} has security mode `deny`", subject.agent),
+            };
+            return verdict;
+        }
+        if settings.tool_deny.matches(&tool.name) {
+            tracing::info!(agent = subject.agent, tool = %tool.name, "policy.tools.deny matched");
+            verdict.outcome = Outcome::Deny {
+                reason: "the tool matches policy.tools.deny".into(),
+            };
+            return verdict;
+        }
+        if security == Security::Full {
+            verdict.outcome = Outcome::Approve {
+                by_allowlist: false,
+            };
+            return verdict;
+        }
+        // Nothing a machine may approve: a protected path, or input not checked whole.
+        let understood = risk != Risk::Dangerous && check.unchecked.is_none();
+        if understood && let Some(rule) = self.allowlist().approve_tool(subject.agent, &tool.name, now) {
+            verdict.rules_matched.push(rule);
+        }
+        let allowlisted = !verdict.rules_matched.is_empty();
+        let safe = understood && risk == Risk::Safe;
+        verdict.fallback_approves = match config.approval.ask_fallback {
+            AskFallback::Deny => false,
+            AskFallback::Allowlist => allowlisted,
+            AskFallback::Full => true,
+        };
+        verdict.outcome = match config.approval.ask {
+            Ask::Always => Outcome::Ask,
+            _ if allowlisted => Outcome::Approve { by_allowlist: true },
+            _ if safe => Outcome::Approve {
+                by_allowlist: false,
+            },
+            Ask::OnMiss => Outcome::Ask,
+            Ask::Off => Outcome::Deny {
+                reason: "no tool rule matched and approval.ask is `off`".into(),
+            },
+        };
+        verdict
+    }
+
     /// Why "allow always" must not be granted for this request, if it must not. The rule
     /// it would store is exact, but an exact rule for a wrapper, a shell or inline code
     /// would still approve whatever that code says next time the agent sends it.
     pub fn always_refusal(&self, verdict: &Verdict, subject: Subject<'_>) -> Option<String> {
         if verdict.risk == Risk::Dangerous {
             return Some("the command is dangerous: approve it once, or deny it".into());
+        }
+        if let CommandRef::Tool(tool) = subject.command {
+            // A tool rule approves the tool by name; input execgate could not check
+            // whole is shown once, never trusted for good.
+            return (!verdict.plain).then(|| {
+                format!("`{}`'s input is too big to check: approve it once, or deny it", tool.name)
+            });
         }
         if !verdict.plain {
             return Some(
@@ -456,6 +589,8 @@ fn analysed(subject: Subject<'_>) -> parse::Analysis {
     match subject.command {
         CommandRef::Argv(argv) => parse::Analysis::of_argv(argv, &shell_join(argv)),
         CommandRef::Line(line) => parse::analyse_for(line, subject.shells()),
+        // A tool call runs no program execgate could read.
+        CommandRef::Tool(_) => parse::Analysis::default(),
     }
 }
 

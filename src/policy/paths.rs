@@ -116,6 +116,44 @@ pub fn is_secret(path: &str) -> bool {
     matches!(lower.as_str(), "/dev/mem" | "/dev/kmem" | "/dev/port")
 }
 
+/// What an agent's guard settings file is, when `path` names one (or lies inside one of
+/// their directories): the coding agents' hook and permission settings, which switch
+/// execgate's hook off, and a repository's `.git/config` and `.git/hooks/`, which decide
+/// what a later git command runs. An agent that may write these may undo its guard, so
+/// writing them is never approved without a human. Judged on components: the path may be
+/// relative, and the agent's filesystem may not be readable here.
+pub fn guard_settings(path: &str) -> Option<&'static str> {
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    let n = parts.len();
+    let name = *parts.last()?;
+    let parent = |i: usize| (n > i).then(|| parts[n - 1 - i]);
+    // Inside a directory whose every file is guard settings.
+    for w in parts.windows(2) {
+        match w {
+            [".git", "hooks"] => return Some("a repository's git hooks"),
+            [".github", "hooks"] => return Some("GitHub Copilot's hook settings"),
+            [".codex", "rules"] => return Some("Codex's command rules"),
+            _ => {}
+        }
+    }
+    let json = |stem: &str| name.starts_with(stem) && name.ends_with(".json");
+    if name == ".gitconfig" || (parent(1) == Some("git") && parent(2) == Some(".config")) {
+        return Some("git's user configuration");
+    }
+    match (parent(1), name) {
+        (Some(".git"), "config" | "config.worktree") => Some("a repository's git configuration"),
+        (Some(".claude"), _) if json("settings") => Some("Claude Code's settings (its hooks)"),
+        (Some(".codex"), "hooks.json" | "config.toml") => Some("Codex's settings (its hooks)"),
+        (Some(".gemini"), "settings.json") => Some("Gemini CLI's settings (its hooks)"),
+        (Some(".cursor"), "hooks.json") => Some("Cursor's hook settings"),
+        (Some(".copilot"), _) if name.ends_with(".json") => Some("GitHub Copilot's settings"),
+        _ => None,
+    }
+}
+
 /// `.env`, `.env.local`, `.env.production`, `prod.env`; not `.env.example` and its kind.
 pub fn is_dotenv(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
@@ -169,6 +207,42 @@ mod tests {
             "Cargo.toml",
         ] {
             assert!(!is_secret(p), "{p} is not a secret");
+        }
+    }
+
+    #[test]
+    fn guard_settings_files() {
+        for p in [
+            ".git/config",
+            "/srv/repo/.git/hooks/pre-commit",
+            ".git/hooks",
+            "./.git//config",
+            "/home/u/.claude/settings.json",
+            ".claude/settings.local.json",
+            "/home/u/.codex/hooks.json",
+            "/home/u/.codex/config.toml",
+            "/home/u/.codex/rules/default.rules",
+            ".gemini/settings.json",
+            ".cursor/hooks.json",
+            ".github/hooks/execgate.json",
+            "/home/u/.copilot/config.json",
+            "/home/u/.gitconfig",
+            "/home/u/.config/git/config",
+        ] {
+            assert!(guard_settings(p).is_some(), "{p} is guard settings");
+        }
+        for p in [
+            "config",
+            "src/config.rs",
+            ".claude/commands/x.md",
+            ".gitconfig.bak",
+            ".github/workflows/ci.yml",
+            "settings.json",
+            ".gitignore",
+            "",
+            "/",
+        ] {
+            assert!(guard_settings(p).is_none(), "{p} is not guard settings");
         }
     }
 }

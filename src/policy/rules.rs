@@ -138,6 +138,10 @@ pub struct Allowlist {
     globs: GlobSet,
     /// The rule each entry of `globs` belongs to, in the order the rules were given.
     glob_rule: Vec<usize>,
+    /// Every tool rule's glob over tool names, in one automaton, and the rule each
+    /// belongs to.
+    tool_globs: GlobSet,
+    tool_rule: Vec<usize>,
 }
 
 impl std::fmt::Debug for Allowlist {
@@ -152,6 +156,7 @@ impl Allowlist {
     pub fn compile(rules: &[Rule]) -> Allowlist {
         let mut list = Allowlist::default();
         let mut set = GlobSetBuilder::new();
+        let mut tools = GlobSetBuilder::new();
         for rule in rules {
             let index = list.rules.len();
             let literal = match rule.kind {
@@ -181,6 +186,17 @@ impl Allowlist {
                     }
                     literal_words(&rule.pattern)
                 }
+                RuleKind::Tool => {
+                    match compile_tool_glob(&rule.pattern) {
+                        Ok(g) => tools.add(g),
+                        Err(e) => {
+                            tracing::warn!(rule = rule.id, error = %e, "skipping tool rule that does not compile");
+                            continue;
+                        }
+                    };
+                    list.tool_rule.push(index);
+                    usize::MAX
+                }
             };
             list.rules.push(CompiledRule {
                 id: rule.id,
@@ -198,7 +214,25 @@ impl Allowlist {
                 GlobSet::empty()
             }
         };
+        list.tool_globs = match tools.build() {
+            Ok(globs) => globs,
+            Err(e) => {
+                tracing::error!(error = %e, "the allowlist's tool rules do not build together; no tool rule approves");
+                list.tool_rule.clear();
+                GlobSet::empty()
+            }
+        };
         list
+    }
+
+    /// The tool rule that approves a call of the tool `name` by `agent`, if one does.
+    pub fn approve_tool(&self, agent: &str, name: &str, now: DateTime<Utc>) -> Option<i64> {
+        self.tool_globs
+            .matches(name)
+            .into_iter()
+            .map(|hit| self.tool_rule[hit])
+            .find(|&i| self.live(i, agent, now))
+            .map(|i| self.rules[i].id)
     }
 
     fn live(&self, i: usize, agent: &str, now: DateTime<Utc>) -> bool {
@@ -272,6 +306,26 @@ fn runs_other_programs(segment: &str) -> bool {
         .first()
         .is_none_or(|p| super::risk::is_wrapper_or_interpreter(p))
         || super::risk::runs_other_code(&words)
+}
+
+/// A tool rule's pattern as matched: a case-sensitive glob over the whole tool name
+/// (`Read`, `mcp__github__get_*`). Tool names have no separators, so `*` is any run of
+/// name characters.
+pub fn compile_tool_glob(pattern: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern)
+        .case_insensitive(false)
+        .literal_separator(false)
+        .build()
+}
+
+/// Why an owner-written tool rule would approve every tool, if it would.
+pub fn tool_rule_too_broad(pattern: &str) -> Option<String> {
+    let matches_all = pattern.chars().all(|c| c == '*')
+        || compile_tool_glob(pattern).is_ok_and(|g| {
+            let m = g.compile_matcher();
+            ["Bash", "Write", "mcp__x__y", "a"].iter().all(|n| m.is_match(n))
+        });
+    matches_all.then(|| format!("`{pattern}` matches every tool"))
 }
 
 /// What an owner should know before adding a glob that amounts to "run anything": the

@@ -34,6 +34,7 @@ const MIGRATIONS: &[Migration] = migrations![
     4 "0004_indexes_for_the_write_path.sql" "indexes for the write path",
     5 "0005_shown_short_ids.sql" "shown short ids",
     6 "0006_input_summary.sql" "input summary",
+    7 "0007_tool_requests.sql" "tool requests and tool rules",
 ];
 
 /// The schema version this execgate writes.

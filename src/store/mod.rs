@@ -120,6 +120,7 @@ impl NewRequest {
             peer_uid: spec.peer_uid,
             peer_pid: spec.peer_pid,
             input: spec.input.clone(),
+            front: spec.front.clone(),
         }
     }
 }

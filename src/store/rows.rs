@@ -8,12 +8,13 @@ use chrono::{DateTime, Utc};
 use rusqlite::Row;
 
 use super::StoreError;
-use crate::model::{Command, ExecResult, InputSummary, Record, Rule};
+use crate::model::{Command, ExecResult, InputSummary, Record, Rule, ToolCall};
 
 /// Every column a request is read from, in the order [`request`] reads them.
 pub(super) const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
      risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid, \
-     exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes, input_bytes, input_sha256, input_head";
+     exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes, input_bytes, input_sha256, input_head, \
+     tool_name, tool_input, front";
 
 /// Every column a rule is read from, in the order [`rule`] reads them.
 pub(super) const RULE_COLUMNS: &str = "id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, \
@@ -41,6 +42,9 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
     let input_bytes: Option<i64> = row.get(27)?;
     let input_sha256: Option<String> = row.get(28)?;
     let input_head: Option<String> = row.get(29)?;
+    let tool_name: Option<String> = row.get(30)?;
+    let tool_input: Option<String> = row.get(31)?;
+    let front: Option<String> = row.get(32)?;
     let peer_uid: Option<i64> = row.get(19)?;
     let peer_pid: Option<i64> = row.get(20)?;
     let (short_id, agent, session, cwd, reason, decided_by, error, run) = (
@@ -55,13 +59,18 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
     );
     let decode = || -> Result<Record, StoreError> {
         let corrupt = |what: String| corrupt(&id, what);
-        let command = match (command, argv) {
-            (Some(line), None) => Command::Line(line),
-            (None, Some(argv)) => Command::Argv(
+        let command = match (command, argv, tool_name, tool_input) {
+            (Some(line), None, None, None) => Command::Line(line),
+            (None, Some(argv), None, None) => Command::Argv(
                 serde_json::from_str(&argv).map_err(|e| corrupt(format!("argv: {e}")))?,
             ),
-            // The schema's CHECK keeps exactly one; a row without is not a request.
-            _ => return Err(corrupt("not exactly one of command and argv".into())),
+            (None, None, Some(name), Some(input)) => Command::Tool(ToolCall {
+                name,
+                input: serde_json::from_str(&input)
+                    .map_err(|e| corrupt(format!("tool_input: {e}")))?,
+            }),
+            // The schema's CHECKs keep exactly one; a row without is not a request.
+            _ => return Err(corrupt("not exactly one of command, argv and tool".into())),
         };
         Ok(Record {
             short_id,
@@ -106,6 +115,7 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
                 }),
                 _ => None,
             },
+            front,
             id: id.clone(),
         })
     };

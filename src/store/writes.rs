@@ -355,14 +355,16 @@ fn insert_request(conn: &Connection, new: &NewRequest, row: &Row<'_>) -> Result<
         .command
         .argv()
         .map(|a| serde_json::to_string(a).expect("strings serialise"));
+    let tool = spec.command.tool();
+    let tool_input = tool.map(|t| t.input.to_string());
     let reasons = serde_json::to_string(&new.risk_reasons).expect("strings serialise");
     let resolution = row.resolution;
     conn.prepare_cached(
         "INSERT INTO exec_approval (id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
          risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, asked, \
-         peer_uid, peer_pid, run, input_bytes, input_sha256, input_head) \
+         peer_uid, peer_pid, run, input_bytes, input_sha256, input_head, tool_name, tool_input, front) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, \
-         ?23, ?24, ?25)",
+         ?23, ?24, ?25, ?26, ?27, ?28)",
     )?
     .execute(params![
         new.id,
@@ -390,6 +392,9 @@ fn insert_request(conn: &Connection, new: &NewRequest, row: &Row<'_>) -> Result<
         spec.input.as_ref().map(|i| i64::try_from(i.bytes).unwrap_or(i64::MAX)),
         spec.input.as_ref().map(|i| i.sha256.as_str()),
         spec.input.as_ref().map(|i| i.head.as_str()),
+        tool.map(|t| t.name.as_str()),
+        tool_input,
+        spec.front,
     ])?;
     Ok(())
 }

@@ -153,6 +153,15 @@ fn touches_own(word: &str, own: &OwnFiles) -> bool {
     word.contains('/') && word.split('/').any(|part| part == "execgate")
 }
 
+/// What agent guard settings a word names, if any: the word itself as a path, or the
+/// value of an `--option=PATH`.
+fn touches_guard(word: &str) -> Option<&'static str> {
+    paths::guard_settings(word).or_else(|| {
+        let (_, value) = word.split_once('=')?;
+        paths::guard_settings(value)
+    })
+}
+
 /// Short flags given anywhere, alone or in a cluster (`-rf`, `-r -f`).
 fn short_flag(args: &[String], c: char) -> bool {
     args.iter()
@@ -262,6 +271,9 @@ fn dangerous_patterns(
         }
         if touches_own(w, own) {
             r.add(format!("touches execgate's own files (`{w}`)"));
+        }
+        if let Some(what) = touches_guard(w) {
+            r.add(format!("touches {what} (`{w}`), which an agent could use to switch its guard off"));
         }
     }
     if program == "execgate" {
@@ -820,6 +832,9 @@ pub(super) fn dangerous_analysis(
         }
         if touches_own(t, own) {
             r.add(format!("touches execgate's own files (`{t}`)"));
+        }
+        if let Some(what) = touches_guard(t) {
+            r.add(format!("touches {what} (`{t}`), which an agent could use to switch its guard off"));
         }
         if writes_target(&redirect.op) {
             if is_device(t) && !t.starts_with("/dev/tcp/") && !t.starts_with("/dev/udp/") {

@@ -8,7 +8,7 @@ use teloxide::utils::html;
 
 use crate::config::ReactionMap;
 use crate::model::{Decision, Record, Status, Via, sha256_hex};
-use crate::render::{agent_line, input_line, run_line};
+use crate::render::{self, agent_line, input_line, run_line};
 use crate::text::{clip_utf16, utf16_len, visible};
 
 /// Telegram's limit on a message's text once entities are parsed, in UTF-16 code units.
@@ -197,16 +197,19 @@ fn assemble(mut head: Html, r: &Record, tail: Html) -> String {
     head.html
 }
 
-/// The command in a `<pre>` block of at most `room` units, label included. A command
-/// that does not fit is cut, and its length and sha256 tell the owner what they did not
-/// see (`execgate show` prints it whole).
+/// The command (or the tool call's input) in a `<pre>` block of at most `room` units,
+/// label included. What does not fit is cut, and its length and sha256 tell the owner
+/// what they did not see (`execgate show` prints it whole).
 fn command(r: &Record, room: usize) -> Html {
-    let raw = r.command.display();
-    let shown = visible(&raw);
+    let render::Asked {
+        label,
+        text: shown,
+        raw,
+    } = render::asked(r);
     let mut out = Html::default();
-    let label = "Command:\n";
-    if utf16_len(label) + utf16_len(&shown) < room {
-        out.text(label)
+    let whole = format!("{label}:\n");
+    if utf16_len(&whole) + utf16_len(&shown) < room {
+        out.text(&whole)
             .tag("<pre>")
             .text(&shown)
             .tag("</pre>")
@@ -215,7 +218,7 @@ fn command(r: &Record, room: usize) -> Html {
     }
     let hex = sha256_hex(raw.as_bytes());
     let label = format!(
-        "Command (cut: {} characters in all, sha256 {hex}):\n",
+        "{label} (cut: {} characters in all, sha256 {hex}):\n",
         raw.chars().count()
     );
     let room = room.saturating_sub(utf16_len(&label) + 1);
@@ -317,6 +320,7 @@ mod tests {
             error: None,
             // The longest an input line gets: every head character escaped.
             input: Some(crate::model::InputSummary::of(&"\u{202e}".repeat(5000))),
+            front: None,
         }
     }
 
