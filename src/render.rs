@@ -252,9 +252,18 @@ mod tests {
         }));
         let text = prompt(&r, Utc::now());
         assert!(text.contains("\nTool: Write\nInput:\n  {\n"), "{text}");
-        assert!(text.contains(r#"    "file_path": "/repo/a\u{202e}txt.sh""#), "{text}");
-        assert!(text.contains(r#"    "content": "line one\nline two\u001b[2J""#), "{text}");
-        assert!(!text.contains('\u{202e}') && !text.contains('\u{1b}'), "{text}");
+        assert!(
+            text.contains(r#"    "file_path": "/repo/a\u{202e}txt.sh""#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"    "content": "line one\nline two\u001b[2J""#),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{202e}') && !text.contains('\u{1b}'),
+            "{text}"
+        );
     }
 
     #[test]

@@ -153,9 +153,7 @@ impl ExecRequest {
         }
         let command = match (self.command, self.argv, self.tool) {
             (Some(_), Some(_), _) | (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => {
-                return bad(
-                    "give exactly one of `command`, `argv` and `tool`, not several".into(),
-                );
+                return bad("give exactly one of `command`, `argv` and `tool`, not several".into());
             }
             (Some(line), None, None) if line.trim().is_empty() => {
                 return bad("`command` is empty".into());
@@ -199,7 +197,9 @@ impl ExecRequest {
         };
         if let Some(shell) = shell {
             if !matches!(command, Command::Line(_)) {
-                return bad("`shell` applies to `command` only: `argv` and `tool` run no shell".into());
+                return bad(
+                    "`shell` applies to `command` only: `argv` and `tool` run no shell".into(),
+                );
             }
             if self.run && shell != Shell::Sh {
                 return bad(format!(

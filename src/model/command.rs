@@ -242,10 +242,22 @@ mod tests {
 
     #[test]
     fn tool_names_are_a_closed_alphabet() {
-        for good in ["Write", "mcp__github__get_issue", "a.b:c-d", &"x".repeat(128)] {
+        for good in [
+            "Write",
+            "mcp__github__get_issue",
+            "a.b:c-d",
+            &"x".repeat(128),
+        ] {
             assert!(ToolCall::valid_name(good), "{good}");
         }
-        for bad in ["", "Write file", "Wr\u{202e}ite", "a/b", "ä", &"x".repeat(129)] {
+        for bad in [
+            "",
+            "Write file",
+            "Wr\u{202e}ite",
+            "a/b",
+            "ä",
+            &"x".repeat(129),
+        ] {
             assert!(!ToolCall::valid_name(bad), "{bad}");
         }
     }

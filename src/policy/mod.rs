@@ -494,7 +494,11 @@ impl Policy {
         }
         // Nothing a machine may approve: a protected path, or input not checked whole.
         let understood = risk != Risk::Dangerous && check.unchecked.is_none();
-        if understood && let Some(rule) = self.allowlist().approve_tool(subject.agent, &tool.name, now) {
+        if understood
+            && let Some(rule) = self
+                .allowlist()
+                .approve_tool(subject.agent, &tool.name, now)
+        {
             verdict.rules_matched.push(rule);
         }
         let allowlisted = !verdict.rules_matched.is_empty();
@@ -529,7 +533,10 @@ impl Policy {
             // A tool rule approves the tool by name; input execgate could not check
             // whole is shown once, never trusted for good.
             return (!verdict.plain).then(|| {
-                format!("`{}`'s input is too big to check: approve it once, or deny it", tool.name)
+                format!(
+                    "`{}`'s input is too big to check: approve it once, or deny it",
+                    tool.name
+                )
             });
         }
         if !verdict.plain {

@@ -323,7 +323,9 @@ pub fn tool_rule_too_broad(pattern: &str) -> Option<String> {
     let matches_all = pattern.chars().all(|c| c == '*')
         || compile_tool_glob(pattern).is_ok_and(|g| {
             let m = g.compile_matcher();
-            ["Bash", "Write", "mcp__x__y", "a"].iter().all(|n| m.is_match(n))
+            ["Bash", "Write", "mcp__x__y", "a"]
+                .iter()
+                .all(|n| m.is_match(n))
         });
     matches_all.then(|| format!("`{pattern}` matches every tool"))
 }

@@ -134,8 +134,7 @@ impl Protected {
         if let Some(what) = paths::guard_settings(&text) {
             return Some(format!("{what} (`{text}`)"));
         }
-        if self.files.iter().any(|f| f == path) || self.dirs.iter().any(|d| path.starts_with(d))
-        {
+        if self.files.iter().any(|f| f == path) || self.dirs.iter().any(|d| path.starts_with(d)) {
             return Some(format!("execgate's own files (`{text}`)"));
         }
         None
@@ -167,7 +166,9 @@ impl Protected {
             return Some(why);
         }
         let resolved = resolve_existing(&lexical)?;
-        (resolved != lexical).then(|| self.judge(&resolved)).flatten()
+        (resolved != lexical)
+            .then(|| self.judge(&resolved))
+            .flatten()
     }
 
     /// What a tool's input names that is protected, and whether it could be checked
@@ -266,8 +267,16 @@ fn lexically_normal(path: &Path) -> PathBuf {
 }
 
 /// `path` as the filesystem resolves it: its longest existing ancestor made canonical
-/// (symlinks followed), the rest appended. None when nothing of it resolves.
+/// (symlinks followed), the rest appended. A dangling symlink is followed too: writing
+/// through it creates its target. None when nothing of it resolves.
 fn resolve_existing(path: &Path) -> Option<PathBuf> {
+    resolve_within(path, 0)
+}
+
+/// How many dangling symlinks are followed in a row (the kernel's own limit).
+const MAX_LINKS: usize = 40;
+
+fn resolve_within(path: &Path, links: usize) -> Option<PathBuf> {
     let mut existing = path;
     let mut rest = Vec::new();
     loop {
@@ -277,6 +286,15 @@ fn resolve_existing(path: &Path) -> Option<PathBuf> {
                 out.push(part);
             }
             return Some(lexically_normal(&out));
+        }
+        if links < MAX_LINKS
+            && let Ok(target) = std::fs::read_link(existing)
+        {
+            let mut next = existing.parent()?.join(target);
+            for part in rest.iter().rev() {
+                next.push(part);
+            }
+            return resolve_within(&lexically_normal(&next), links + 1);
         }
         rest.push(existing.file_name()?.to_os_string());
         existing = existing.parent()?;

@@ -273,7 +273,9 @@ fn dangerous_patterns(
             r.add(format!("touches execgate's own files (`{w}`)"));
         }
         if let Some(what) = touches_guard(w) {
-            r.add(format!("touches {what} (`{w}`), which an agent could use to switch its guard off"));
+            r.add(format!(
+                "touches {what} (`{w}`), which an agent could use to switch its guard off"
+            ));
         }
     }
     if program == "execgate" {
@@ -834,7 +836,9 @@ pub(super) fn dangerous_analysis(
             r.add(format!("touches execgate's own files (`{t}`)"));
         }
         if let Some(what) = touches_guard(t) {
-            r.add(format!("touches {what} (`{t}`), which an agent could use to switch its guard off"));
+            r.add(format!(
+                "touches {what} (`{t}`), which an agent could use to switch its guard off"
+            ));
         }
         if writes_target(&redirect.op) {
             if is_device(t) && !t.starts_with("/dev/tcp/") && !t.starts_with("/dev/udp/") {
