@@ -152,8 +152,13 @@ impl ExecRequest {
             ));
         }
         let command = match (self.command, self.argv, self.tool) {
-            (Some(_), Some(_), _) | (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => {
-                return bad("give exactly one of `command`, `argv` and `tool`, not several".into());
+            (Some(_), Some(_), None) => {
+                return bad("give exactly one of `command` and `argv`, not both".into());
+            }
+            (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => {
+                return bad(
+                    "give exactly one of `command`, `argv` and `tool`, not more than one".into(),
+                );
             }
             (Some(line), None, None) if line.trim().is_empty() => {
                 return bad("`command` is empty".into());
@@ -196,10 +201,14 @@ impl ExecRequest {
             }
         };
         if let Some(shell) = shell {
-            if !matches!(command, Command::Line(_)) {
-                return bad(
-                    "`shell` applies to `command` only: `argv` and `tool` run no shell".into(),
-                );
+            match command {
+                Command::Line(_) => {}
+                Command::Argv(_) => {
+                    return bad("`shell` applies to `command` only: `argv` runs no shell".into());
+                }
+                Command::Tool(_) => {
+                    return bad("`shell` applies to `command` only: a `tool` runs no shell".into());
+                }
             }
             if self.run && shell != Shell::Sh {
                 return bad(format!(

@@ -210,6 +210,9 @@ pub enum AllowVerb {
         /// Treat PATTERN as a glob (matched per command segment).
         #[arg(long)]
         glob: bool,
+        /// A tool rule: PATTERN is a glob over tool names (`Write`, `mcp__github__get_*`).
+        #[arg(long, conflicts_with = "glob")]
+        tool: bool,
         /// Accept a glob that would approve nearly everything.
         #[arg(long)]
         force: bool,

@@ -25,7 +25,20 @@ use print::{print_json, print_record, print_records, print_rules, print_runs};
 pub async fn run(global: &Global, verb: Verb) -> i32 {
     let config = match Config::load(&global.overrides()) {
         Ok(c) => c,
-        Err(e) => return fail(&e.to_string()),
+        // A hook that cannot read its configuration still answers its agent: a deny.
+        Err(e) => match &verb {
+            Verb::Hook(HookArgs {
+                setup: None,
+                which: Some(which),
+                ..
+            }) => {
+                let why = format!("its configuration does not load: {e}");
+                let answer = hook::failed(*which, hook::default_event(*which), &why);
+                hook::emit(&answer);
+                return answer.code;
+            }
+            _ => return fail(&e.to_string()),
+        },
     };
     // `run` exits with the command's code, so its own failures need a code no command
     // is likely to use for itself.
@@ -49,7 +62,12 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
     let admin = Client::new(&config.admin_socket);
     match verb {
         Verb::Serve => unreachable!("serve is handled by main"),
-        Verb::Hook(_) => Err("execgate hook is not built yet".into()),
+        Verb::Hook(HookArgs {
+            setup: None,
+            which: Some(which),
+            agent_name,
+        }) => Ok(hook::run(config, which, agent_name).await),
+        Verb::Hook(_) => Err("execgate hook install|uninstall is not built yet".into()),
         Verb::Request(args) => request(&agent, args).await,
         Verb::Run(args) => run_command(&agent, args).await,
         Verb::Pending(flag) => {
@@ -91,6 +109,7 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
         Verb::Allow(AllowVerb::Add {
             agent,
             glob,
+            tool,
             force,
             expires_at,
             json,
@@ -99,7 +118,7 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
             let body = json!({
                 "agent": agent,
                 "pattern": pattern.join(" "),
-                "kind": if glob { "glob" } else { "exact" },
+                "kind": if tool { "tool" } else if glob { "glob" } else { "exact" },
                 "expires_at": expires_at,
                 "force": force,
             });
