@@ -441,7 +441,7 @@ impl Policy {
     ) -> Verdict {
         let config = &settings.config;
         let check = settings.protected.in_input(&tool.input, subject.cwd);
-        let safe_tool = config.policy.tools.safe.iter().any(|s| *s == tool.name);
+        let safe_tool = config.policy.tools.safe.contains(&tool.name);
         let (risk, mut risk_reasons) = if !check.protected.is_empty() {
             (Risk::Dangerous, check.protected)
         } else if safe_tool && check.unchecked.is_none() {

@@ -1,0 +1,427 @@
+//! `execgate hook AGENT` as each coding agent runs it: the real binary, fed that agent's
+//! documented JSON on stdin (with fields execgate does not know), against a real daemon.
+//! Every path ends in allow or deny in the agent's own format; every failure blocks.
+
+use execgate_testkit as common;
+
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use common::TestDaemon;
+use common::execgate_binary;
+use execgate::cli::HookAgent;
+use execgate::model::{Record, Risk, Status};
+use hyper::Method;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+/// A process's environment, as the harness keeps it.
+type Env = [(String, String)];
+
+const AGENTS: [HookAgent; 5] = [
+    HookAgent::ClaudeCode,
+    HookAgent::Codex,
+    HookAgent::Gemini,
+    HookAgent::Cursor,
+    HookAgent::Copilot,
+];
+
+/// The agent's documented hook input for a shell command (INTEGRATIONS' examples), plus
+/// a field no version documents.
+fn shell_payload(agent: HookAgent, command: &str, cwd: &str) -> Value {
+    match agent {
+        HookAgent::ClaudeCode => json!({
+            "session_id": "9f1c-claude", "transcript_path": "/home/u/.claude/projects/x.jsonl",
+            "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "Run it", "timeout": 120000,
+                           "run_in_background": false},
+            "tool_use_id": "toolu_01H", "agent_type": "general-purpose",
+            "effort": {"level": "high"}, "not_yet_invented": true}),
+        HookAgent::Codex => json!({
+            "session_id": "codex-session", "turn_id": "t1", "transcript_path": null, "cwd": cwd,
+            "hook_event_name": "PreToolUse", "model": "gpt-5-codex", "permission_mode": "default",
+            "tool_name": "Bash", "tool_use_id": "call_1", "tool_input": {"command": command},
+            "not_yet_invented": 1}),
+        HookAgent::Gemini => json!({
+            "session_id": "gemini-session", "transcript_path": "/x/session.json", "cwd": cwd,
+            "hook_event_name": "BeforeTool", "timestamp": "2026-11-22T14:00:00Z",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": command, "description": "run", "dir_path": "."},
+            "mcp_context": null, "not_yet_invented": {}}),
+        HookAgent::Cursor => json!({
+            "conversation_id": "cursor-conv", "generation_id": "g1", "model": "m",
+            "hook_event_name": "beforeShellExecution", "cursor_version": "3.9.16",
+            "workspace_roots": [cwd], "user_email": "u@example.com", "command": command,
+            "cwd": cwd, "sandbox": false, "not_yet_invented": "x"}),
+        HookAgent::Copilot => json!({
+            "timestamp": 1763820000, "cwd": cwd, "toolName": "bash",
+            "toolArgs": json!({"command": command, "description": "run"}).to_string(),
+            "not_yet_invented": null}),
+    }
+}
+
+/// The agent's hook input for a file write (where the agent sends its file tools to a
+/// hook at all; Cursor's beforeShellExecution sees only shell commands).
+fn write_payload(agent: HookAgent, path: &str, cwd: &str) -> Option<Value> {
+    let input = json!({"file_path": path, "content": "{\"hooks\": {}}\n"});
+    Some(match agent {
+        HookAgent::ClaudeCode | HookAgent::Codex => json!({
+            "session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+            "tool_name": "Write", "tool_input": input}),
+        HookAgent::Gemini => json!({
+            "session_id": "s", "cwd": cwd, "hook_event_name": "BeforeTool",
+            "tool_name": "write_file", "tool_input": input}),
+        HookAgent::Copilot => json!({"timestamp": 1, "cwd": cwd, "toolName": "create",
+            "toolArgs": input.to_string()}),
+        HookAgent::Cursor => return None,
+    })
+}
+
+/// The agent's shell payload with the command taken out: a shape execgate cannot read.
+fn without_command(agent: HookAgent, cwd: &str) -> Vec<u8> {
+    let mut v = shell_payload(agent, "ls", cwd);
+    match agent {
+        HookAgent::Cursor => {
+            v.as_object_mut().unwrap().remove("command");
+        }
+        HookAgent::Copilot => v["toolArgs"] = json!("{\"cmd\": \"ls\"}"),
+        _ => {
+            v["tool_input"].as_object_mut().unwrap().remove("command");
+        }
+    }
+    v.to_string().into_bytes()
+}
+
+fn word(agent: HookAgent) -> &'static str {
+    agent.word()
+}
+
+/// Runs `execgate hook AGENT` with `stdin`, as the agent would, against `d`.
+async fn hook(env: &[(String, String)], agent: HookAgent, stdin: Vec<u8>) -> Output {
+    let mut cmd = tokio::process::Command::new(execgate_binary());
+    cmd.args(["hook", word(agent)])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // The hook may stop reading early (an oversize input): a broken pipe is fine.
+    let writer = tokio::spawn(async move {
+        let _ = input.write_all(&stdin).await;
+    });
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("the hook finishes")
+        .unwrap();
+    let _ = writer.await;
+    out
+}
+
+/// What the hook told its agent: allow or deny, read from that agent's format. An exit
+/// code other than 0 and 2, or output the agent could not read, fails the test.
+fn verdict(agent: HookAgent, out: &Output) -> &'static str {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let code = out.status.code();
+    if code == Some(2) {
+        return "blocked";
+    }
+    assert_eq!(code, Some(0), "{agent:?}: {out:?}");
+    if agent == HookAgent::Codex && stdout.trim().is_empty() {
+        return "allow";
+    }
+    let v: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{agent:?} printed what is not JSON ({e}): {stdout}"));
+    let said = match agent {
+        HookAgent::ClaudeCode | HookAgent::Codex => {
+            v["hookSpecificOutput"]["permissionDecision"].clone()
+        }
+        HookAgent::Gemini => v["decision"].clone(),
+        HookAgent::Cursor => v["permission"].clone(),
+        HookAgent::Copilot => v["permissionDecision"].clone(),
+    };
+    match said.as_str() {
+        Some("allow") => "allow",
+        Some("deny") => "deny",
+        other => panic!("{agent:?} answered {other:?}: {stdout}"),
+    }
+}
+
+/// The deny's message, where the agent reads it.
+fn message(agent: HookAgent, out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.code() == Some(2) {
+        return String::from_utf8_lossy(&out.stderr).into_owned();
+    }
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let m = match agent {
+        HookAgent::ClaudeCode | HookAgent::Codex => {
+            v["hookSpecificOutput"]["permissionDecisionReason"].clone()
+        }
+        HookAgent::Gemini => v["reason"].clone(),
+        HookAgent::Cursor => v["user_message"].clone(),
+        HookAgent::Copilot => v["permissionDecisionReason"].clone(),
+    };
+    m.as_str().unwrap_or_default().to_string()
+}
+
+async fn pending_request(d: &TestDaemon, needle: &str) -> Record {
+    for _ in 0..200 {
+        let (_, list) = d
+            .admin()
+            .call(Method::GET, "/v1/requests?status=pending", None)
+            .await
+            .unwrap();
+        let list: Vec<Record> = serde_json::from_value(list).unwrap();
+        if let Some(r) = list
+            .into_iter()
+            .find(|r| r.command.display().contains(needle))
+        {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("no pending request for {needle:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowlisted_command_is_allowed_in_each_agents_format() {
+    let d = TestDaemon::start(&[]).await;
+    d.add_rule(json!({"agent": null, "pattern": "make test", "kind": "exact"}))
+        .await;
+    let cwd = d.dir.path().to_string_lossy().into_owned();
+    for agent in AGENTS {
+        let out = hook(
+            &d.env,
+            agent,
+            shell_payload(agent, "make test", &cwd)
+                .to_string()
+                .into_bytes(),
+        )
+        .await;
+        assert_eq!(verdict(agent, &out), "allow", "{agent:?}: {out:?}");
+    }
+    // Each request was recorded with its front and the agent's session.
+    let (_, list) = d
+        .admin()
+        .call(Method::GET, "/v1/requests?limit=10", None)
+        .await
+        .unwrap();
+    let list: Vec<Record> = serde_json::from_value(list).unwrap();
+    let claude = list
+        .iter()
+        .find(|r| r.agent == "claude-code")
+        .expect("claude-code asked");
+    assert_eq!(claude.front.as_deref(), Some("hook:claude-code"));
+    assert_eq!(claude.session.as_deref(), Some("9f1c-claude"));
+    assert_eq!(claude.reason.as_deref(), Some("Run it"));
+    let cursor = list.iter().find(|r| r.agent == "cursor").unwrap();
+    assert_eq!(cursor.session.as_deref(), Some("cursor-conv"));
+    assert_eq!(list.len(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hook_waits_for_a_human_and_answers_what_they_said() {
+    let d = TestDaemon::start(&[]).await;
+    let cwd = d.dir.path().to_string_lossy().into_owned();
+    for agent in AGENTS {
+        for (answer, expected) in [("approve", "allow"), ("deny", "deny")] {
+            let command = format!("make deploy-{}-{answer}", word(agent));
+            let env = d.env.clone();
+            let payload = shell_payload(agent, &command, &cwd)
+                .to_string()
+                .into_bytes();
+            let waiting = tokio::spawn(async move { hook(&env, agent, payload).await });
+            let r = pending_request(&d, &command).await;
+            assert_eq!(
+                r.front.as_deref(),
+                Some(format!("hook:{}", word(agent)).as_str())
+            );
+            let cli = d.cli(&[answer, &r.short_id]).await;
+            assert!(cli.status.success(), "{cli:?}");
+            let out = waiting.await.unwrap();
+            assert_eq!(
+                verdict(agent, &out),
+                expected,
+                "{agent:?} {answer}: {out:?}"
+            );
+            if expected == "deny" {
+                let said = message(agent, &out);
+                assert!(said.contains(&r.short_id), "{agent:?}: {said}");
+                assert!(said.contains("/approve"), "{agent:?}: {said}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_is_a_deny_naming_the_request() {
+    let d = TestDaemon::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "1")]).await;
+    let cwd = d.dir.path().to_string_lossy().into_owned();
+    let runs = AGENTS.map(|agent| {
+        let env = d.env.clone();
+        let payload = shell_payload(agent, "make slow", &cwd)
+            .to_string()
+            .into_bytes();
+        tokio::spawn(async move { (agent, hook(&env, agent, payload).await) })
+    });
+    for run in runs {
+        let (agent, out) = run.await.unwrap();
+        assert_eq!(verdict(agent, &out), "deny", "{agent:?}: {out:?}");
+        let said = message(agent, &out);
+        assert!(said.contains("expired"), "{agent:?}: {said}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_failure_blocks_with_exit_2_and_says_why() {
+    let d = TestDaemon::start(&[]).await;
+    let cwd = d.dir.path().to_string_lossy().into_owned();
+    let mut wrong_socket = d.env.clone();
+    wrong_socket.retain(|(k, _)| k != "EXECGATE_SOCKET");
+    wrong_socket.push(("EXECGATE_SOCKET".into(), "/nonexistent/agent.sock".into()));
+    let mut not_a_socket = d.env.clone();
+    not_a_socket.retain(|(k, _)| k != "EXECGATE_SOCKET");
+    not_a_socket.push((
+        "EXECGATE_SOCKET".into(),
+        d.config().database.to_string_lossy().into_owned(),
+    ));
+    let mut bad_config = d.env.clone();
+    bad_config.push(("EXECGATE_APPROVAL__TIMEOUT_SECS".into(), "soon".into()));
+    for agent in AGENTS {
+        let good = shell_payload(agent, "make test", &cwd)
+            .to_string()
+            .into_bytes();
+        let mut huge = b"{\"padding\": \"".to_vec();
+        huge.extend(std::iter::repeat_n(b'x', 10 << 20));
+        huge.extend(b"\"}");
+        let cases: Vec<(&str, &Env, Vec<u8>)> = vec![
+            ("daemon unreachable", &wrong_socket, good.clone()),
+            ("not a socket", &not_a_socket, good.clone()),
+            ("bad configuration", &bad_config, good.clone()),
+            ("malformed stdin", &d.env, b"{\"tool_name\": ".to_vec()),
+            ("empty stdin", &d.env, Vec::new()),
+            ("not an object", &d.env, b"[1, 2]".to_vec()),
+            ("10 MB stdin", &d.env, huge),
+            (
+                "a shell tool without its command",
+                &d.env,
+                without_command(agent, &cwd),
+            ),
+        ];
+        for (case, env, stdin) in cases {
+            let out = hook(env, agent, stdin).await;
+            assert_eq!(out.status.code(), Some(2), "{agent:?} {case}: {out:?}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("blocked"), "{agent:?} {case}: {stderr}");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(!stdout.contains("\"allow\""), "{agent:?} {case}: {stdout}");
+            assert!(!stdout.contains("\"ask\""), "{agent:?} {case}: {stdout}");
+        }
+    }
+    // The daemon took no request from any of it but none: nothing was asked.
+    let (_, list) = d
+        .admin()
+        .call(Method::GET, "/v1/requests", None)
+        .await
+        .unwrap();
+    assert_eq!(list.as_array().map(Vec::len), Some(0), "{list}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_to_an_agents_guard_settings_is_dangerous_and_asked() {
+    let d = TestDaemon::start(&[]).await;
+    // The owner trusts the agents' file tools in general.
+    for name in ["Write", "write_file", "create"] {
+        d.add_rule(json!({"agent": null, "pattern": name, "kind": "tool"}))
+            .await;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().to_string_lossy().into_owned();
+    for agent in AGENTS {
+        let Some(payload) = write_payload(agent, ".claude/settings.json", &cwd) else {
+            continue;
+        };
+        let env = d.env.clone();
+        let waiting =
+            tokio::spawn(async move { hook(&env, agent, payload.to_string().into_bytes()).await });
+        let r = pending_request(&d, "settings.json").await;
+        assert_eq!(r.risk, Risk::Dangerous, "{agent:?}: {:?}", r.risk_reasons);
+        assert!(
+            r.command.tool().is_some(),
+            "{agent:?}: a file write is a tool request"
+        );
+        d.decide(&r.short_id, "deny").await;
+        let out = waiting.await.unwrap();
+        assert_eq!(verdict(agent, &out), "deny", "{agent:?}: {out:?}");
+        // Elsewhere, the same tool is approved by the owner's rule.
+        let fine = write_payload(agent, "src/main.rs", &cwd).unwrap();
+        let out = hook(&d.env, agent, fine.to_string().into_bytes()).await;
+        assert_eq!(verdict(agent, &out), "allow", "{agent:?}: {out:?}");
+    }
+    // Through a shell command the same file is dangerous too.
+    let env = d.env.clone();
+    let payload = shell_payload(HookAgent::Cursor, "tee .cursor/hooks.json", &cwd);
+    let waiting = tokio::spawn(async move {
+        hook(&env, HookAgent::Cursor, payload.to_string().into_bytes()).await
+    });
+    let r = pending_request(&d, "hooks.json").await;
+    assert_eq!((r.status, r.risk), (Status::Pending, Risk::Dangerous));
+    d.decide(&r.short_id, "deny").await;
+    assert_eq!(verdict(HookAgent::Cursor, &waiting.await.unwrap()), "deny");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_and_claude_permission_requests_are_answered_in_their_shape() {
+    let d = TestDaemon::start(&[]).await;
+    d.add_rule(json!({"agent": null, "pattern": "npm install left-pad", "kind": "exact"}))
+        .await;
+    for agent in [HookAgent::Codex, HookAgent::ClaudeCode] {
+        let payload = json!({"session_id": "s", "turn_id": "t", "cwd": "/", "hook_event_name": "PermissionRequest",
+            "model": "m", "permission_mode": "default", "tool_name": "Bash",
+            "tool_input": {"command": "npm install left-pad", "description": "needs network"}});
+        let out = hook(&d.env, agent, payload.to_string().into_bytes()).await;
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v,
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_write_is_asked_with_its_content_summed_up() {
+    let d = TestDaemon::start(&[]).await;
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().to_string_lossy().into_owned();
+    let content = "y".repeat(200_000);
+    let payload = json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": "big.txt", "content": content}});
+    let env = d.env.clone();
+    let waiting = tokio::spawn(async move {
+        hook(
+            &env,
+            HookAgent::ClaudeCode,
+            payload.to_string().into_bytes(),
+        )
+        .await
+    });
+    let r = pending_request(&d, "big.txt").await;
+    let input = &r.command.tool().unwrap().input;
+    let shown = input["content"].as_str().unwrap();
+    assert!(
+        shown.starts_with("[execgate: 200000 bytes, sha256 "),
+        "{shown:.120}"
+    );
+    d.decide(&r.short_id, "allow-once").await;
+    assert_eq!(
+        verdict(HookAgent::ClaudeCode, &waiting.await.unwrap()),
+        "allow"
+    );
+}
