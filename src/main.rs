@@ -71,22 +71,36 @@ fn main() {
         },
         _ => Default::default(),
     };
+    // A hook runs once per tool call of a coding agent: it logs nothing, so it starts
+    // no logging (see below for its runtime).
+    let hook = matches!(&cli.verb, Verb::Hook(h) if h.setup.is_none());
     // Logs go to stderr (journald under systemd). EXECGATE_LOG_FORMAT=json gives one JSON
     // object per line for log pipelines.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("EXECGATE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match std::env::var("EXECGATE_LOG_FORMAT").as_deref() {
-        Ok("json") => logs.json().init(),
-        Ok("text") | Err(_) => logs.with_ansi(std::io::stderr().is_terminal()).init(),
-        Ok(other) => {
-            eprintln!("execgate: EXECGATE_LOG_FORMAT must be `text` or `json`, not {other:?}");
-            std::process::exit(2);
+    if !hook {
+        let filter = tracing_subscriber::EnvFilter::try_from_env("EXECGATE_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        let logs = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr);
+        match std::env::var("EXECGATE_LOG_FORMAT").as_deref() {
+            Ok("json") => logs.json().init(),
+            Ok("text") | Err(_) => logs.with_ansi(std::io::stderr().is_terminal()).init(),
+            Ok(other) => {
+                eprintln!("execgate: EXECGATE_LOG_FORMAT must be `text` or `json`, not {other:?}");
+                std::process::exit(2);
+            }
         }
     }
-    let runtime = execgate::daemon::runtime().expect("a tokio runtime");
+    // The daemon gets worker threads; a client verb makes one call after another, and
+    // one thread serves it without the cost of starting others (which a hook, run per
+    // tool call, would pay every time).
+    let runtime = match cli.verb {
+        Verb::Serve => execgate::daemon::runtime(),
+        _ => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+    }
+    .expect("a tokio runtime");
     let code = runtime.block_on(async {
         match cli.verb {
             Verb::Serve => match serve(&cli.global, activated).await {

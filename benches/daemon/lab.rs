@@ -232,7 +232,7 @@ impl Memory {
 /// The daemon measured: this build's, unless `EXECGATE_BENCH_DAEMON` names another
 /// `execgate` binary (an older build, to compare two versions in one session with the
 /// same load and the same baseline).
-fn daemon_binary() -> std::ffi::OsString {
+pub fn daemon_binary() -> std::ffi::OsString {
     std::env::var_os("EXECGATE_BENCH_DAEMON")
         .unwrap_or_else(|| env!("CARGO_BIN_EXE_execgate").into())
 }

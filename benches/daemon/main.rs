@@ -21,6 +21,10 @@
 //!   `admin.sock` and of an allowlisted request from another uid, while 32 connections
 //!   from one uid (`nobody`, when the bench runs as root) send commands as costly to
 //!   analyse as execgate allows, as ratios to the same figures without the flood.
+//! - **G.** The hook per tool call: `execgate hook claude-code` spawned with Claude
+//!   Code's JSON for an allowlisted command, spawn to exit, interleaved with `/bin/true`
+//!   given the same stdin, `execgate --version` and the hook with no daemon, for the
+//!   breakdown (process start, configuration and input, connect and decision).
 //!
 //! The load generator is one tokio `current_thread` runtime in this process, so it uses
 //! at most one core; the daemon and the trivial server run on execgate's runtime
@@ -35,7 +39,7 @@
 //! is a smoke pass: the same sections with tiny counts, checking behaviour only.
 //!
 //! This file is the plan and the run; each section has a file of its own (`baseline`,
-//! `allowlisted`, `pending`, `startup`, `policy`, `flood` for A to F), beside what they
+//! `allowlisted`, `pending`, `startup`, `policy`, `flood`, `hook` for A to G), beside what they
 //! share: `lab` (the temp dir and the daemons started in it), `client` (connections to
 //! the daemon and its database, and the checks of its answers), `stats` (percentiles and
 //! formatting), `machine` and `report` (the header, and the verdicts on the targets).
@@ -44,6 +48,7 @@ mod allowlisted;
 mod baseline;
 mod client;
 mod flood;
+mod hook;
 mod lab;
 mod machine;
 mod pending;
@@ -62,6 +67,7 @@ use serde_json::json;
 use crate::allowlisted::allowlisted;
 use crate::baseline::{Baseline, baseline, trivial_server};
 use crate::flood::flood;
+use crate::hook::hook_cost;
 use crate::lab::Lab;
 use crate::machine::machine;
 use crate::pending::pending;
@@ -154,6 +160,8 @@ impl Mode {
                 policy_rounds: 50,
                 flood_samples: 400,
                 flood_connections: 32,
+                hook_warmup: 20,
+                hook_runs: 300,
             },
             Mode::Quick => Plan {
                 rtt_warmup: 200,
@@ -169,6 +177,8 @@ impl Mode {
                 policy_rounds: 10,
                 flood_samples: 100,
                 flood_connections: 32,
+                hook_warmup: 5,
+                hook_runs: 100,
             },
             Mode::Smoke => Plan {
                 rtt_warmup: 0,
@@ -184,6 +194,8 @@ impl Mode {
                 policy_rounds: 2,
                 flood_samples: 5,
                 flood_connections: 4,
+                hook_warmup: 0,
+                hook_runs: 3,
             },
         }
     }
@@ -207,6 +219,9 @@ struct Plan {
     /// flood's connections.
     flood_samples: usize,
     flood_connections: usize,
+    /// Section G: spawns of each of the four processes, after the warm-up ones.
+    hook_warmup: usize,
+    hook_runs: usize,
 }
 
 async fn run(mode: Mode, only: Option<String>) -> Result<()> {
@@ -240,7 +255,10 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
     let flood = flood(&mut lab, &plan).await?;
     flood.print();
 
-    let targets = targets(&base, &allowlisted, &pending, &history, &flood);
+    let hook = hook_cost(&mut lab, &plan).await?;
+    hook.print();
+
+    let targets = targets(&base, &allowlisted, &pending, &history, &flood, &hook);
     print_targets(mode, &targets);
 
     if mode == Mode::Full {
@@ -255,6 +273,7 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
             "history": history.json(),
             "policy": policy.json(),
             "flood": flood.json(),
+            "hook": hook.json(),
             "targets": targets.iter().map(Target::json).collect::<Vec<_>>(),
         });
         std::fs::write(JSON_OUT, serde_json::to_string_pretty(&report)? + "\n")
@@ -290,6 +309,9 @@ async fn run_only(
     }
     if only.contains('F') {
         flood(lab, plan).await?.print();
+    }
+    if only.contains('G') {
+        hook_cost(lab, plan).await?.print();
     }
     Ok(())
 }

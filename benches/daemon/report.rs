@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::allowlisted::Allowlisted;
 use crate::baseline::Baseline;
 use crate::flood::Flood;
+use crate::hook::{HookCost, TARGET_ABOVE_TRUE as TARGET_HOOK_ABOVE_TRUE};
 use crate::machine::Machine;
 use crate::pending::Pending;
 use crate::startup::History;
@@ -67,6 +68,7 @@ pub fn targets(
     pending: &Pending,
     history: &History,
     flood: &Flood,
+    hook: &HookCost,
 ) -> Vec<Target> {
     let single = allowlisted.single_stream();
     let widest = allowlisted.levels.last().expect("at least one level");
@@ -113,6 +115,14 @@ pub fn targets(
             pass: flood
                 .second_uid
                 .then_some(flood.admin_ratio() <= TARGET_FLOOD_RATIO && flood.timeouts == 0),
+        },
+        Target {
+            name: format!(
+                "hook p50 ≤ {} above /bin/true",
+                show(TARGET_HOOK_ABOVE_TRUE)
+            ),
+            value: show(hook.above_true()),
+            pass: Some(hook.above_true() <= TARGET_HOOK_ABOVE_TRUE),
         },
     ]
 }
