@@ -6,7 +6,7 @@
 //! every failure is a deny with the agent's blocking exit code. `execgate hook
 //! install|uninstall AGENT` adds or removes execgate's one entry in the agent's settings.
 
-#[allow(dead_code)] // used by `install`, the next commit
+pub mod install;
 mod json_edit;
 
 /// The coding agents execgate has a hook for.
