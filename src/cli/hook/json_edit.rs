@@ -216,21 +216,38 @@ impl<'a> Doc<'a> {
     }
 
     /// The text without `container`'s child number `index` (a member or an element), and
-    /// without the comma that separated it from its neighbours.
+    /// without one comma that separated it from its neighbours: its own for all but the
+    /// last child (with comments between it and that comma), the one before for the
+    /// last (with the line break and indentation before the child, so that removing
+    /// what [`insert_member`](Self::insert_member) or
+    /// [`push_element`](Self::push_element) added gives back the same bytes). Other
+    /// comments stay.
     pub fn remove(&self, container: &Node, index: usize) -> String {
+        let text = self.text;
         let spans = container.child_spans();
         let (open, close) = (container.span.start + 1, container.span.end - 1);
-        let cut = if spans.len() == 1 {
-            // The last child: what is left is `{}` or `[]`.
-            open..close
-        } else if index > 0 {
-            // From the end of the one before: its comma goes with it.
-            spans[index - 1].end..spans[index].end
-        } else {
-            // The first of several: up to the next one, comma included.
-            spans[0].start..spans[1].start
-        };
-        splice(self.text, &[(cut, "")])
+        let child = &spans[index];
+        if spans.len() == 1 {
+            // The only child: what is left is `{}` or `[]`.
+            return splice(text, &[(open..close, "")]);
+        }
+        if index + 1 < spans.len() {
+            // Up to what follows its comma.
+            let comma = after_space(text, child.end).0;
+            let rest = &text[comma + 1..];
+            let next = comma + 1 + (rest.len() - rest.trim_start_matches(JSON_SPACE).len());
+            return splice(text, &[(child.start..next, "")]);
+        }
+        let comma = after_space(text, spans[index - 1].end).0;
+        let (mut from, line_comment) = after_space(text, comma + 1);
+        from = end_of_content(text, comma + 1, from.min(child.start));
+        let rest_of_line = text[child.end..].split('\n').next().unwrap_or_default();
+        if line_comment && !rest_of_line.trim_matches(JSON_SPACE).is_empty() {
+            // A line comment ends where the child's line starts; something after the
+            // child on that line must not join the comment.
+            from += 1;
+        }
+        splice(text, &[(comma..comma + 1, ""), (from..child.end, "")])
     }
 
     /// Adds `value` (shaped into a member or an element by `child`) after `container`'s
@@ -361,9 +378,34 @@ fn on_own_line(text: &str, pos: usize) -> bool {
 /// Where the content between `open` and `close` ends: after its last byte that is not
 /// whitespace (a value or a comment); `open` when there is none.
 fn end_of_content(text: &str, open: usize, close: usize) -> usize {
-    open + text[open..close]
-        .trim_end_matches([' ', '\t', '\n', '\r'])
-        .len()
+    open + text[open..close].trim_end_matches(JSON_SPACE).len()
+}
+
+/// What JSON counts as whitespace.
+const JSON_SPACE: [char; 4] = [' ', '\t', '\n', '\r'];
+
+/// Where the next token after `pos` is: past whitespace and comments (the text is a
+/// document already read, so a `/` there starts a comment); and whether the last thing
+/// passed was a line comment.
+fn after_space(text: &str, mut pos: usize) -> (usize, bool) {
+    let bytes = text.as_bytes();
+    let mut line_comment = false;
+    loop {
+        match bytes.get(pos) {
+            Some(b' ' | b'\t' | b'\n' | b'\r') => pos += 1,
+            Some(b'/') if bytes.get(pos + 1) == Some(&b'/') => {
+                pos = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+                line_comment = true;
+            }
+            Some(b'/') => {
+                pos = text[pos + 2..]
+                    .find("*/")
+                    .map_or(text.len(), |i| pos + 2 + i + 2);
+                line_comment = false;
+            }
+            _ => return (pos, line_comment),
+        }
+    }
 }
 
 /// `text` with each range replaced by its string; the ranges are in order and do not
@@ -988,6 +1030,56 @@ mod tests {
     }
 
     #[test]
+    fn removing_keeps_the_comments_around() {
+        let text = "[\n  1, // one\n  2 /* two */,\n  3 /* , */ , 4\n]";
+        let d = jsonc(text);
+        let cases = [
+            "[\n  // one\n  2 /* two */,\n  3 /* , */ , 4\n]",
+            "[\n  1, // one\n  3 /* , */ , 4\n]",
+            "[\n  1, // one\n  2 /* two */,\n  4\n]",
+            "[\n  1, // one\n  2 /* two */,\n  3 /* , */ \n]",
+        ];
+        for (i, expected) in cases.into_iter().enumerate() {
+            assert_eq!(d.remove(&d.root, i), expected, "child {i}");
+        }
+        // The last child after a line comment: the comment keeps its line end.
+        let cases = [
+            ("[1, // one\n  2]", "[1 // one\n]"),
+            ("[1, // one\n  2 // two\n]", "[1 // one\n // two\n]"),
+            ("[1, // one\n  2\n]", "[1 // one\n]"),
+        ];
+        for (text, expected) in cases {
+            let d = jsonc(text);
+            assert_eq!(d.remove(&d.root, 1), expected, "{text:?}");
+        }
+        // Whichever child goes, what is left is read.
+        for text in [
+            "[1, // one\n  2]",
+            "[1, // one\n  2 // two\n]",
+            "[1 /* a */ , /* b */ 2 /* c */ , 3]",
+        ] {
+            for i in 0..jsonc(text).root.len() {
+                let d = jsonc(text);
+                jsonc(&d.remove(&d.root, i));
+            }
+        }
+        // An insertion after a trailing comment, undone.
+        let text = "{\n  \"a\": [1] /* keep */\n}";
+        let d = jsonc(text);
+        let out = d.insert_member(&d.root, "b", &json!(1));
+        assert_eq!(out, "{\n  \"a\": [1], /* keep */\n  \"b\": 1\n}");
+        let d = jsonc(&out);
+        assert_eq!(d.remove(&d.root, 1), text);
+        // And after a line comment.
+        let text = "[\n  1 // one\n]";
+        let d = jsonc(text);
+        let out = d.push_element(&d.root, &json!(2));
+        assert_eq!(out, "[\n  1, // one\n  2\n]");
+        let d = jsonc(&out);
+        assert_eq!(d.remove(&d.root, 1), text);
+    }
+
+    #[test]
     fn comments_stay_where_they_are() {
         let text = "{\n  \"a\": 1 // about a\n}";
         let d = jsonc(text);
@@ -999,5 +1091,152 @@ mod tests {
         let out = d.push_element(e, &json!(1));
         assert_eq!(out, "{\n  \"e\": [ /* none yet */\n    1\n  ]\n}");
         jsonc(&out);
+    }
+
+    mod random {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn values() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i32>().prop_map(|n| json!(n)),
+                // Fractions exact in binary and short in decimal: serde_json (without its
+                // float_roundtrip feature) may read other floats back a unit off.
+                any::<i32>().prop_map(|n| json!(f64::from(n) / 8.0)),
+                "[a-z{}\\[\\],:\"\\\\/ \u{1}é😀]{0,6}".prop_map(Value::String),
+            ];
+            leaf.prop_recursive(4, 40, 5, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                    prop::collection::btree_map("[a-z]{1,3}", inner, 0..5)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// The document as a person or a program might have laid it out.
+        fn layouts(value: &Value) -> Vec<String> {
+            let mut out = vec![serde_json::to_string(value).unwrap()];
+            for unit in [&b"  "[..], b"    ", b"\t"] {
+                let mut text = Vec::new();
+                let formatter = serde_json::ser::PrettyFormatter::with_indent(unit);
+                let mut ser = serde_json::Serializer::with_formatter(&mut text, formatter);
+                value.serialize(&mut ser).unwrap();
+                out.push(String::from_utf8(text).unwrap() + "\n");
+            }
+            out
+        }
+
+        /// Every container's path from the root: the positions of its children in the
+        /// text, one per level.
+        fn containers(node: &Node, path: Vec<usize>, out: &mut Vec<Vec<usize>>) {
+            let children: Vec<&Node> = match &node.kind {
+                Kind::Object(m) => m.iter().map(|m| &m.value).collect(),
+                Kind::Array(e) => e.iter().collect(),
+                _ => return,
+            };
+            out.push(path.clone());
+            for (i, child) in children.into_iter().enumerate() {
+                let mut p = path.clone();
+                p.push(i);
+                containers(child, p, out);
+            }
+        }
+
+        fn node_at<'n>(node: &'n Node, path: &[usize]) -> &'n Node {
+            match (path.split_first(), &node.kind) {
+                (None, _) => node,
+                (Some((&i, rest)), Kind::Object(m)) => node_at(&m[i].value, rest),
+                (Some((&i, rest)), Kind::Array(e)) => node_at(&e[i], rest),
+                _ => unreachable!("paths lead through containers"),
+            }
+        }
+
+        /// `value` with `edit` applied to the container at `path` (positions as in the
+        /// text, which serde_json's map keeps, sorted or in order, as it was written).
+        fn edited(value: &Value, path: &[usize], edit: &dyn Fn(&mut Value)) -> Value {
+            let mut value = value.clone();
+            let mut at = &mut value;
+            for &i in path {
+                at = match at {
+                    Value::Object(m) => m.values_mut().nth(i).unwrap(),
+                    Value::Array(a) => &mut a[i],
+                    _ => unreachable!(),
+                };
+            }
+            edit(at);
+            value
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+            /// The reader agrees with serde_json on what a document is, and on what is
+            /// not one once a character is gone.
+            #[test]
+            fn reads_as_serde_json_does(value in values(), cut in any::<prop::sample::Index>()) {
+                for text in layouts(&value) {
+                    let d = Doc::parse(&text, Dialect::Json).unwrap();
+                    prop_assert_eq!(d.root.to_value(), value.clone());
+                    let chars: Vec<char> = text.chars().collect();
+                    let i = cut.index(chars.len());
+                    let shorter: String = chars[..i].iter().chain(&chars[i + 1..]).collect();
+                    prop_assert_eq!(
+                        Doc::parse(&shorter, Dialect::Json).is_ok(),
+                        serde_json::from_str::<Value>(&shorter).is_ok(),
+                        "{:?}", shorter
+                    );
+                }
+            }
+
+            /// Any child of any container removed, and a member or element added, the
+            /// text reads as the value edited alike; adding then removing gives back
+            /// the same bytes.
+            #[test]
+            fn edits_do_what_they_say(value in values(), added in values()) {
+                for text in layouts(&value) {
+                    let d = Doc::parse(&text, Dialect::Json).unwrap();
+                    let mut paths = Vec::new();
+                    containers(&d.root, vec![], &mut paths);
+                    for path in &paths {
+                        let container = node_at(&d.root, path);
+                        for i in 0..container.len() {
+                            let out = d.remove(container, i);
+                            let expected = edited(&value, path, &|v| match v {
+                                Value::Object(m) => {
+                                    let key = m.keys().nth(i).unwrap().clone();
+                                    m.remove(&key);
+                                }
+                                Value::Array(a) => {
+                                    a.remove(i);
+                                }
+                                _ => unreachable!(),
+                            });
+                            prop_assert_eq!(doc(&out).root.to_value(), expected, "{:?}", out);
+                        }
+                        let (out, expected) = match container.kind {
+                            Kind::Object(_) => (
+                                d.insert_member(container, "new_key", &added),
+                                edited(&value, path, &|v| {
+                                    v.as_object_mut().unwrap().insert("new_key".into(), added.clone());
+                                }),
+                            ),
+                            _ => (
+                                d.push_element(container, &added),
+                                edited(&value, path, &|v| v.as_array_mut().unwrap().push(added.clone())),
+                            ),
+                        };
+                        let again = doc(&out);
+                        prop_assert_eq!(again.root.to_value(), expected, "{:?}", out);
+                        if container.len() > 0 {
+                            let grown = node_at(&again.root, path);
+                            prop_assert_eq!(again.remove(grown, grown.len() - 1), text.clone());
+                        }
+                    }
+                }
+            }
+        }
     }
 }
