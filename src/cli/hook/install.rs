@@ -855,16 +855,19 @@ fn backup(real: &Path, text: &str, metadata: &Metadata) -> io::Result<PathBuf> {
 
 /// Writes `text` to a temporary file beside `path`, flushes it to disk and renames it
 /// over `path`: a reader sees the old file or the new one, never half of one. The new
-/// file keeps `keep`'s mode and owner; a file that was not there gets 0644 less the
-/// umask.
+/// file keeps `keep`'s mode and owner. Where there was no file (`keep` None) it is
+/// linked into place instead, which fails rather than replace one that appeared
+/// meanwhile; it gets 0644 less the umask.
 fn write_atomically(path: &Path, text: &str, keep: Option<&Metadata>) -> io::Result<()> {
     let dir = path.parent().expect("a settings path has a directory");
     let name = path
         .file_name()
         .expect("a settings path names a file")
         .to_string_lossy();
-    // Not `*.json`, so that no agent reads it as settings meanwhile.
+    // Not `*.json`, so that no agent reads it as settings meanwhile. One left by a
+    // process of this pid that died is no one's.
     let temp = dir.join(format!(".{name}.execgate-{}.tmp", std::process::id()));
+    let _ = fs::remove_file(&temp);
     let mode = if keep.is_some() { 0o600 } else { 0o644 };
     let mut file = OpenOptions::new()
         .write(true)
@@ -875,9 +878,18 @@ fn write_atomically(path: &Path, text: &str, keep: Option<&Metadata>) -> io::Res
         .write_all(text.as_bytes())
         .and_then(|()| keep.map_or(Ok(()), |m| keep_mode_and_owner(&file, m)))
         .and_then(|()| file.sync_all())
-        .and_then(|()| fs::rename(&temp, path))
+        .and_then(|()| match keep {
+            Some(_) => fs::rename(&temp, path),
+            None => fs::hard_link(&temp, path).map_err(|e| match e.kind() {
+                io::ErrorKind::AlreadyExists => io::Error::new(
+                    e.kind(),
+                    "someone else created it meanwhile; run the command again",
+                ),
+                _ => e,
+            }),
+        })
         .and_then(|()| sync_dir(path));
-    if written.is_err() {
+    if written.is_err() || keep.is_none() {
         let _ = fs::remove_file(&temp);
     }
     written
