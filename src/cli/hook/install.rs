@@ -30,8 +30,12 @@ const TIMEOUT_MARGIN_SECS: u64 = 30;
 /// Larger than this, a file is not settings, and is not read.
 const MAX_BYTES: u64 = 4 * 1024 * 1024;
 
+/// More handlers of execgate's than this in one file is not a slip to tidy up (each
+/// removal reads the file again): the file is refused.
+const MAX_HANDLERS: usize = 100;
+
 /// More edits than this on one file means a bug, not a large file.
-const MAX_EDITS: usize = 100_000;
+const MAX_EDITS: usize = 1_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -539,7 +543,19 @@ enum Place {
     Shared { group: usize, handler: usize },
 }
 
-fn find(event: &Node, spec: &Spec, agent: HookAgent) -> Vec<Place> {
+fn find(event: &Node, spec: &Spec, agent: HookAgent) -> Result<Vec<Place>, String> {
+    let places = places(event, spec, agent);
+    if places.len() > MAX_HANDLERS {
+        return Err(format!(
+            "{} handlers run `execgate hook {}`; more than {MAX_HANDLERS} are not edited, remove them by hand",
+            places.len(),
+            agent.word()
+        ));
+    }
+    Ok(places)
+}
+
+fn places(event: &Node, spec: &Spec, agent: HookAgent) -> Vec<Place> {
     let mut places = Vec::new();
     for (i, element) in event.elements().unwrap_or_default().iter().enumerate() {
         if spec.matcher.is_none() {
@@ -666,7 +682,7 @@ fn install(
             text = doc.insert_member(hooks, spec.event, &J::Array(vec![]));
             continue;
         };
-        let places = find(event, spec, agent);
+        let places = find(event, spec, agent)?;
         let keep = places.iter().position(|p| matches!(p, Place::Alone(_)));
         // The others go first, last one first; the kept one is never among them.
         if let Some((_, &extra)) = places
@@ -705,7 +721,7 @@ fn uninstall(text: &str, spec: &Spec, agent: HookAgent) -> Result<(String, usize
             return Ok((text, removed));
         };
         if let Some(event) = c.event {
-            if let Some(&last) = find(event, spec, agent).last() {
+            if let Some(&last) = find(event, spec, agent)?.last() {
                 text = remove_place(&doc, event, last);
                 removed += 1;
                 continue;
@@ -1216,6 +1232,31 @@ mod tests {
             assert_eq!(install(text, &spec(agent), agent, &e).unwrap_err(), why);
             assert_eq!(uninstall(text, &spec(agent), agent).unwrap_err(), why);
         }
+    }
+
+    #[test]
+    fn a_file_full_of_execgate_handlers_is_refused() {
+        let agent = HookAgent::Cursor;
+        let many = |n: usize| {
+            let entries = vec![entry_of(agent, 1).to_value(); n];
+            json!({"hooks": {"beforeShellExecution": entries}}).to_string()
+        };
+        let (text, report) = installed(agent, &many(MAX_HANDLERS));
+        assert_eq!(report.removed, MAX_HANDLERS - 1);
+        assert_eq!(
+            value(&text)["hooks"]["beforeShellExecution"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+        let e = entry_of(agent, 150);
+        let err = install(&many(MAX_HANDLERS + 1), &spec(agent), agent, &e).unwrap_err();
+        assert!(
+            err.contains("101 handlers run `execgate hook cursor`"),
+            "{err}"
+        );
+        assert!(uninstall(&many(MAX_HANDLERS + 1), &spec(agent), agent).is_err());
     }
 
     #[test]
