@@ -43,12 +43,38 @@ pub async fn run(global: &Global, verb: Verb) -> i32 {
     // `run` exits with the command's code, so its own failures need a code no command
     // is likely to use for itself.
     let own_failure = if matches!(verb, Verb::Run(_)) { 125 } else { 2 };
+    // Editing an agent's settings file is local work: no socket is involved.
+    let verb = match verb {
+        Verb::Hook(HookArgs {
+            setup: Some(setup), ..
+        }) => return hook_setup(&config, global, setup),
+        verb => verb,
+    };
     match verb_result(&config, verb).await {
         Ok(code) => code,
         Err(message) => {
             fail(&message);
             own_failure
         }
+    }
+}
+
+/// `execgate hook install|uninstall AGENT`.
+fn hook_setup(config: &Config, global: &Global, setup: HookSetup) -> i32 {
+    use hook::install::{Action, Options};
+    let (action, args) = match setup {
+        HookSetup::Install(args) => (Action::Install, args),
+        HookSetup::Uninstall(args) => (Action::Uninstall, args),
+    };
+    let options = Options {
+        action,
+        agent: args.which,
+        project: args.project.as_deref(),
+        print: args.print,
+    };
+    match hook::install::run(config, &global.overrides(), options) {
+        Ok(()) => 0,
+        Err(message) => fail(&message),
     }
 }
 

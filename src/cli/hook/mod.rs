@@ -6,6 +6,9 @@
 //! every failure is a deny with the agent's blocking exit code. `execgate hook
 //! install|uninstall AGENT` adds or removes execgate's one entry in the agent's settings.
 
+pub mod install;
+mod json_edit;
+
 /// The coding agents execgate has a hook for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum HookAgent {
