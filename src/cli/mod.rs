@@ -88,12 +88,15 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
     let admin = Client::new(&config.admin_socket);
     match verb {
         Verb::Serve => unreachable!("serve is handled by main"),
+        // (`hook install|uninstall` returned above.)
         Verb::Hook(HookArgs {
-            setup: None,
-            which: Some(which),
-            agent_name,
-        }) => Ok(hook::run(config, which, agent_name).await),
-        Verb::Hook(_) => Err("execgate hook install|uninstall is not built yet".into()),
+            which, agent_name, ..
+        }) => match which {
+            Some(which) => Ok(hook::run(config, which, agent_name).await),
+            None => {
+                Err("name the agent: execgate hook claude-code|codex|gemini|cursor|copilot".into())
+            }
+        },
         Verb::Request(args) => request(&agent, args).await,
         Verb::Run(args) => run_command(&agent, args).await,
         Verb::Pending(flag) => {

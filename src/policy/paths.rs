@@ -136,6 +136,7 @@ pub fn guard_settings(path: &str) -> Option<&'static str> {
             [".git", "hooks"] => return Some("a repository's git hooks"),
             [".github", "hooks"] => return Some("GitHub Copilot's hook settings"),
             [".codex", "rules"] => return Some("Codex's command rules"),
+            [".copilot", "hooks"] => return Some("GitHub Copilot's hook settings"),
             _ => {}
         }
     }
@@ -226,6 +227,7 @@ mod tests {
             ".cursor/hooks.json",
             ".github/hooks/execgate.json",
             "/home/u/.copilot/config.json",
+            "/home/u/.copilot/hooks/execgate.json",
             "/home/u/.gitconfig",
             "/home/u/.config/git/config",
         ] {

@@ -78,6 +78,13 @@ impl Protected {
             .or_else(|| p.home.as_ref().map(|h| h.join(".config")));
         p.dirs.extend(config_home.map(|c| c.join("execgate")));
         p.dirs.push(PathBuf::from("/etc/execgate"));
+        // The agents' own homes, where they are moved from the default: their settings
+        // (hooks included) live there.
+        for var in ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME"] {
+            if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
+                p.dirs.push(PathBuf::from(dir));
+            }
+        }
         if let Some(file) = &config.source_file {
             p.own_file(file);
         }
