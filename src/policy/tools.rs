@@ -80,7 +80,7 @@ impl Protected {
         p.dirs.push(PathBuf::from("/etc/execgate"));
         // The agents' own homes, where they are moved from the default: their settings
         // (hooks included) live there.
-        for var in ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME"] {
+        for var in ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME"] {
             if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
                 p.dirs.push(PathBuf::from(dir));
             }
