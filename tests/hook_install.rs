@@ -790,3 +790,67 @@ fn an_agents_own_home_variable_is_followed() {
     assert!(codex_home.join("hooks.json").exists());
     assert!(!home.home.join(".codex").exists());
 }
+
+/// A binary installed under another name than `execgate` finds the entry it wrote: a
+/// second install changes nothing, and uninstall removes it.
+#[test]
+fn a_binary_under_another_name_recognises_its_own_entry() {
+    let home = Home::new();
+    let renamed = home.home.join("eg-renamed");
+    std::fs::copy(execgate_binary(), &renamed).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(&renamed)
+            .current_dir(&home.home)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &home.home)
+            .arg("--config")
+            .arg(&home.config)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for agent in agents() {
+        let file = home.user_file(&agent);
+        for round in 0..2 {
+            let out = run(&["hook", "install", agent.word]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} {round}: {}",
+                agent.word,
+                stderr(&out)
+            );
+        }
+        assert_eq!(
+            execgate_handlers_named(&read(&file), "eg-renamed"),
+            1,
+            "{}",
+            agent.word
+        );
+        let out = run(&["hook", "uninstall", agent.word]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            agent.word,
+            stderr(&out)
+        );
+        let left = if file.exists() {
+            read(&file)
+        } else {
+            String::new()
+        };
+        assert_eq!(
+            execgate_handlers_named(&left, "eg-renamed"),
+            0,
+            "{}: {left}",
+            agent.word
+        );
+    }
+}
+
+/// How often the settings text names the binary `name`.
+fn execgate_handlers_named(text: &str, name: &str) -> usize {
+    text.matches(&format!("/{name}")).count()
+}

@@ -359,6 +359,9 @@ async fn a_write_to_an_agents_guard_settings_is_dangerous_and_asked() {
         d.decide(&r.short_id, "deny").await;
         let out = waiting.await.unwrap();
         assert_eq!(verdict(agent, &out), "deny", "{agent:?}: {out:?}");
+        let said = message(agent, &out);
+        assert!(said.contains("no rule can approve it"), "{agent:?}: {said}");
+        assert!(!said.contains("allow add"), "{agent:?}: {said}");
         // Elsewhere, the same tool is approved by the owner's rule.
         let fine = write_payload(agent, "src/main.rs", &cwd).unwrap();
         let out = hook(&d.env, agent, fine.to_string().into_bytes()).await;
@@ -424,4 +427,14 @@ async fn a_large_write_is_asked_with_its_content_summed_up() {
         verdict(HookAgent::ClaudeCode, &waiting.await.unwrap()),
         "allow"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_says_it_is_the_cli() {
+    let d = TestDaemon::start(&[]).await;
+    let out = d
+        .cli(&["request", "--no-wait", "--json", "--", "make x"])
+        .await;
+    let r: Record = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.front.as_deref(), Some("cli"), "{r:?}");
 }

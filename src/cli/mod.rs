@@ -229,6 +229,7 @@ async fn run_command(client: &Client, args: RunArgs) -> Result<i32, String> {
     };
     let mut body = json!({
         "agent": args.ask.agent,
+        "front": "cli",
         "cwd": caller_cwd(args.ask.cwd.as_deref())?,
         "reason": args.ask.reason,
         "timeout_ms": args.timeout_ms,
@@ -290,6 +291,7 @@ async fn request(client: &Client, args: RequestArgs) -> Result<i32, String> {
     let cwd = caller_cwd(args.ask.cwd.as_deref())?;
     let mut body = json!({
         "agent": args.ask.agent,
+        "front": "cli",
         "cwd": cwd,
         "reason": args.ask.reason,
         "session": args.session,

@@ -464,8 +464,8 @@ fn entry(spec: &Spec, handler: J) -> J {
     }
 }
 
-/// Whether `handler` runs `execgate … hook AGENT`: a word whose file name is `execgate`
-/// (a path or a bare name, however quoted), then, anywhere after it, the words `hook`
+/// Whether `handler` runs `execgate … hook AGENT`: a word that names execgate
+/// ([`names_execgate`]: a path or a bare name, however quoted), then, anywhere after it, the words `hook`
 /// and AGENT side by side. The words are the shell line's, or, in Claude Code's exec
 /// form (`args` present), the program and its `args` as they are.
 fn runs_execgate(handler: &Node, spec: &Spec, agent: HookAgent) -> bool {
@@ -478,15 +478,23 @@ fn runs_execgate(handler: &Node, spec: &Spec, agent: HookAgent) -> bool {
             .collect(),
         None => split_words(command),
     };
-    let Some(exe) = words
-        .iter()
-        .position(|w| Path::new(w).file_name().is_some_and(|n| n == "execgate"))
-    else {
+    let Some(exe) = words.iter().position(|w| names_execgate(w)) else {
         return false;
     };
     words[exe + 1..]
         .windows(2)
         .any(|pair| pair[0] == "hook" && pair[1] == agent.word())
+}
+
+/// Whether `word` names an execgate binary: its file name is `execgate`, or the name
+/// of the binary running now (installed under another name, it still finds the entry it
+/// wrote).
+fn names_execgate(word: &str) -> bool {
+    let name = Path::new(word).file_name();
+    name.is_some_and(|n| n == "execgate")
+        || std::env::current_exe()
+            .ok()
+            .is_some_and(|own| own.file_name().is_some() && own.file_name() == name)
 }
 
 /// A shell line's words as a POSIX shell splits them (quotes and backslashes; no

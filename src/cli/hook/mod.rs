@@ -47,7 +47,7 @@ use serde_json::{Value, json};
 
 use crate::client::Client;
 use crate::config::Config;
-use crate::model::{Record, Status, sha256_hex, shell_join};
+use crate::model::{Record, Risk, Status, sha256_hex, shell_join};
 pub use agents::Answer;
 use agents::{Verdict, What};
 
@@ -200,6 +200,8 @@ fn said(r: &Record) -> (Verdict, String) {
         .clone()
         .unwrap_or_else(|| format!("not approved ({})", r.status));
     let rule = match r.command.tool() {
+        // No rule approves a dangerous request: the owner decides it each time.
+        _ if r.risk == Risk::Dangerous => String::new(),
         Some(t) => format!("execgate allow add --tool {}", t.name),
         None => {
             let command = r.command.display();
@@ -216,8 +218,14 @@ fn said(r: &Record) -> (Verdict, String) {
     (
         Verdict::Deny,
         format!(
-            "execgate {id}: {why} (via {how}). Nothing ran. While a request waits, the owner approves it with `/approve {id}` in chat or `execgate approve {id}` on the host; asking again makes a new request with a new ID. To allow it without asking, the owner adds a rule: `{rule}`.",
+            "execgate {id}: {why} (via {how}). Nothing ran. While a request waits, the owner approves it with `/approve {id}` in chat or `execgate approve {id}` on the host; asking again makes a new request with a new ID. {after}",
             id = r.short_id,
+            after = if rule.is_empty() {
+                "It is dangerous, so no rule can approve it: the owner must approve it each time."
+                    .to_string()
+            } else {
+                format!("To allow it without asking, the owner adds a rule: `{rule}`.")
+            },
         ),
     )
 }
