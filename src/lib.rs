@@ -19,7 +19,8 @@
 //!   settings in force, into a [`model::RequestSpec`].
 //! - [`policy`]: the decision pipeline: security mode, deny list, allowed binaries, shell
 //!   analysis, allowlist, safe binaries, when to ask, by one [`policy::Settings`] per
-//!   request. Its program profiles (`policy::programs`) say what every word of a known
+//!   request; for a tool call (`policy::tools`), its name and the protected paths its
+//!   input names. Its program profiles (`policy::programs`) say what every word of a known
 //!   program means, read as the program reads it; nothing is approved without a human
 //!   that they cannot account for.
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution; the
@@ -43,9 +44,12 @@
 //!   reaction map and deny patterns checked as it loads, and [`trusted_file`]: reading
 //!   the config file and `--env-file` only when nobody but execgate's user or root could
 //!   have written them.
-//! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets.
+//! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets;
+//!   among them (`cli::hook`) the coding agents' hooks, which answer each agent in its own
+//!   format, and the editing of those agents' settings that installs them.
 //! - [`model`]: the contract's words (statuses, decisions, channels), what a request is
-//!   (`Command`, `RequestSpec`, `AgentName`) and the record it becomes.
+//!   (`Command`: a shell line, an argv or a tool call; `RequestSpec`, `AgentName`) and the
+//!   record it becomes.
 //! - [`yaml`]: the YAML rendering of a run's result, for tool fronts.
 //! - [`systemd`]: readiness, watchdog and socket activation; [`sys`]: the few raw system
 //!   calls.
