@@ -438,3 +438,34 @@ async fn the_cli_says_it_is_the_cli() {
     let r: Record = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r.front.as_deref(), Some("cli"), "{r:?}");
 }
+
+/// A Write too large for the socket gets its long strings summed up; a path the agent's
+/// tool would shorten to a guard file must not be one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_write_cannot_hide_a_guard_path_in_its_summary() {
+    let d = TestDaemon::start(&[]).await;
+    d.add_rule(json!({"agent": null, "pattern": "Write", "kind": "tool"}))
+        .await;
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().to_string_lossy().into_owned();
+    let path = format!("{}.claude/settings.json", "./".repeat(1500));
+    let payload = json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": path, "content": "z".repeat(100_000)}});
+    let env = d.env.clone();
+    let waiting = tokio::spawn(async move {
+        hook(
+            &env,
+            HookAgent::ClaudeCode,
+            payload.to_string().into_bytes(),
+        )
+        .await
+    });
+    let r = pending_request(&d, "settings.json").await;
+    assert_eq!(r.risk, Risk::Dangerous, "{:?}", r.risk_reasons);
+    d.decide(&r.short_id, "deny").await;
+    assert_eq!(
+        verdict(HookAgent::ClaudeCode, &waiting.await.unwrap()),
+        "deny"
+    );
+}

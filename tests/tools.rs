@@ -195,6 +195,18 @@ async fn writing_guard_settings_or_execgates_own_files_is_dangerous_and_never_al
             json!({"edits": [{"file_path": "src/a.rs"}, {"file_path": ".git/hooks/post-checkout"}]}),
             "git hooks",
         ),
+        // Paths a tool's own path handling shortens to a guard file: longer than PATH_MAX
+        // as written, or with a newline in a component that `..` then takes back.
+        (
+            "Write",
+            json!({"file_path": format!("{}.git/config", "./".repeat(2100))}),
+            "git configuration",
+        ),
+        (
+            "Write",
+            json!({"file_path": "src\n/../.git/hooks/pre-commit"}),
+            "git hooks",
+        ),
         // execgate's own socket directory and database.
         (
             "Write",

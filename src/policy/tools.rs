@@ -27,8 +27,10 @@ pub const MAX_STRINGS: usize = 4096;
 /// How deep a tool's input is walked; deeper is not understood.
 pub const MAX_DEPTH: usize = 32;
 
-/// A string longer than this is content, not a path (PATH_MAX).
-const MAX_PATH_LEN: usize = 4096;
+/// The longest path the kernel opens (PATH_MAX). A longer string can still name a
+/// file once a tool's own path handling shortens it (`./././…`, `a/../…`), so it is
+/// judged as written too; only the filesystem is not asked about it.
+pub const MAX_PATH_LEN: usize = 4096;
 
 /// `policy.tools.deny`, compiled.
 #[derive(Debug)]
@@ -150,8 +152,12 @@ impl Protected {
     /// Why a string from a tool's input names a protected path, if it does: as written
     /// (resolved against `cwd`, `~` expanded, `.` and `..` taken lexically), and as the
     /// filesystem resolves it (symlinks followed as far as the path exists).
+    ///
+    /// Every string is judged, however long and whatever it holds (a newline may sit in a
+    /// component that `..` takes back): a string that is content, not a path, at worst
+    /// puts the call to a human.
     pub fn names(&self, text: &str, cwd: Option<&Path>) -> Option<String> {
-        if text.is_empty() || text.len() > MAX_PATH_LEN || text.contains(['\n', '\0']) {
+        if text.is_empty() || text.contains('\0') {
             return None;
         }
         let text = text.strip_prefix("file://").unwrap_or(text);
@@ -164,13 +170,18 @@ impl Protected {
                 Some(cwd) => cwd.join(path),
                 // No directory to resolve against: judged by its components alone.
                 None => {
-                    return paths::guard_settings(text).map(|what| format!("{what} (`{text}`)"));
+                    let relative = lexically_normal(path);
+                    let shown = relative.to_string_lossy();
+                    return paths::guard_settings(&shown).map(|what| format!("{what} (`{shown}`)"));
                 }
             }
         };
         let lexical = lexically_normal(&written);
         if let Some(why) = self.judge(&lexical) {
             return Some(why);
+        }
+        if lexical.as_os_str().len() > MAX_PATH_LEN {
+            return None;
         }
         let resolved = resolve_existing(&lexical)?;
         (resolved != lexical)
@@ -258,8 +269,9 @@ fn push_string<'a>(s: &'a str, out: &mut Vec<&'a str>, overflow: &mut Option<Str
     }
 }
 
-/// `path` with `.` dropped and `..` taken back a component, without the filesystem.
-fn lexically_normal(path: &Path) -> PathBuf {
+/// `path` with `.` dropped and `..` taken back a component, without the filesystem: as
+/// a tool's own path handling (Node's `path.resolve`, Python's `normpath`) reads it.
+pub fn lexically_normal(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

@@ -48,6 +48,7 @@ use serde_json::{Value, json};
 use crate::client::Client;
 use crate::config::Config;
 use crate::model::{Record, Risk, Status, sha256_hex, shell_join};
+use crate::policy::tools::{MAX_PATH_LEN, lexically_normal};
 pub use agents::Answer;
 use agents::{Verdict, What};
 
@@ -232,14 +233,16 @@ fn said(r: &Record) -> (Verdict, String) {
 
 /// Makes the request fit the agent socket's body limit: a tool call's long strings (a
 /// file's new content) are summed up (length, sha256, head) as the owner would see them
-/// cut anyway. A command is never changed: one too long is refused.
+/// cut anyway. A string that could still name a file is never summed up: the daemon
+/// must see every path to judge it. A command is never changed: one too long is refused.
 fn fit(body: &mut Value) -> Result<(), String> {
     let size = |b: &Value| b.to_string().len();
     if size(body) <= MAX_BODY {
         return Ok(());
     }
+    let cwd = body["cwd"].as_str().map(std::path::PathBuf::from);
     if let Some(input) = body.get_mut("tool").and_then(|t| t.get_mut("input")) {
-        sum_up_long_strings(input);
+        sum_up_long_strings(input, cwd.as_deref());
     }
     if size(body) <= MAX_BODY {
         return Ok(());
@@ -250,9 +253,9 @@ fn fit(body: &mut Value) -> Result<(), String> {
     ))
 }
 
-fn sum_up_long_strings(value: &mut Value) {
+fn sum_up_long_strings(value: &mut Value, cwd: Option<&std::path::Path>) {
     match value {
-        Value::String(s) if s.len() > LONG_STRING => {
+        Value::String(s) if s.len() > LONG_STRING && !could_name_a_file(s, cwd) => {
             let head: String = s.chars().take(200).collect();
             *s = format!(
                 "[execgate: {} bytes, sha256 {}; begins: {head}]",
@@ -260,8 +263,19 @@ fn sum_up_long_strings(value: &mut Value) {
                 sha256_hex(s.as_bytes())
             );
         }
-        Value::Array(items) => items.iter_mut().for_each(sum_up_long_strings),
-        Value::Object(map) => map.values_mut().for_each(sum_up_long_strings),
+        Value::Array(items) => items.iter_mut().for_each(|v| sum_up_long_strings(v, cwd)),
+        Value::Object(map) => map.values_mut().for_each(|v| sum_up_long_strings(v, cwd)),
         _ => {}
     }
+}
+
+/// Whether `s`, read as a path from `cwd` as a tool's path handling reads it, is short
+/// enough to open (`./././.claude/settings.json` is, however long as written).
+fn could_name_a_file(s: &str, cwd: Option<&std::path::Path>) -> bool {
+    let path = std::path::Path::new(s);
+    let whole = match cwd {
+        Some(cwd) if path.is_relative() => cwd.join(path),
+        _ => path.to_path_buf(),
+    };
+    lexically_normal(&whole).as_os_str().len() <= MAX_PATH_LEN
 }
