@@ -123,10 +123,17 @@ pub fn is_secret(path: &str) -> bool {
 /// writing them is never approved without a human. Judged on components: the path may be
 /// relative, and the agent's filesystem may not be readable here.
 pub fn guard_settings(path: &str) -> Option<&'static str> {
-    let parts: Vec<&str> = path
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
+    // `..` taken back as the kernel would through real directories: `.git/x/../config`.
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
     let n = parts.len();
     let name = *parts.last()?;
     let parent = |i: usize| (n > i).then(|| parts[n - 1 - i]);
@@ -218,6 +225,8 @@ mod tests {
             "/srv/repo/.git/hooks/pre-commit",
             ".git/hooks",
             "./.git//config",
+            "repo/.git/x/../config",
+            ".git/hooks/../hooks/pre-push",
             "/home/u/.claude/settings.json",
             ".claude/settings.local.json",
             "/home/u/.codex/hooks.json",
