@@ -3,13 +3,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, ensure};
+use anyhow::Result;
 use hyper::StatusCode;
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 
 use crate::baseline::Baseline;
-use crate::client::{Conn, Tally, expect};
+use crate::client::{Conn, Tally, add_exact_rule, expect};
 use crate::lab::{Daemon, Lab};
 use crate::stats::{Stats, ms, ratio, show, times};
 use crate::{ALLOWED, Plan, REQUESTS};
@@ -94,16 +94,7 @@ pub async fn allowlisted(
     plan: &Plan,
     ask: &Bytes,
 ) -> Result<Allowlisted> {
-    let rule = json!({"agent": null, "pattern": ALLOWED, "kind": "exact"});
-    let (status, answer) = Conn::open(&lab.admin_socket())
-        .await?
-        .post("/v1/allowlist", Bytes::from(rule.to_string()))
-        .await?;
-    ensure!(
-        status == StatusCode::CREATED || status == StatusCode::OK,
-        "adding the allowlist rule: {status} {}",
-        String::from_utf8_lossy(&answer)
-    );
+    add_exact_rule(&lab.admin_socket(), ALLOWED).await?;
     // One request first: the rule works, and the answer's size is known.
     let (status, answer) = Conn::open(&lab.agent_socket())
         .await?

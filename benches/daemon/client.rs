@@ -139,6 +139,22 @@ impl Tally {
 /// WAL, every commit durable (`synchronous=FULL`), foreign keys; a lock is waited on for
 /// up to 5 s. SQLite is synchronous: the bench only opens its database while no daemon
 /// runs, when its single-threaded runtime has nothing else to do.
+/// Adds an exact allowlist rule for every agent over `admin` (the sections that measure
+/// an allowlisted request start with one).
+pub async fn add_exact_rule(admin: &Path, pattern: &str) -> Result<()> {
+    let rule = serde_json::json!({"agent": null, "pattern": pattern, "kind": "exact"});
+    let (status, answer) = Conn::open(admin)
+        .await?
+        .post("/v1/allowlist", Bytes::from(rule.to_string()))
+        .await?;
+    anyhow::ensure!(
+        status == StatusCode::CREATED || status == StatusCode::OK,
+        "adding the allowlist rule: {status} {}",
+        String::from_utf8_lossy(&answer)
+    );
+    Ok(())
+}
+
 pub fn open_db(path: &Path) -> Result<Connection> {
     let db = Connection::open_with_flags(
         path,

@@ -18,11 +18,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
-use hyper::StatusCode;
-use hyper::body::Bytes;
 use serde_json::{Value, json};
 
-use crate::client::Conn;
+use crate::client::add_exact_rule;
 use crate::lab::{Lab, daemon_binary};
 use crate::stats::{Stats, show};
 use crate::{ALLOWED, Plan};
@@ -109,16 +107,7 @@ fn once(cmd: &mut Command, stdin: &[u8]) -> Result<(Duration, std::process::Outp
 
 pub async fn hook_cost(lab: &mut Lab, plan: &Plan) -> Result<HookCost> {
     let daemon = lab.start(&lab.path().join("state/hook.db")).await?;
-    let rule = json!({"agent": null, "pattern": ALLOWED, "kind": "exact"});
-    let (status, answer) = Conn::open(&lab.admin_socket())
-        .await?
-        .post("/v1/allowlist", Bytes::from(rule.to_string()))
-        .await?;
-    ensure!(
-        status == StatusCode::CREATED || status == StatusCode::OK,
-        "adding the allowlist rule: {status} {}",
-        String::from_utf8_lossy(&answer)
-    );
+    add_exact_rule(&lab.admin_socket(), ALLOWED).await?;
     let stdin = payload(lab.path());
     let hook = |socket: &Path| {
         let mut c = Command::new(daemon_binary());

@@ -410,23 +410,7 @@ impl Policy {
         }
         let allowlisted = !verdict.rules_matched.is_empty();
 
-        verdict.fallback_approves = match config.approval.ask_fallback {
-            AskFallback::Deny => false,
-            AskFallback::Allowlist => allowlisted,
-            AskFallback::Full => true,
-        };
-        // Step 9.
-        verdict.outcome = match config.approval.ask {
-            Ask::Always => Outcome::Ask,
-            _ if allowlisted => Outcome::Approve { by_allowlist: true },
-            _ if safe => Outcome::Approve {
-                by_allowlist: false,
-            },
-            Ask::OnMiss => Outcome::Ask,
-            Ask::Off => Outcome::Deny {
-                reason: "no allowlist rule matched and approval.ask is `off`".into(),
-            },
-        };
+        conclude(&mut verdict, config, allowlisted, safe, "allowlist rule");
         verdict
     }
 
@@ -503,22 +487,7 @@ impl Policy {
         }
         let allowlisted = !verdict.rules_matched.is_empty();
         let safe = understood && risk == Risk::Safe;
-        verdict.fallback_approves = match config.approval.ask_fallback {
-            AskFallback::Deny => false,
-            AskFallback::Allowlist => allowlisted,
-            AskFallback::Full => true,
-        };
-        verdict.outcome = match config.approval.ask {
-            Ask::Always => Outcome::Ask,
-            _ if allowlisted => Outcome::Approve { by_allowlist: true },
-            _ if safe => Outcome::Approve {
-                by_allowlist: false,
-            },
-            Ask::OnMiss => Outcome::Ask,
-            Ask::Off => Outcome::Deny {
-                reason: "no tool rule matched and approval.ask is `off`".into(),
-            },
-        };
+        conclude(&mut verdict, config, allowlisted, safe, "tool rule");
         verdict
     }
 
@@ -589,6 +558,29 @@ impl Policy {
             refusal => refusal,
         }
     }
+}
+
+/// Steps 9 and 10, for commands and tool calls alike: what `approval.ask` makes of a
+/// request a rule (`allowlisted`) or the safe list (`safe`) did or did not approve, and
+/// what a timeout would make of it (`approval.ask_fallback`). `rule` names the kind of
+/// rule that missed, for the deny's reason.
+fn conclude(verdict: &mut Verdict, config: &Config, allowlisted: bool, safe: bool, rule: &str) {
+    verdict.fallback_approves = match config.approval.ask_fallback {
+        AskFallback::Deny => false,
+        AskFallback::Allowlist => allowlisted,
+        AskFallback::Full => true,
+    };
+    verdict.outcome = match config.approval.ask {
+        Ask::Always => Outcome::Ask,
+        _ if allowlisted => Outcome::Approve { by_allowlist: true },
+        _ if safe => Outcome::Approve {
+            by_allowlist: false,
+        },
+        Ask::OnMiss => Outcome::Ask,
+        Ask::Off => Outcome::Deny {
+            reason: format!("no {rule} matched and approval.ask is `off`"),
+        },
+    };
 }
 
 /// The subject's command, parsed for the shells it will run under.
