@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::model::{Command, InputSummary, Record, Rule, sha256_hex};
+use crate::model::{Command, InputSummary, Record, Risk, Rule, Status, sha256_hex, shell_join};
 use crate::text::{clip_chars, visible};
 
 /// How much of an input's head is shown, escaped.
@@ -221,6 +221,50 @@ pub fn rule_list(rules: &[Rule]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What an agent (and through it the model and the user) is told of a terminal record:
+/// the short id, what happened, and, when it was not approved, how to get it approved.
+/// Shared by the hooks and the MCP server.
+pub fn for_agent(r: &Record) -> String {
+    let how = match (r.via, &r.decided_by) {
+        (Some(via), Some(by)) => format!("{via}, by {by}"),
+        (Some(via), None) => via.to_string(),
+        (None, _) => String::new(),
+    };
+    if r.status == Status::Approved {
+        return format!("execgate {}: approved ({how})", r.short_id);
+    }
+    let why = r
+        .error
+        .clone()
+        .unwrap_or_else(|| format!("not approved ({})", r.status));
+    let rule = match r.command.tool() {
+        // No rule approves a dangerous request: the owner decides it each time.
+        _ if r.risk == Risk::Dangerous => String::new(),
+        Some(t) => format!("execgate allow add --tool {}", t.name),
+        None => {
+            let command = r.command.display();
+            if command.chars().count() <= 200 && !command.contains(['\n', '\r']) {
+                format!(
+                    "execgate allow add -- {}",
+                    shell_join(&[command.into_owned()])
+                )
+            } else {
+                "execgate allow add -- COMMAND".into()
+            }
+        }
+    };
+    format!(
+        "execgate {id}: {why} (via {how}). Nothing ran. While a request waits, the owner approves it with `/approve {id}` in chat or `execgate approve {id}` on the host; asking again makes a new request with a new ID. {after}",
+        id = r.short_id,
+        after = if rule.is_empty() {
+            "It is dangerous, so no rule can approve it: the owner must approve it each time."
+                .to_string()
+        } else {
+            format!("To allow it without asking, the owner adds a rule: `{rule}`.")
+        },
+    )
 }
 
 #[cfg(test)]

@@ -45,22 +45,15 @@ use std::time::Duration;
 use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::client::Client;
+use crate::client::{Client, fit};
 use crate::config::Config;
-use crate::model::{Record, Risk, Status, sha256_hex, shell_join};
-use crate::policy::tools::{MAX_PATH_LEN, lexically_normal};
+use crate::model::{Record, Status};
+use crate::render;
 pub use agents::Answer;
 use agents::{Verdict, What};
 
 /// The most stdin a hook reads. More is refused, not cut: a deny.
 pub const MAX_INPUT: usize = 4 << 20;
-
-/// The agent socket takes bodies up to 64 KiB; a tool call's input larger than this
-/// (a `Write` of a big file) has its long strings summed up to fit.
-const MAX_BODY: usize = 60 << 10;
-
-/// A string of a tool's input longer than this is summed up when the input must shrink.
-const LONG_STRING: usize = 1024;
 
 /// Runs the hook: stdin → a request → the agent's answer on stdout/stderr. Returns the
 /// exit code. Nothing here can end in "allow" but an approved record.
@@ -178,104 +171,16 @@ async fn decide(
             );
         }
     };
-    let (verdict, message) = said(&record);
-    agents::answer(which, &ask.event, verdict, &message, false)
-}
-
-/// The verdict and the message the agent (and through it the model and the user) reads:
-/// the short id, what happened, and how to get it approved.
-fn said(r: &Record) -> (Verdict, String) {
-    let how = match (r.via, &r.decided_by) {
-        (Some(via), Some(by)) => format!("{via}, by {by}"),
-        (Some(via), None) => via.to_string(),
-        (None, _) => String::new(),
+    let verdict = if record.status == Status::Approved {
+        Verdict::Allow
+    } else {
+        Verdict::Deny
     };
-    if r.status == Status::Approved {
-        return (
-            Verdict::Allow,
-            format!("execgate {}: approved ({how})", r.short_id),
-        );
-    }
-    let why = r
-        .error
-        .clone()
-        .unwrap_or_else(|| format!("not approved ({})", r.status));
-    let rule = match r.command.tool() {
-        // No rule approves a dangerous request: the owner decides it each time.
-        _ if r.risk == Risk::Dangerous => String::new(),
-        Some(t) => format!("execgate allow add --tool {}", t.name),
-        None => {
-            let command = r.command.display();
-            if command.chars().count() <= 200 && !command.contains(['\n', '\r']) {
-                format!(
-                    "execgate allow add -- {}",
-                    shell_join(&[command.into_owned()])
-                )
-            } else {
-                "execgate allow add -- COMMAND".into()
-            }
-        }
-    };
-    (
-        Verdict::Deny,
-        format!(
-            "execgate {id}: {why} (via {how}). Nothing ran. While a request waits, the owner approves it with `/approve {id}` in chat or `execgate approve {id}` on the host; asking again makes a new request with a new ID. {after}",
-            id = r.short_id,
-            after = if rule.is_empty() {
-                "It is dangerous, so no rule can approve it: the owner must approve it each time."
-                    .to_string()
-            } else {
-                format!("To allow it without asking, the owner adds a rule: `{rule}`.")
-            },
-        ),
+    agents::answer(
+        which,
+        &ask.event,
+        verdict,
+        &render::for_agent(&record),
+        false,
     )
-}
-
-/// Makes the request fit the agent socket's body limit: a tool call's long strings (a
-/// file's new content) are summed up (length, sha256, head) as the owner would see them
-/// cut anyway. A string that could still name a file is never summed up: the daemon
-/// must see every path to judge it. A command is never changed: one too long is refused.
-fn fit(body: &mut Value) -> Result<(), String> {
-    let size = |b: &Value| b.to_string().len();
-    if size(body) <= MAX_BODY {
-        return Ok(());
-    }
-    let cwd = body["cwd"].as_str().map(std::path::PathBuf::from);
-    if let Some(input) = body.get_mut("tool").and_then(|t| t.get_mut("input")) {
-        sum_up_long_strings(input, cwd.as_deref());
-    }
-    if size(body) <= MAX_BODY {
-        return Ok(());
-    }
-    Err(format!(
-        "the request is larger than execgate accepts ({} KiB); execgate does not judge what it cannot see whole",
-        MAX_BODY >> 10
-    ))
-}
-
-fn sum_up_long_strings(value: &mut Value, cwd: Option<&std::path::Path>) {
-    match value {
-        Value::String(s) if s.len() > LONG_STRING && !could_name_a_file(s, cwd) => {
-            let head: String = s.chars().take(200).collect();
-            *s = format!(
-                "[execgate: {} bytes, sha256 {}; begins: {head}]",
-                s.len(),
-                sha256_hex(s.as_bytes())
-            );
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| sum_up_long_strings(v, cwd)),
-        Value::Object(map) => map.values_mut().for_each(|v| sum_up_long_strings(v, cwd)),
-        _ => {}
-    }
-}
-
-/// Whether `s`, read as a path from `cwd` as a tool's path handling reads it, is short
-/// enough to open (`./././.claude/settings.json` is, however long as written).
-fn could_name_a_file(s: &str, cwd: Option<&std::path::Path>) -> bool {
-    let path = std::path::Path::new(s);
-    let whole = match cwd {
-        Some(cwd) if path.is_relative() => cwd.join(path),
-        _ => path.to_path_buf(),
-    };
-    lexically_normal(&whole).as_os_str().len() <= MAX_PATH_LEN
 }
