@@ -50,6 +50,10 @@ pub struct Analysis {
     pub commands: Vec<SimpleCommand>,
     /// Every redirection, in source order.
     pub redirects: Vec<Redirect>,
+    /// `commands` may not be every program the line runs, or their words may be
+    /// approximations: the parse failed, or a bound stopped the walk (the reasons say
+    /// which). Never set without a reason in `not_plain`.
+    pub partial: bool,
 }
 
 /// One simple command: a program and its arguments.
@@ -96,6 +100,7 @@ impl Analysis {
                 ..SimpleCommand::default()
             }],
             redirects: Vec::new(),
+            partial: false,
         }
     }
 }
@@ -297,6 +302,7 @@ fn analyse_within(command: &str, shells: &[Shell], limits: Limits) -> Analysis {
     if root.has_error() {
         let at = first_error(root).start_byte();
         walk.not_plain(format!("parse error at offset {at}"));
+        walk.out.partial = true;
     }
     walk.node(root, false);
     dedup_reasons(&mut a.not_plain);
@@ -383,6 +389,7 @@ fn tokens(command: &str) -> usize {
 /// lexical cut finds, so that risk still sees the programs. The caller has said why it
 /// is not plain.
 fn lexical(command: &str, out: &mut Analysis) {
+    out.partial = true;
     for segment in shell::segments(command) {
         if out.commands.len() >= MAX_COMMANDS {
             out.not_plain.push(too_many_commands());
@@ -588,6 +595,7 @@ impl Walk<'_, '_> {
     fn too_deep(&mut self, node: Node<'_>) {
         let what = format!("syntax nested more than {MAX_NESTING} deep: too deep to analyse");
         self.at(node, &what);
+        self.out.partial = true;
         self.flat_commands(node);
     }
 
@@ -598,6 +606,7 @@ impl Walk<'_, '_> {
         }
         if !self.too_many {
             self.too_many = true;
+            self.out.partial = true;
             self.not_plain(too_many_commands());
         }
         true
@@ -1483,6 +1492,31 @@ mod tests {
             "{:?}",
             a.not_plain
         );
+        assert!(a.partial);
+    }
+
+    #[test]
+    fn partial_says_when_the_commands_may_not_be_all() {
+        // Whole: not plain, yet every program is known.
+        for whole in ["ls | cat", "ls $(id) > f", "(a; b) && { c; }", "x=1 y"] {
+            assert!(!analyse(whole).partial, "{whole}");
+        }
+        let deep = format!(
+            "{}x{}",
+            "$(".repeat(MAX_NESTING + 2),
+            ")".repeat(MAX_NESTING + 2)
+        );
+        let long = format!("echo {}", "a ".repeat(MAX_TOKENS + 1));
+        for partial in [
+            "ls '",
+            "ls; $(rm",
+            "if then fi",
+            deep.as_str(),
+            long.as_str(),
+        ] {
+            let a = analyse(partial);
+            assert!(a.partial && !a.plain(), "{partial}: {a:?}");
+        }
     }
 
     #[test]
