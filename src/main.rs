@@ -77,8 +77,14 @@ fn main() {
     // Logs go to stderr (journald under systemd). EXECGATE_LOG_FORMAT=json gives one JSON
     // object per line for log pipelines.
     if !hook {
+        // The MCP server's stderr is shown by its client; the SDK's notes on every
+        // message would drown execgate's own there.
+        let default = match cli.verb {
+            Verb::Mcp(_) => "warn,execgate=info",
+            _ => "info",
+        };
         let filter = tracing_subscriber::EnvFilter::try_from_env("EXECGATE_LOG")
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
         let logs = tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_writer(std::io::stderr);

@@ -91,6 +91,18 @@ pub enum Verb {
     /// on stdin, asks execgate, waits, and answers allow or deny in the agent's format;
     /// `execgate hook install|uninstall AGENT` edits the agent's settings.
     Hook(HookArgs),
+    /// An MCP server on stdin/stdout, for MCP clients (Claude Code, Codex, Gemini CLI, …):
+    /// tools that ask execgate and, once approved, run (docs/mcp.md). `--socket` names
+    /// the daemon's agent socket; ALLOWED_COMMANDS and ALLOWED_CWD_ROOTS narrow what it
+    /// asks for.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The agent name to ask as (default: mcp).
+    #[arg(long = "agent", env = "EXECGATE_AGENT", value_name = "NAME")]
+    pub agent_name: Option<String>,
 }
 
 #[derive(Debug, Args)]

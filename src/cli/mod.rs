@@ -6,6 +6,7 @@
 
 mod args;
 pub mod hook;
+mod mcp;
 mod print;
 
 pub use args::*;
@@ -23,6 +24,12 @@ use print::{print_json, print_record, print_records, print_rules, print_runs};
 
 /// Runs a client verb; returns the process exit code.
 pub async fn run(global: &Global, verb: Verb) -> i32 {
+    // The MCP server starts whatever its configuration: a client that cannot start it
+    // shows the user little, while each tool call can say why it cannot ask.
+    if let Verb::Mcp(args) = verb {
+        let config = Config::load(&global.overrides()).map_err(|e| e.to_string());
+        return mcp::serve(config, args.agent_name).await;
+    }
     let config = match Config::load(&global.overrides()) {
         Ok(c) => c,
         // A hook that cannot read its configuration still answers its agent: a deny.
@@ -88,6 +95,7 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
     let admin = Client::new(&config.admin_socket);
     match verb {
         Verb::Serve => unreachable!("serve is handled by main"),
+        Verb::Mcp(_) => unreachable!("mcp is handled by run"),
         // (`hook install|uninstall` returned above.)
         Verb::Hook(HookArgs {
             which, agent_name, ..
