@@ -15,6 +15,7 @@
 //! - [`uid`](mod@uid): a hostile agent on uid 65534.
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
 //! - [`fake_telegram`]: a fake Telegram Bot API server.
+//! - [`peers`]: outside programs the tests drive (the MCP clients), installed on first use.
 //! - [`corpus`]: the bypass corpus, commands with the verdicts policy must reach.
 //! - [`policy_bench`]: the benches' 10,000-rule policy over that corpus.
 
@@ -28,6 +29,7 @@ pub mod corpus;
 pub mod db;
 pub mod fake_telegram;
 pub mod heavy;
+pub mod peers;
 pub mod policy_bench;
 pub mod process;
 pub mod uid;
