@@ -46,7 +46,10 @@
 //!   have written them.
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets;
 //!   among them (`cli::hook`) the coding agents' hooks, which answer each agent in its own
-//!   format, and the editing of those agents' settings that installs them.
+//!   format, and the editing of those agents' settings that installs them; and
+//!   (`cli::mcp`) the MCP server, whose tools ask over the agent socket like any agent,
+//!   with the narrowing its environment sets, progress while a human decides, and a
+//!   cancelled call cancelling its request.
 //! - [`model`]: the contract's words (statuses, decisions, channels), what a request is
 //!   (`Command`: a shell line, an argv or a tool call; `RequestSpec`, `AgentName`) and the
 //!   record it becomes.

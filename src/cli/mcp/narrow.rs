@@ -198,6 +198,14 @@ mod tests {
             "ls && { cat; rm x; }",
             "ls '",
             "FOO=1 env ls",
+            "ls\nrm x",
+            "ls # \nrm x",
+            "ls & rm x",
+            "cat <<EOF\n$(rm -rf x)\nEOF",
+            "cat <<< \"$(rm x)\"",
+            "f() { rm x; }; f",
+            "ls >(rm x)",
+            "exec ls",
         ] {
             assert!(n.command(&line(refused)).is_err(), "{refused}");
         }
