@@ -435,6 +435,22 @@ async fn inspector_cli_runs_seed_002s_scenarios() {
     );
     let tools = result_of(&out);
     assert_eq!(tools["tools"].as_array().unwrap().len(), 5);
+    // Either protocol era: the 2025-11-25 handshake, or 2026-07-28's discovery.
+    for era in ["legacy", "modern"] {
+        let mut args = vec!["--protocol-era", era];
+        args.extend(call_args("execute_command", &["command=echo era"]));
+        let out = inspector(&d, &[], &args).await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{era}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            result_text(&result_of(&out)).contains("stdout: \"era\\n\""),
+            "{era}"
+        );
+    }
 
     // Runs: YAML text, the record as structuredContent, exit 0.
     let out = inspector(&d, &[], &call_args("execute_command", &["command=echo hi"])).await;
@@ -561,4 +577,42 @@ async fn inspector_cli_waits_for_the_owner() {
     assert_eq!(out.status.code(), Some(5));
     assert!(result_text(&result_of(&out)).contains(&format!("/approve {short}")));
     assert!(!marker.exists());
+    // The client killed mid-wait: the server's stdin ends, the request is cancelled.
+    let args = call_args("execute_command", &["command=touch left"]);
+    let config = d.dir.path().join("inspector-kill.json");
+    let servers = json!({"mcpServers": {"execgate": {
+        "command": execgate_binary(), "args": ["mcp"], "env": server_env(&d, &[]),
+    }}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let mut client = tokio::process::Command::new(mcp_inspector())
+        .args(["--cli", "--config"])
+        .arg(&config)
+        .args(["--server", "execgate"])
+        .args(&args)
+        .env("MCP_INSPECTOR_SECRET_STORE", "memory")
+        .current_dir(d.dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let p = d.pending_for("touch left").await;
+    client.kill().await.unwrap();
+    let r = d.terminal(&p.id).await;
+    assert_eq!(
+        (r.status, r.via),
+        (Status::Cancelled, Some(Via::Disconnect))
+    );
+    assert!(!d.dir.path().join("left").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspector_cli_with_the_daemon_down_gets_a_clear_tool_error() {
+    let mut d = TestDaemon::start(&[]).await;
+    d.stop().await;
+    let out = inspector(&d, &[], &call_args("execute_command", &["command=ls"])).await;
+    assert_eq!(out.status.code(), Some(5));
+    let text = result_text(&result_of(&out));
+    assert!(text.contains("cannot connect to execgate at"), "{text}");
+    assert!(text.contains("nothing ran"), "{text}");
 }
