@@ -77,10 +77,11 @@ fn main() {
     // Logs go to stderr (journald under systemd). EXECGATE_LOG_FORMAT=json gives one JSON
     // object per line for log pipelines.
     if !hook {
-        // The MCP server's stderr is shown by its client; the SDK's notes on every
-        // message would drown execgate's own there.
+        // The MCP server's stderr is shown by its client; the SDK's notes (a warning for
+        // every malformed call, which the client is told of anyway) would drown
+        // execgate's own there.
         let default = match cli.verb {
-            Verb::Mcp(_) => "warn,execgate=info",
+            Verb::Mcp(_) => "error,execgate=info",
             _ => "info",
         };
         let filter = tracing_subscriber::EnvFilter::try_from_env("EXECGATE_LOG")

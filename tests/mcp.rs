@@ -921,3 +921,47 @@ async fn an_agent_on_its_own_uid_gets_nothing_more_through_the_mcp_server() {
     assert!(!marker.exists());
     assert_eq!(d.record(&owners.id).await.status, Status::Pending);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_leaves_before_any_session_is_no_error() {
+    let d = TestDaemon::start(&[]).await;
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "1"},
+    }}});
+    for input in [String::new(), format!("{discover}\n")] {
+        let mut child = tokio::process::Command::new(execgate_binary())
+            .arg("mcp")
+            .env_clear()
+            .envs(d.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).await.unwrap();
+        drop(stdin);
+        let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+            .await
+            .expect("the server exits")
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{input:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if !input.is_empty() {
+            let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(answer["id"], 1, "{answer}");
+            assert!(
+                answer["result"]["supportedVersions"]
+                    .to_string()
+                    .contains("2026-07-28"),
+                "{answer}"
+            );
+        }
+    }
+}

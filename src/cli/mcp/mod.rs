@@ -60,11 +60,12 @@ const RUN_SLACK: Duration = Duration::from_secs(300);
 /// why it cannot ask.
 pub async fn serve(config: Result<Config, String>, agent: Option<String>) -> i32 {
     let gone = CancellationToken::new();
+    let watching = gone.clone();
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let transport = AsyncRwTransport::new_server(
         EofWatch {
             inner: stdin,
-            gone: gone.clone(),
+            gone: watching,
         },
         stdout,
     )
@@ -74,7 +75,7 @@ pub async fn serve(config: Result<Config, String>, agent: Option<String>) -> i32
         agent: agent.unwrap_or_else(|| "mcp".into()),
         narrowing: Narrowing::from_env(),
         here: std::env::current_dir().map_err(|e| e.to_string()),
-        gone,
+        gone: gone.clone(),
     }));
     if let Err(e) = &server.0.config {
         tracing::error!(error = %e, "the configuration does not load: every tool call will fail");
@@ -90,8 +91,14 @@ pub async fn serve(config: Result<Config, String>, agent: Option<String>) -> i32
                 1
             }
         },
+        // A client that leaves before any session began (a 2026-07-28 client that only
+        // discovered, an empty stdin) has simply gone.
+        Err(e) if gone.is_cancelled() => {
+            tracing::debug!(error = %e, "MCP client gone before a session began");
+            0
+        }
         Err(e) => {
-            tracing::error!(error = %e, "the MCP client did not complete the handshake");
+            tracing::error!(error = %e, "no MCP session: the client did not open one");
             1
         }
     }
@@ -254,10 +261,10 @@ impl Server {
         match self.waiting(context, call).await {
             None => Answer::Abandoned,
             Some(Err(_)) => Answer::Failed(format!(
-                "no answer from execgate within {} s; this server stopped waiting and the request is cancelled; nothing ran",
+                "no answer from execgate within {} s, so this server stopped waiting: a request still waiting for the owner is cancelled; a command already running goes on, and its result is lost",
                 patience.as_secs()
             )),
-            Some(Ok(answer)) => read_answer(answer),
+            Some(Ok(answer)) => read_answer(answer, "nothing was asked and nothing ran"),
         }
     }
 
@@ -295,7 +302,7 @@ impl Server {
     }
 
     /// `execute_command` and `execute_process`: asks in run mode, returns the result as
-    /// seed 002's YAML.
+    /// YAML (docs/mcp.md#results).
     async fn execute(&self, ask: Ask, context: &RequestContext<RoleServer>) -> CallToolResult {
         match self.ask(ask, context).await {
             Answer::Failed(e) => failed(e),
@@ -348,7 +355,7 @@ impl Server {
         match self.waiting(context, call).await {
             None => failed("cancelled by the client"),
             Some(Err(_)) => failed("no answer from execgate in time"),
-            Some(Ok(answer)) => match read_answer(answer) {
+            Some(Ok(answer)) => match read_answer(answer, "nothing was changed") {
                 Answer::Record(record) if record.status == Status::Pending => {
                     text_result(pending_text(&record), Some(&record), false)
                 }
@@ -417,17 +424,20 @@ impl Server {
 }
 
 /// Reads what the daemon answered into a record, or into a message that says what
-/// went wrong and that nothing was approved.
-fn read_answer(answer: Result<(StatusCode, Value), crate::client::ClientError>) -> Answer {
+/// went wrong and, in `after`, what that means for the call ("nothing ran").
+fn read_answer(
+    answer: Result<(StatusCode, Value), crate::client::ClientError>,
+    after: &str,
+) -> Answer {
     let (status, value) = match answer {
         Ok(a) => a,
-        Err(e) => return Answer::Failed(format!("{e}; nothing was asked and nothing ran")),
+        Err(e) => return Answer::Failed(format!("{e}; {after}")),
     };
     if status != StatusCode::OK && status != StatusCode::ACCEPTED {
         let message = value["error"]["message"].as_str().unwrap_or("no message");
         let code = value["error"]["code"].as_str().unwrap_or("ERROR");
         return Answer::Failed(format!(
-            "execgate refused the request ({code}, HTTP {}): {message}; nothing ran",
+            "execgate refused the request ({code}, HTTP {}): {message}; {after}",
             status.as_u16()
         ));
     }
@@ -503,6 +513,7 @@ impl ServerHandler for Server {
                 if a.command.trim().is_empty() {
                     return Err(bad(format!("{name}: `command` is empty")));
                 }
+                tools::check_timeout(&name, a.timeout_ms).map_err(bad)?;
                 let ask = Ask {
                     command: Command::Line(a.command),
                     cwd: a.cwd,
@@ -520,6 +531,7 @@ impl ServerHandler for Server {
                 if a.file.is_empty() {
                     return Err(bad(format!("{name}: `file` is empty")));
                 }
+                tools::check_timeout(&name, a.timeout_ms).map_err(bad)?;
                 let mut argv = vec![a.file];
                 argv.extend(a.args);
                 let ask = Ask {

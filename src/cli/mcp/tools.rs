@@ -82,6 +82,14 @@ fn yes() -> bool {
     true
 }
 
+/// `timeout_ms` as the schema says: at least 1 (the daemon says how much at most).
+pub fn check_timeout(tool: &str, timeout_ms: Option<u64>) -> Result<(), String> {
+    match timeout_ms {
+        Some(0) => Err(format!("{tool}: `timeout_ms` must be at least 1")),
+        _ => Ok(()),
+    }
+}
+
 /// Reads a tool's arguments into `T`; the error names the field (`args[2]: invalid
 /// type: integer `3`, expected a string`).
 pub fn arguments<T: DeserializeOwned>(tool: &str, args: Option<JsonObject>) -> Result<T, String> {
