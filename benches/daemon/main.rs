@@ -25,6 +25,9 @@
 //!   Code's JSON for an allowlisted command, spawn to exit, interleaved with `/bin/true`
 //!   given the same stdin, `execgate --version` and the hook with no daemon, for the
 //!   breakdown (process start, configuration and input, connect and decision).
+//! - **H.** An MCP tool call: `request_approval` for the allowlisted command through one
+//!   `execgate mcp` session (the Rust SDK's client), interleaved with the same request
+//!   sent straight to the agent socket on a fresh connection, as the server sends it.
 //!
 //! The load generator is one tokio `current_thread` runtime in this process, so it uses
 //! at most one core; the daemon and the trivial server run on execgate's runtime
@@ -39,7 +42,7 @@
 //! is a smoke pass: the same sections with tiny counts, checking behaviour only.
 //!
 //! This file is the plan and the run; each section has a file of its own (`baseline`,
-//! `allowlisted`, `pending`, `startup`, `policy`, `flood`, `hook` for A to G), beside what they
+//! `allowlisted`, `pending`, `startup`, `policy`, `flood`, `hook`, `mcp` for A to H), beside what they
 //! share: `lab` (the temp dir and the daemons started in it), `client` (connections to
 //! the daemon and its database, and the checks of its answers), `stats` (percentiles and
 //! formatting), `machine` and `report` (the header, and the verdicts on the targets).
@@ -51,6 +54,7 @@ mod flood;
 mod hook;
 mod lab;
 mod machine;
+mod mcp;
 mod pending;
 mod policy;
 mod report;
@@ -70,6 +74,7 @@ use crate::flood::flood;
 use crate::hook::hook_cost;
 use crate::lab::Lab;
 use crate::machine::machine;
+use crate::mcp::mcp_cost;
 use crate::pending::pending;
 use crate::policy::policy;
 use crate::report::{Target, print_header, print_targets, targets};
@@ -162,6 +167,8 @@ impl Mode {
                 flood_connections: 32,
                 hook_warmup: 20,
                 hook_runs: 300,
+                mcp_warmup: 50,
+                mcp_runs: 1000,
             },
             Mode::Quick => Plan {
                 rtt_warmup: 200,
@@ -179,6 +186,8 @@ impl Mode {
                 flood_connections: 32,
                 hook_warmup: 5,
                 hook_runs: 100,
+                mcp_warmup: 10,
+                mcp_runs: 200,
             },
             Mode::Smoke => Plan {
                 rtt_warmup: 0,
@@ -196,6 +205,8 @@ impl Mode {
                 flood_connections: 4,
                 hook_warmup: 0,
                 hook_runs: 3,
+                mcp_warmup: 0,
+                mcp_runs: 3,
             },
         }
     }
@@ -222,6 +233,9 @@ struct Plan {
     /// Section G: spawns of each of the four processes, after the warm-up ones.
     hook_warmup: usize,
     hook_runs: usize,
+    /// H: MCP calls (and as many straight to the socket), after the warm-up.
+    mcp_warmup: usize,
+    mcp_runs: usize,
 }
 
 async fn run(mode: Mode, only: Option<String>) -> Result<()> {
@@ -258,6 +272,9 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
     let hook = hook_cost(&mut lab, &plan).await?;
     hook.print();
 
+    let mcp = mcp_cost(&mut lab, &plan).await?;
+    mcp.print();
+
     let targets = targets(&base, &allowlisted, &pending, &history, &flood, &hook);
     print_targets(mode, &targets);
 
@@ -274,6 +291,7 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
             "policy": policy.json(),
             "flood": flood.json(),
             "hook": hook.json(),
+            "mcp": mcp.json(),
             "targets": targets.iter().map(Target::json).collect::<Vec<_>>(),
         });
         std::fs::write(JSON_OUT, serde_json::to_string_pretty(&report)? + "\n")
@@ -312,6 +330,9 @@ async fn run_only(
     }
     if only.contains('G') {
         hook_cost(lab, plan).await?.print();
+    }
+    if only.contains('H') {
+        mcp_cost(lab, plan).await?.print();
     }
     Ok(())
 }
