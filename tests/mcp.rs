@@ -128,6 +128,16 @@ impl Mcp {
     }
 }
 
+/// Calls `tool` in the background, for a test that acts while the call waits.
+fn in_background(
+    mcp: &Arc<Mcp>,
+    tool: &'static str,
+    args: Value,
+) -> tokio::task::JoinHandle<CallToolResult> {
+    let mcp = Arc::clone(mcp);
+    tokio::spawn(async move { mcp.ok(tool, args).await })
+}
+
 fn text(r: &CallToolResult) -> String {
     r.content
         .iter()
@@ -508,12 +518,7 @@ async fn execute_process_runs_argv_with_input() {
 async fn a_human_approves_while_the_call_waits_with_progress() {
     let d = TestDaemon::start(&[]).await;
     let mcp = Arc::new(server(&d, &[]).await);
-    let caller = Arc::clone(&mcp);
-    let call = tokio::spawn(async move {
-        caller
-            .ok("execute_command", json!({"command": "ls /"}))
-            .await
-    });
+    let call = in_background(&mcp, "execute_command", json!({"command": "ls /"}));
     let pending = d.pending_for("ls /").await;
     // Progress arrives while the owner thinks.
     let progress = Arc::clone(&mcp.watcher.progress);
@@ -538,13 +543,7 @@ async fn a_denial_is_an_error_naming_the_short_id_and_how_to_approve() {
     let mcp = Arc::new(server(&d, &[]).await);
     let marker = d.dir.path().join("ran");
     let command = format!("touch {}", marker.display());
-    let caller = Arc::clone(&mcp);
-    let asked = command.clone();
-    let call = tokio::spawn(async move {
-        caller
-            .ok("execute_command", json!({"command": asked}))
-            .await
-    });
+    let call = in_background(&mcp, "execute_command", json!({"command": &command}));
     let pending = d.pending_for(&command).await;
     d.decide(&pending.id, "deny").await;
     let r = call.await.unwrap();
@@ -607,12 +606,11 @@ async fn request_approval_and_get_request() {
     // Decide-only and denied: an error naming the short id.
     let d3 = d.admin();
     let mcp = Arc::new(mcp);
-    let caller = Arc::clone(&mcp);
-    let call = tokio::spawn(async move {
-        caller
-            .ok("request_approval", json!({"command": "git push --force"}))
-            .await
-    });
+    let call = in_background(
+        &mcp,
+        "request_approval",
+        json!({"command": "git push --force"}),
+    );
     let p = d.pending_for("git push --force").await;
     d3.call(
         hyper::Method::POST,
@@ -728,14 +726,8 @@ async fn a_cancelled_call_cancels_its_request() {
     let mcp = Arc::new(server(&d, &[]).await);
     let marker = d.dir.path().join("ran");
     let command = format!("touch {}", marker.display());
-    let caller = Arc::clone(&mcp);
-    let asked = command.clone();
     // Dropping the SDK's call future sends `notifications/cancelled`.
-    let call = tokio::spawn(async move {
-        caller
-            .ok("execute_command", json!({"command": asked}))
-            .await
-    });
+    let call = in_background(&mcp, "execute_command", json!({"command": &command}));
     let pending = d.pending_for(&command).await;
     call.abort();
     let r = d.terminal(&pending.id).await;
@@ -810,15 +802,11 @@ async fn approval_prompt_answers_claude_codes_shape() {
     assert_eq!(answer, json!({"behavior": "allow", "updatedInput": input}));
 
     // A Write is a tool request; the owner denies it.
-    let caller = Arc::clone(&mcp);
-    let call = tokio::spawn(async move {
-        caller
-            .ok(
-                "approval_prompt",
-                json!({"tool_name": "Write", "input": {"file_path": "/tmp/x", "content": "hi"}}),
-            )
-            .await
-    });
+    let call = in_background(
+        &mcp,
+        "approval_prompt",
+        json!({"tool_name": "Write", "input": {"file_path": "/tmp/x", "content": "hi"}}),
+    );
     let pending = pending_tool(&d, "Write").await;
     d.decide(&pending.id, "deny").await;
     let r = call.await.unwrap();
@@ -831,15 +819,11 @@ async fn approval_prompt_answers_claude_codes_shape() {
     // A guard file is dangerous whatever the rules: asked, never approved by a rule.
     d.add_rule(json!({"agent": "mcp", "pattern": "Edit", "kind": "tool"}))
         .await;
-    let caller = Arc::clone(&mcp);
-    let call = tokio::spawn(async move {
-        caller
-            .ok(
-                "approval_prompt",
-                json!({"tool_name": "Edit", "input": {"file_path": ".claude/settings.json", "old_string": "a", "new_string": "b"}}),
-            )
-            .await
-    });
+    let call = in_background(
+        &mcp,
+        "approval_prompt",
+        json!({"tool_name": "Edit", "input": {"file_path": ".claude/settings.json", "old_string": "a", "new_string": "b"}}),
+    );
     let pending = pending_tool(&d, "Edit").await;
     assert_eq!(pending.risk, execgate::model::Risk::Dangerous);
     d.decide(&pending.id, "deny").await;
@@ -899,13 +883,7 @@ async fn an_agent_on_its_own_uid_gets_nothing_more_through_the_mcp_server() {
     // Its own request is its own, and waits for the owner: no tool decides it.
     let marker = d.dir.path().join("agent-ran");
     let command = format!("touch {}", marker.display());
-    let caller = Arc::clone(&mcp);
-    let asked = command.clone();
-    let call = tokio::spawn(async move {
-        caller
-            .ok("execute_command", json!({"command": asked}))
-            .await
-    });
+    let call = in_background(&mcp, "execute_command", json!({"command": &command}));
     let pending = d.pending_for(&command).await;
     assert_eq!(pending.peer_uid, Some(AGENT_UID));
     for tool in ["approve", "decide", "allow"] {

@@ -166,6 +166,24 @@ struct Run {
     input: Option<String>,
 }
 
+impl Ask {
+    /// A run-mode ask (`execute_command`, `execute_process`): it always waits.
+    fn run(
+        command: Command,
+        cwd: Option<String>,
+        timeout_ms: Option<u64>,
+        input: Option<String>,
+    ) -> Ask {
+        Ask {
+            command,
+            cwd,
+            reason: None,
+            run: Some(Run { timeout_ms, input }),
+            wait: true,
+        }
+    }
+}
+
 fn text_result(text: impl Into<String>, record: Option<&Record>, is_error: bool) -> CallToolResult {
     let mut result = if is_error {
         CallToolResult::error(vec![ContentBlock::text(text.into())])
@@ -514,16 +532,7 @@ impl ServerHandler for Server {
                     return Err(bad(format!("{name}: `command` is empty")));
                 }
                 tools::check_timeout(&name, a.timeout_ms).map_err(bad)?;
-                let ask = Ask {
-                    command: Command::Line(a.command),
-                    cwd: a.cwd,
-                    reason: None,
-                    run: Some(Run {
-                        timeout_ms: a.timeout_ms,
-                        input: a.input,
-                    }),
-                    wait: true,
-                };
+                let ask = Ask::run(Command::Line(a.command), a.cwd, a.timeout_ms, a.input);
                 self.execute(ask, &context).await
             }
             tools::EXECUTE_PROCESS => {
@@ -534,16 +543,7 @@ impl ServerHandler for Server {
                 tools::check_timeout(&name, a.timeout_ms).map_err(bad)?;
                 let mut argv = vec![a.file];
                 argv.extend(a.args);
-                let ask = Ask {
-                    command: Command::Argv(argv),
-                    cwd: a.cwd,
-                    reason: None,
-                    run: Some(Run {
-                        timeout_ms: a.timeout_ms,
-                        input: a.input,
-                    }),
-                    wait: true,
-                };
+                let ask = Ask::run(Command::Argv(argv), a.cwd, a.timeout_ms, a.input);
                 self.execute(ask, &context).await
             }
             tools::REQUEST_APPROVAL => {
