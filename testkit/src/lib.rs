@@ -15,7 +15,8 @@
 //! - [`uid`](mod@uid): a hostile agent on uid 65534.
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
 //! - [`fake_telegram`]: a fake Telegram Bot API server.
-//! - [`peers`]: outside programs the tests drive (the MCP clients), installed on first use.
+//! - [`peers`]: outside programs the tests drive (the MCP clients, Synapse), installed on
+//!   first use; [`synapse`]: a real Matrix homeserver on a free port.
 //! - [`corpus`]: the bypass corpus, commands with the verdicts policy must reach.
 //! - [`policy_bench`]: the benches' 10,000-rule policy over that corpus.
 
@@ -32,6 +33,7 @@ pub mod heavy;
 pub mod peers;
 pub mod policy_bench;
 pub mod process;
+pub mod synapse;
 pub mod uid;
 
 pub use binary::execgate_binary;

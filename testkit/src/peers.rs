@@ -22,6 +22,12 @@ pub fn mcp_inspector() -> &'static Path {
     INSPECTOR.get_or_init(|| install("mcp-inspector"))
 }
 
+/// Synapse's venv `python` (`python -m synapse.app.homeserver`).
+pub fn synapse_python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| install("synapse"))
+}
+
 /// `target/peers`: beside the profile directories of the build the tests run from.
 fn dir() -> PathBuf {
     let profile = execgate_binary()
