@@ -1,6 +1,6 @@
 //! `execgate mcp` as MCP clients meet it: the real binary, spawned over stdio and driven
 //! through the official Rust SDK's client (rmcp), against a real daemon. Both protocol
-//! versions; every seed-002 scenario (timeouts, YAML, cwd, ALLOWED_COMMANDS,
+//! versions; every run-mode scenario (timeouts, YAML, cwd, ALLOWED_COMMANDS,
 //! ALLOWED_CWD_ROOTS, argv); a human deciding while the call waits, with progress; a
 //! denial; the daemon down; malformed arguments; a cancelled call and a client that goes
 //! away mid-wait (the request is cancelled, the server exits cleanly); Claude Code's

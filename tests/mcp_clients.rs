@@ -1,6 +1,6 @@
 //! `execgate mcp` driven by MCP clients no one here wrote: the official Python SDK (PyPI
 //! `mcp`, through tests/fixtures/mcp_driver.py) and the MCP Inspector's CLI (npm), both
-//! pinned and installed by `.ci/peers` (on first use, or by CI). Each seed-002 scenario,
+//! pinned and installed by `.ci/peers` (on first use, or by CI). Each run-mode scenario (timeouts, YAML, cwd, ALLOWED_COMMANDS, ALLOWED_CWD_ROOTS, argv),
 //! a human approving while the call waits, a denial, the daemon down, malformed
 //! arguments, a cancelled call and a client that leaves mid-wait. A client that cannot be
 //! installed fails these tests, saying why.
@@ -127,7 +127,7 @@ fn text(line: &Value) -> &str {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_client_runs_seed_002s_scenarios() {
+async fn python_client_runs_the_run_mode_scenarios() {
     let d = TestDaemon::start(&[FULL, ("EXECGATE_EXEC__DEFAULT_TIMEOUT_MS", "400")]).await;
     let root = d.dir.path().canonicalize().unwrap();
     let repo = root.join("repos/monorepo");
@@ -425,7 +425,7 @@ fn result_text(v: &Value) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn inspector_cli_runs_seed_002s_scenarios() {
+async fn inspector_cli_runs_the_run_mode_scenarios() {
     let d = TestDaemon::start(&[FULL, ("EXECGATE_EXEC__DEFAULT_TIMEOUT_MS", "400")]).await;
     let out = inspector(&d, &[], &["--method", "tools/list"]).await;
     assert!(
