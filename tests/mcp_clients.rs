@@ -1,9 +1,10 @@
 //! `execgate mcp` driven by MCP clients no one here wrote: the official Python SDK (PyPI
 //! `mcp`, through tests/fixtures/mcp_driver.py) and the MCP Inspector's CLI (npm), both
-//! pinned and installed by `.ci/peers` (on first use, or by CI). Each run-mode scenario (timeouts, YAML, cwd, ALLOWED_COMMANDS, ALLOWED_CWD_ROOTS, argv),
-//! a human approving while the call waits, a denial, the daemon down, malformed
-//! arguments, a cancelled call and a client that leaves mid-wait. A client that cannot be
-//! installed fails these tests, saying why.
+//! pinned and installed by `.ci/peers` (on first use, or by CI). Each run-mode scenario
+//! (timeouts, YAML, cwd, ALLOWED_COMMANDS, ALLOWED_CWD_ROOTS, argv), a human approving
+//! while the call waits, a denial, the daemon down, malformed arguments, a cancelled call
+//! and a client that leaves mid-wait. A client that cannot be installed fails these
+//! tests, saying why.
 
 use execgate_testkit as common;
 
