@@ -617,3 +617,89 @@ async fn inspector_cli_with_the_daemon_down_gets_a_clear_tool_error() {
     assert!(text.contains("cannot connect to execgate at"), "{text}");
     assert!(text.contains("nothing ran"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspector_cli_cwd_and_narrowing() {
+    let d = TestDaemon::start(&[FULL]).await;
+    let root = d.dir.path().canonicalize().unwrap();
+    let repo = root.join("repo");
+    std::fs::create_dir_all(repo.join("frontend")).unwrap();
+    std::fs::create_dir_all(root.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(root.join("elsewhere"), repo.join("escape")).unwrap();
+    let frontend = repo.join("frontend").display().to_string();
+    let shows = |out: &std::process::Output, dir: &str| {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = result_text(&result_of(out));
+        assert!(text.contains(&format!("stdout: \"{dir}\\n\"")), "{text}");
+    };
+    // The server runs in the daemon's directory: a relative cwd is taken from there.
+    let out = inspector(
+        &d,
+        &[],
+        &call_args("execute_command", &["command=pwd", "cwd=repo/frontend"]),
+    )
+    .await;
+    shows(&out, &frontend);
+    let abs = format!("cwd={frontend}");
+    let out = inspector(
+        &d,
+        &[],
+        &call_args("execute_command", &["command=pwd", &abs]),
+    )
+    .await;
+    shows(&out, &frontend);
+    // ALLOWED_CWD_ROOTS: inside runs; outside, and out through a symlink, does not.
+    let roots = repo.display().to_string();
+    let env = [("ALLOWED_CWD_ROOTS", roots.as_str())];
+    let out = inspector(
+        &d,
+        &env,
+        &call_args("execute_command", &["command=pwd", &abs]),
+    )
+    .await;
+    shows(&out, &frontend);
+    for outside in ["cwd=/tmp", "cwd=repo/escape"] {
+        let out = inspector(
+            &d,
+            &env,
+            &call_args("execute_command", &["command=pwd", outside]),
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(5), "{outside}");
+        let text = result_text(&result_of(&out));
+        assert!(text.contains("is not inside ALLOWED_CWD_ROOTS"), "{text}");
+    }
+    // ALLOWED_COMMANDS=ls,cat, then *.
+    let env = [("ALLOWED_COMMANDS", "ls,cat")];
+    let out = inspector(
+        &d,
+        &env,
+        &call_args("execute_command", &["command=ls repo"]),
+    )
+    .await;
+    shows(&out, "escape\\nfrontend");
+    let out = inspector(&d, &env, &call_args("execute_command", &["command=pwd"])).await;
+    assert_eq!(out.status.code(), Some(5));
+    assert!(result_text(&result_of(&out)).contains("\"pwd\" is not in ALLOWED_COMMANDS (ls,cat)"));
+    let env = [("ALLOWED_COMMANDS", "*")];
+    let out = inspector(&d, &env, &call_args("execute_command", &["command=whoami"])).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // execute_process with stdin.
+    let out = inspector(
+        &d,
+        &[],
+        &call_args("execute_process", &["file=cat", "input=from stdin\n"]),
+    )
+    .await;
+    shows(&out, "from stdin");
+}
