@@ -8,6 +8,7 @@ mod args;
 pub mod hook;
 mod mcp;
 mod print;
+mod tool_call;
 
 pub use args::*;
 

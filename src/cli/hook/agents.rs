@@ -5,6 +5,8 @@
 use serde_json::{Map, Value, json};
 
 use super::HookAgent;
+use crate::cli::tool_call;
+use crate::model::{Command, ToolCall};
 
 /// What the hook asks execgate for, read from the agent's JSON.
 #[derive(Debug, PartialEq)]
@@ -16,15 +18,7 @@ pub struct Ask {
     pub cwd: Option<String>,
     /// The tool's own description of the call, shown to the approver.
     pub reason: Option<String>,
-    pub what: What,
-}
-
-/// A shell command, or any other tool call.
-#[derive(Debug, PartialEq)]
-pub enum What {
-    Command(String),
-    Argv(Vec<String>),
-    Tool { name: String, input: Value },
+    pub what: Command,
 }
 
 /// The verdict to say back.
@@ -69,35 +63,12 @@ fn required(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
     text(obj, key).ok_or_else(|| format!("the hook input has no `{key}` string"))
 }
 
-/// A shell tool's command: a string, or (as some builds send it) an argv array.
-fn shell_command(input: &Value, key: &str) -> Result<What, String> {
-    match input.get(key) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(What::Command(s.clone())),
-        Some(Value::Array(words)) if !words.is_empty() => words
-            .iter()
-            .map(|w| w.as_str().map(String::from))
-            .collect::<Option<Vec<_>>>()
-            .map(What::Argv)
-            .ok_or_else(|| format!("the shell tool's `{key}` array holds something not a string")),
-        _ => Err(format!(
-            "the shell tool's input has no `{key}` (a non-empty string)"
-        )),
-    }
-}
-
 /// Claude Code and Codex: `tool_name`, `tool_input`, `session_id`, `cwd`.
 fn claude_like(obj: &Map<String, Value>, shells: &[&str]) -> Result<Ask, String> {
     let event = required(obj, "hook_event_name")?;
     let name = required(obj, "tool_name")?;
     let input = obj.get("tool_input").cloned().unwrap_or(json!({}));
-    let what = if shells.contains(&name.as_str()) {
-        shell_command(&input, "command")?
-    } else {
-        What::Tool {
-            name,
-            input: input.clone(),
-        }
-    };
+    let what = tool_call::read(&name, &input, shells)?;
     Ok(Ask {
         event,
         session: text(obj, "session_id"),
@@ -114,7 +85,7 @@ fn claude_like(obj: &Map<String, Value>, shells: &[&str]) -> Result<Ask, String>
 /// the project) for where the command runs.
 fn gemini(obj: &Map<String, Value>) -> Result<Ask, String> {
     let mut ask = claude_like(obj, &["run_shell_command"])?;
-    if matches!(ask.what, What::Command(_) | What::Argv(_))
+    if matches!(ask.what, Command::Line(_) | Command::Argv(_))
         && let Some(dir) = obj
             .get("tool_input")
             .and_then(|i| i.get("dir_path"))
@@ -141,8 +112,8 @@ fn cursor(obj: &Map<String, Value>) -> Result<Ask, String> {
             .map(String::from)
     });
     let what = match event.as_str() {
-        "beforeShellExecution" => shell_command(&Value::Object(obj.clone()), "command")?,
-        "beforeMCPExecution" => What::Tool {
+        "beforeShellExecution" => tool_call::shell_command(&Value::Object(obj.clone()), "command")?,
+        "beforeMCPExecution" => Command::Tool(ToolCall {
             name: required(obj, "tool_name")?,
             input: match obj.get("tool_input") {
                 // Cursor sends the MCP arguments as a JSON string.
@@ -150,7 +121,7 @@ fn cursor(obj: &Map<String, Value>) -> Result<Ask, String> {
                 Some(v) => v.clone(),
                 None => json!({}),
             },
-        },
+        }),
         other => {
             return Err(format!(
                 "Cursor's `{other}` event is not one execgate answers (install it for beforeShellExecution)"
@@ -175,14 +146,7 @@ fn copilot(obj: &Map<String, Value>) -> Result<Ask, String> {
         Some(v) => v.clone(),
         None => json!({}),
     };
-    let what = if matches!(name.as_str(), "bash" | "shell") {
-        shell_command(&args, "command")?
-    } else {
-        What::Tool {
-            name,
-            input: args.clone(),
-        }
-    };
+    let what = tool_call::read(&name, &args, &["bash", "shell"])?;
     Ok(Ask {
         event: text(obj, "hook_event_name")
             .or_else(|| text(obj, "hookEventName"))
@@ -323,7 +287,7 @@ mod tests {
             "tool_input": {"command": "git push origin main", "description": "Push branch", "timeout": 120000},
             "tool_use_id": "toolu_01", "effort": {"level": "high"}, "future_field": [1]});
         let ask = read(HookAgent::ClaudeCode, &claude).unwrap();
-        assert_eq!(ask.what, What::Command("git push origin main".into()));
+        assert_eq!(ask.what, Command::Line("git push origin main".into()));
         assert_eq!(
             (ask.session.as_deref(), ask.cwd.as_deref()),
             (Some("9f1c"), Some("/srv/repo"))
@@ -335,17 +299,17 @@ mod tests {
         let ask = read(HookAgent::ClaudeCode, &write).unwrap();
         assert_eq!(
             ask.what,
-            What::Tool {
+            Command::Tool(ToolCall {
                 name: "Write".into(),
                 input: json!({"file_path": "/r/a", "content": "x"})
-            }
+            })
         );
 
         let gemini = json!({"session_id": "g", "cwd": "/srv/repo", "hook_event_name": "BeforeTool",
             "timestamp": "2026-11-22T14:00:00Z", "tool_name": "run_shell_command",
             "tool_input": {"command": "rm -rf build", "description": "clean", "dir_path": "sub"}, "mcp_context": null});
         let ask = read(HookAgent::Gemini, &gemini).unwrap();
-        assert_eq!(ask.what, What::Command("rm -rf build".into()));
+        assert_eq!(ask.what, Command::Line("rm -rf build".into()));
         assert_eq!(ask.cwd.as_deref(), Some("/srv/repo/sub"));
 
         let cursor = json!({"conversation_id": "c", "generation_id": "g", "model": "m",
@@ -354,13 +318,13 @@ mod tests {
         let ask = read(HookAgent::Cursor, &cursor).unwrap();
         assert_eq!(
             (ask.what, ask.cwd.as_deref(), ask.session.as_deref()),
-            (What::Command("ls".into()), Some("/w"), Some("c"))
+            (Command::Line("ls".into()), Some("/w"), Some("c"))
         );
 
         let copilot = json!({"timestamp": 1, "cwd": "/r", "toolName": "bash", "toolArgs": "{\"command\":\"npm test\"}"});
         assert_eq!(
             read(HookAgent::Copilot, &copilot).unwrap().what,
-            What::Command("npm test".into())
+            Command::Line("npm test".into())
         );
     }
 

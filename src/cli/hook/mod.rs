@@ -50,7 +50,7 @@ use crate::config::Config;
 use crate::model::{Record, Status};
 use crate::render;
 pub use agents::Answer;
-use agents::{Verdict, What};
+use agents::Verdict;
 
 /// The most stdin a hook reads. More is refused, not cut: a deny.
 pub const MAX_INPUT: usize = 4 << 20;
@@ -131,11 +131,7 @@ async fn decide(
         "front": format!("hook:{}", which.word()),
         "wait": true,
     });
-    match ask.what {
-        What::Command(line) => body["command"] = json!(line),
-        What::Argv(argv) => body["argv"] = json!(argv),
-        What::Tool { name, input } => body["tool"] = json!({"name": name, "input": input}),
-    }
+    super::tool_call::set_command(&mut body, &ask.what);
     if let Err(why) = fit(&mut body) {
         return failed(which, &ask.event, &why);
     }

@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
+use super::tool_call;
 use crate::client::{Client, fit};
 use crate::config::Config;
 use crate::model::{Command, Record, Status};
@@ -236,11 +237,7 @@ impl Server {
         if let Some(reason) = &ask.reason {
             body["reason"] = json!(reason);
         }
-        match &ask.command {
-            Command::Line(line) => body["command"] = json!(line),
-            Command::Argv(argv) => body["argv"] = json!(argv),
-            Command::Tool(tool) => body["tool"] = json!({"name": tool.name, "input": tool.input}),
-        }
+        tool_call::set_command(&mut body, &ask.command);
         if let Some(run) = &ask.run {
             body["run"] = json!(true);
             if let Some(ms) = run.timeout_ms {
@@ -400,25 +397,16 @@ impl Server {
         };
         let input = Value::Object(args.input.clone());
         let reason = input["description"].as_str().map(String::from);
-        let command = if args.tool_name == "Bash" {
-            match input["command"].as_str() {
-                Some(line) if !line.trim().is_empty() => Command::Line(line.to_string()),
-                _ => {
-                    return deny(
-                        "execgate: the Bash call has no `command` string; nothing was asked".into(),
-                    );
-                }
-            }
-        } else if crate::model::ToolCall::valid_name(&args.tool_name) {
-            Command::Tool(crate::model::ToolCall {
-                name: args.tool_name.clone(),
-                input: input.clone(),
-            })
-        } else {
+        if !crate::model::ToolCall::valid_name(&args.tool_name) {
             return deny(format!(
                 "execgate: {:?} is not a tool name execgate can ask about; nothing was asked",
                 crate::text::clip_chars(&args.tool_name, 80)
             ));
+        }
+        // Claude Code's shell tool is `Bash`; its call is a command, any other a tool.
+        let command = match tool_call::read(&args.tool_name, &input, &["Bash"]) {
+            Ok(command) => command,
+            Err(why) => return deny(format!("execgate: {why}; nothing was asked")),
         };
         let ask = Ask {
             command,
