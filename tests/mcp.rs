@@ -752,7 +752,7 @@ async fn a_cancelled_call_cancels_its_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_gone_mid_wait_cancels_the_request_and_the_server_exits_cleanly() {
     let d = TestDaemon::start(&[]).await;
-    let mut mcp = server(&d, &[]).await;
+    let mcp = server(&d, &[]).await;
     let peer = mcp.client.peer().clone();
     let command = "ls /var";
     let call = tokio::spawn(async move {
@@ -776,9 +776,8 @@ async fn a_client_gone_mid_wait_cancels_the_request_and_the_server_exits_cleanly
         (r.status, r.via),
         (Status::Cancelled, Some(Via::Disconnect))
     );
-    let _ = call.await;
-    mcp = server(&d, &[]).await;
-    let _ = mcp.child.kill().await;
+    // The call itself ends with the session (an error: the connection closed).
+    assert!(call.await.unwrap().is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -942,4 +941,57 @@ async fn a_client_that_leaves_before_any_session_is_no_error() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configuration_that_does_not_load_is_said_by_every_call() {
+    let d = TestDaemon::start(&[FULL]).await;
+    let missing = d.dir.path().join("no-such.toml");
+    let missing = missing.to_str().unwrap();
+    let mcp = server(&d, &[("EXECGATE_CONFIG", missing)]).await;
+    assert_eq!(mcp.client.list_all_tools().await.unwrap().len(), 5);
+    for (tool, args) in [
+        ("execute_command", json!({"command": "true"})),
+        ("get_request", json!({"id": "abcd"})),
+    ] {
+        let r = mcp.ok(tool, args).await;
+        assert!(is_error(&r), "{tool}");
+        assert!(
+            text(&r).contains("execgate's configuration does not load"),
+            "{}",
+            text(&r)
+        );
+    }
+    let r = mcp
+        .ok(
+            "approval_prompt",
+            json!({"tool_name": "Bash", "input": {"command": "true"}}),
+        )
+        .await;
+    let answer: Value = serde_json::from_str(&text(&r)).unwrap();
+    assert_eq!(answer["behavior"], "deny");
+    assert_eq!(recorded(&d).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_larger_than_execgate_takes_is_refused_whole() {
+    let d = TestDaemon::start(&[FULL]).await;
+    let mcp = server(&d, &[]).await;
+    let long = format!("echo {}", "x".repeat(70 << 10));
+    let r = mcp.ok("execute_command", json!({"command": long})).await;
+    assert!(is_error(&r));
+    assert!(
+        text(&r).contains("larger than execgate accepts"),
+        "{}",
+        text(&r)
+    );
+    // A long stdin is refused as well, not cut.
+    let r = mcp
+        .ok(
+            "execute_command",
+            json!({"command": "cat", "input": "y".repeat(70 << 10)}),
+        )
+        .await;
+    assert!(is_error(&r) && text(&r).contains("larger than execgate accepts"));
+    assert_eq!(recorded(&d).await, 0);
 }

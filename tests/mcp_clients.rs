@@ -373,9 +373,13 @@ async fn python_client_waits_for_the_owner_and_cancels() {
     assert_eq!(out[2]["tools"].as_array().unwrap().len(), 5);
 }
 
-/// `mcp-inspector --cli` against a config naming `execgate mcp`; its exit status, stdout
-/// and stderr.
-async fn inspector(d: &TestDaemon, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+/// `mcp-inspector --cli` against a config naming `execgate mcp` (with `env`), running
+/// `args`, in the daemon's directory.
+fn inspector_command(
+    d: &TestDaemon,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> tokio::process::Command {
     let config = d
         .dir
         .path()
@@ -393,10 +397,18 @@ async fn inspector(d: &TestDaemon, env: &[(&str, &str)], args: &[&str]) -> std::
         .env("MCP_INSPECTOR_SECRET_STORE", "memory")
         .current_dir(d.dir.path())
         .kill_on_drop(true);
-    tokio::time::timeout(Duration::from_secs(90), command.output())
-        .await
-        .expect("the Inspector finishes")
-        .expect("the Inspector runs")
+    command
+}
+
+/// The Inspector run to its end: its exit status, stdout and stderr.
+async fn inspector(d: &TestDaemon, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    tokio::time::timeout(
+        Duration::from_secs(90),
+        inspector_command(d, env, args).output(),
+    )
+    .await
+    .expect("the Inspector finishes")
+    .expect("the Inspector runs")
 }
 
 fn call_args<'a>(tool: &'a str, args: &'a [&'a str]) -> Vec<&'a str> {
@@ -580,21 +592,9 @@ async fn inspector_cli_waits_for_the_owner() {
     assert!(!marker.exists());
     // The client killed mid-wait: the server's stdin ends, the request is cancelled.
     let args = call_args("execute_command", &["command=touch left"]);
-    let config = d.dir.path().join("inspector-kill.json");
-    let servers = json!({"mcpServers": {"execgate": {
-        "command": execgate_binary(), "args": ["mcp"], "env": server_env(&d, &[]),
-    }}});
-    std::fs::write(&config, servers.to_string()).unwrap();
-    let mut client = tokio::process::Command::new(mcp_inspector())
-        .args(["--cli", "--config"])
-        .arg(&config)
-        .args(["--server", "execgate"])
-        .args(&args)
-        .env("MCP_INSPECTOR_SECRET_STORE", "memory")
-        .current_dir(d.dir.path())
+    let mut client = inspector_command(&d, &[], &args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let p = d.pending_for("touch left").await;
