@@ -19,6 +19,7 @@ use crate::policy::Policy;
 use crate::store::{Resolution, Store};
 use crate::sys::LockFile;
 use crate::transport::console::{self, ConsoleIo};
+use crate::transport::matrix::Matrix;
 use crate::transport::telegram::Telegram;
 
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +44,8 @@ pub enum StartError {
     Policy(#[from] globset::Error),
     #[error("telegram: {0}")]
     Telegram(String),
+    #[error("matrix: {0}")]
+    Matrix(String),
 }
 
 /// The tokio runtime execgate runs on: half as many workers as cores, at least one.
@@ -143,9 +146,9 @@ impl Daemon {
                 "command was not approved (cancelled): execgate restarted before anyone decided",
             )
             .await?;
-        if swept > 0 {
+        if !swept.is_empty() {
             tracing::warn!(
-                count = swept,
+                count = swept.len(),
                 "cancelled requests left pending by a previous run"
             );
         }
@@ -161,6 +164,22 @@ impl Daemon {
                     .map_err(StartError::Telegram)?,
             ),
             None => None,
+        };
+        // Checked here; the homeserver is reached in the background, so that one that is
+        // down does not stop the daemon.
+        let matrix = match config.matrix.is_configured() {
+            true => Some(
+                Matrix::new(&config.matrix, &config.database, Arc::clone(&approvals))
+                    .map_err(StartError::Matrix)?,
+            ),
+            false => None,
+        };
+        // Their messages say they are still waiting: the chats edit them.
+        let left: Arc<[crate::transport::Left]> = match telegram.is_some() || matrix.is_some() {
+            true => crate::transport::left_by_last_run(&approvals, &swept)
+                .await
+                .into(),
+            false => Arc::from([]),
         };
         let state = AppState {
             approvals: Arc::clone(&approvals),
@@ -185,7 +204,14 @@ impl Daemon {
             )));
         }
         if let Some(telegram) = telegram {
-            transports.push(telegram.spawn(approvals.subscribe(), shutdown.clone()));
+            transports.push(telegram.spawn(
+                approvals.subscribe(),
+                Arc::clone(&left),
+                shutdown.clone(),
+            ));
+        }
+        if let Some(matrix) = matrix {
+            transports.push(matrix.spawn(approvals.subscribe(), left, shutdown.clone()));
         }
 
         let agent = listener(activated.agent, &config.socket, 0o660)?;
@@ -245,6 +271,12 @@ impl Daemon {
         {
             needs_restart.push("telegram.*");
         }
+        if format!("{:?}", new.matrix) != format!("{:?}", old.matrix)
+            || new.matrix.access_token != old.matrix.access_token
+            || new.matrix.password != old.matrix.password
+        {
+            needs_restart.push("matrix.*");
+        }
         if new.exec.max_concurrent != old.exec.max_concurrent
             || new.exec.max_concurrent_per_uid != old.exec.max_concurrent_per_uid
         {
@@ -262,6 +294,7 @@ impl Daemon {
             database: old.database.clone(),
             database_busy_timeout_ms: old.database_busy_timeout_ms,
             telegram: old.telegram.clone(),
+            matrix: old.matrix.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,
                 max_concurrent_per_uid: old.exec.max_concurrent_per_uid,

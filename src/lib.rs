@@ -57,6 +57,9 @@
 //! - [`systemd`]: readiness, watchdog and socket activation; [`sys`]: the few raw system
 //!   calls.
 
+// The Matrix SDK's futures are deeply nested types.
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod approvals;
 pub mod cli;

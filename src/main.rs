@@ -130,7 +130,7 @@ async fn serve(
     let config = Config::load(&global.overrides()).context("loading configuration")?;
     // The console approver stands in for a chat, and needs a person at a terminal;
     // under systemd there is none.
-    let console = if config.telegram.bot_token.is_some() {
+    let console = if config.has_chat() {
         None
     } else if std::io::stdin().is_terminal() {
         Some(ConsoleIo::stdio())

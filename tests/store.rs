@@ -152,7 +152,7 @@ async fn a_request_leaves_pending_exactly_once() {
         .sweep_pending(resolution(Status::Cancelled), "restarted")
         .await
         .unwrap();
-    assert_eq!(swept, 1);
+    assert_eq!(swept, vec![other.id.clone()]);
     assert_eq!(
         store.get(&new.id).await.unwrap().unwrap().status,
         Status::Denied

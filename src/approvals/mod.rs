@@ -614,6 +614,11 @@ impl Approvals {
         self.store.set_message_external_id(id, external).await
     }
 
+    /// Every chat message that shows request `id`, by the ids `note_message` stored.
+    pub async fn messages(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        self.store.message_external_ids(id).await
+    }
+
     /// The request a chat message shows, by the id `note_message` stored.
     pub async fn find_by_message(&self, external: &str) -> Result<Option<Record>, StoreError> {
         self.store.find_by_message_external_id(external).await

@@ -90,7 +90,7 @@ pub(super) fn print_records(list: &[Record], as_json: bool) {
                 r.risk.to_string(),
                 r.via.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
                 r.result.as_ref().map_or_else(|| "-".into(), run_summary),
-                clip_chars(&visible(&r.command.display()), 60) + &stdin,
+                format!("{}{stdin}", clip_chars(&visible(&r.command.display()), 60)),
             ]
         })
         .collect();

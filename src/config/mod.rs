@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 
 use crate::model::{Ask, AskFallback, Security};
+mod matrix;
 mod reactions;
 
+pub use matrix::MatrixConfig;
 pub use reactions::{ReactionMap, ReactionMapError};
 
 /// Environment variables with our prefix that are not configuration keys: they belong to
@@ -71,6 +73,7 @@ pub struct Config {
     pub agents: BTreeMap<String, AgentConfig>,
     pub exec: ExecConfig,
     pub telegram: TelegramConfig,
+    pub matrix: MatrixConfig,
     pub limits: LimitsConfig,
     /// The file the configuration was read from, if any.
     pub source_file: Option<PathBuf>,
@@ -262,17 +265,8 @@ impl TelegramConfig {
         if self.reactions.is_empty() {
             return Ok(ReactionMap::default());
         }
-        let mut pairs = Vec::with_capacity(self.reactions.len());
-        for item in &self.reactions {
-            let Some((emoji, decision)) = item.split_once('=') else {
-                return Err(ConfigError::Invalid(format!(
-                    "`telegram.reactions` item {item:?} must look like EMOJI=DECISION, e.g. 👍=allow-once"
-                )));
-            };
-            pairs.push((emoji, decision));
-        }
-        ReactionMap::from_pairs(pairs)
-            .map_err(|e| ConfigError::Invalid(format!("`telegram.reactions`: {e}")))
+        ReactionMap::from_items("telegram.reactions", &self.reactions)
+            .map_err(|e| ConfigError::Invalid(e.0))
     }
 
     /// Checks what can be checked without talking to Telegram.
@@ -357,6 +351,7 @@ struct Raw {
     agents: BTreeMap<String, AgentConfig>,
     exec: ExecConfig,
     telegram: TelegramConfig,
+    matrix: MatrixConfig,
     limits: LimitsConfig,
 }
 
@@ -463,6 +458,7 @@ impl Config {
             agents: raw.agents,
             exec: raw.exec,
             telegram: raw.telegram,
+            matrix: raw.matrix,
             limits: raw.limits,
             source_file,
             env_file,
@@ -537,7 +533,13 @@ impl Config {
                 ));
             }
         }
-        self.telegram.validate()
+        self.telegram.validate()?;
+        self.matrix.validate()
+    }
+
+    /// True when at least one chat transport is configured (the console is then off).
+    pub fn has_chat(&self) -> bool {
+        self.telegram.bot_token.is_some() || self.matrix.is_configured()
     }
 
     /// The security mode in force for `agent`.

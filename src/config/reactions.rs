@@ -1,4 +1,4 @@
-//! `telegram.reactions`: which emoji answers what. Configuration data, checked when the
+//! `telegram.reactions` and `matrix.reactions`: which emoji answers what. Configuration data, checked when the
 //! configuration is loaded; the chat grammar and the transports read it.
 
 use crate::model::Decision;
@@ -28,6 +28,34 @@ impl Default for ReactionMap {
         ReactionMap {
             entries: entries.iter().map(|&(e, d)| (e.to_owned(), d)).collect(),
         }
+    }
+}
+
+impl ReactionMap {
+    /// Matrix's default: reactions there are free text, so ✅ and ❌ need no stand-ins.
+    pub fn matrix_default() -> Self {
+        let entries = [
+            ("👍", Decision::AllowOnce),
+            ("✅", Decision::AllowAlways),
+            ("❌", Decision::Deny),
+        ];
+        ReactionMap {
+            entries: entries.iter().map(|&(e, d)| (e.to_owned(), d)).collect(),
+        }
+    }
+
+    /// A map from configuration items `EMOJI=DECISION`; `key` names them in errors.
+    pub fn from_items(key: &str, items: &[String]) -> Result<Self, ReactionMapError> {
+        let mut pairs = Vec::with_capacity(items.len());
+        for item in items {
+            let Some((emoji, decision)) = item.split_once('=') else {
+                return Err(ReactionMapError(format!(
+                    "`{key}` item {item:?} must look like EMOJI=DECISION, e.g. 👍=allow-once"
+                )));
+            };
+            pairs.push((emoji, decision));
+        }
+        ReactionMap::from_pairs(pairs).map_err(|e| ReactionMapError(format!("`{key}`: {e}")))
     }
 }
 

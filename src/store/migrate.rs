@@ -35,6 +35,7 @@ const MIGRATIONS: &[Migration] = migrations![
     5 "0005_shown_short_ids.sql" "shown short ids",
     6 "0006_input_summary.sql" "input summary",
     7 "0007_tool_requests.sql" "tool requests and tool rules",
+    8 "0008_request_messages.sql" "a message per chat",
 ];
 
 /// The schema version this execgate writes.

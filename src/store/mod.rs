@@ -263,7 +263,7 @@ impl Store {
         &self,
         resolution: Resolution,
         error: &str,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<Vec<String>, StoreError> {
         let write = writes::SweepPending {
             resolution,
             error: error.to_string(),
@@ -383,6 +383,24 @@ impl Store {
         self.writer.write(writes::MarkShown { ids }).await
     }
 
+    /// The messages that show request `id`, in every chat (see `set_message_external_id`).
+    #[instrument(skip_all)]
+    pub async fn message_external_ids(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        let id = id.to_string();
+        self.reads
+            .read(move |conn| {
+                let mut statement = conn.prepare_cached(
+                    "SELECT external_id FROM exec_approval_message WHERE request_id = ?1 \
+                     ORDER BY external_id",
+                )?;
+                let found = statement
+                    .query_map(params![id], |row| row.get(0))?
+                    .collect::<Result<Vec<String>, _>>()?;
+                Ok(found)
+            })
+            .await
+    }
+
     #[instrument(skip_all)]
     pub async fn find_by_message_external_id(
         &self,
@@ -393,7 +411,7 @@ impl Store {
             .read(move |conn| {
                 first_request(
                     conn,
-                    "WHERE message_external_id = ?1 ORDER BY created_at DESC LIMIT 1",
+                    "WHERE id = (SELECT request_id FROM exec_approval_message WHERE external_id = ?1)",
                     params![external],
                 )
             })

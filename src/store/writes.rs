@@ -156,7 +156,7 @@ impl Write for Resolve {
     }
 }
 
-/// Every pending request resolved at once (crash recovery at startup); answers how many.
+/// Every pending request resolved at once (crash recovery at startup); answers which.
 #[derive(Debug)]
 pub(super) struct SweepPending {
     pub resolution: Resolution,
@@ -164,27 +164,32 @@ pub(super) struct SweepPending {
 }
 
 impl Write for SweepPending {
-    type Output = u64;
+    type Output = Vec<String>;
 
     fn is_one_statement(&self) -> bool {
         true
     }
 
-    fn apply(&self, conn: &Connection) -> Result<u64, StoreError> {
+    fn apply(&self, conn: &Connection) -> Result<Vec<String>, StoreError> {
         let r = &self.resolution;
-        let swept = conn
-            .prepare_cached(
-                "UPDATE exec_approval SET status = ?1, decision = NULL, via = ?2, decided_by = NULL, \
-                 resolved_at = ?3, error = ?4, shown = max(shown, ?5) WHERE status = 'pending'",
+        let mut statement = conn.prepare_cached(
+            "UPDATE exec_approval SET status = ?1, decision = NULL, via = ?2, decided_by = NULL, \
+             resolved_at = ?3, error = ?4, shown = max(shown, ?5) WHERE status = 'pending' \
+             RETURNING id",
+        )?;
+        let ids = statement
+            .query_map(
+                params![
+                    r.status.as_str(),
+                    r.via.as_str(),
+                    ts(r.resolved_at),
+                    self.error,
+                    r.shown,
+                ],
+                |row| row.get(0),
             )?
-            .execute(params![
-                r.status.as_str(),
-                r.via.as_str(),
-                ts(r.resolved_at),
-                self.error,
-                r.shown,
-            ])?;
-        Ok(swept as u64)
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(ids)
     }
 }
 
@@ -250,12 +255,20 @@ impl Write for SetMessageExternalId {
     type Output = ();
 
     fn is_one_statement(&self) -> bool {
-        true
+        false
     }
 
     fn apply(&self, conn: &Connection) -> Result<(), StoreError> {
-        conn.prepare_cached("UPDATE exec_approval SET message_external_id = ?1 WHERE id = ?2")?
-            .execute(params![self.external, self.id])?;
+        conn.prepare_cached(
+            "INSERT OR REPLACE INTO exec_approval_message (external_id, request_id) VALUES (?1, ?2)",
+        )?
+        .execute(params![self.external, self.id])?;
+        // The request's own column keeps the first message, as listings show it.
+        conn.prepare_cached(
+            "UPDATE exec_approval SET message_external_id = ?1 \
+             WHERE id = ?2 AND message_external_id IS NULL",
+        )?
+        .execute(params![self.external, self.id])?;
         Ok(())
     }
 }

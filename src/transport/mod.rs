@@ -5,12 +5,49 @@
 //! configured. Each transport resolves through `Approvals::resolve`, which enforces
 //! exactly-once; a transport only decides *who* may answer.
 
+pub mod card;
 pub mod console;
 pub mod grammar;
+pub mod matrix;
+pub mod posted;
 pub mod telegram;
 
 use crate::approvals::{Approvals, ResolveError};
-use crate::model::{Decision, Via};
+use crate::model::{Decision, Record, Via};
+
+/// A request a previous run left pending, cancelled at this start, with the chat
+/// messages that show it: each chat transport edits its own, so that no message keeps
+/// asking for an answer nobody can give any more.
+#[derive(Clone, Debug)]
+pub struct Left {
+    pub record: Record,
+    /// `message_external_id`s, of every chat.
+    pub messages: Vec<String>,
+}
+
+/// The requests the startup sweep cancelled, as [`Left`], for the chat transports.
+/// Best effort: one that cannot be read is logged and left out.
+pub async fn left_by_last_run(approvals: &Approvals, swept: &[String]) -> Vec<Left> {
+    let mut left = Vec::with_capacity(swept.len());
+    for id in swept {
+        let messages = match approvals.messages(id).await {
+            Ok(m) if m.is_empty() => continue,
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the messages of a request the last run left pending");
+                continue;
+            }
+        };
+        match approvals.record(id).await {
+            Ok(Some(record)) => left.push(Left { record, messages }),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read a request the last run left pending")
+            }
+        }
+    }
+    left
+}
 
 /// What a transport tells the person who answered.
 pub struct Answer {

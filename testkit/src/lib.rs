@@ -30,6 +30,7 @@ pub mod corpus;
 pub mod db;
 pub mod fake_telegram;
 pub mod heavy;
+pub mod matrix_owner;
 pub mod peers;
 pub mod policy_bench;
 pub mod process;

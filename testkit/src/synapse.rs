@@ -5,9 +5,16 @@
 //! (an identical long-poll would otherwise be answered from a two-minute cache). It can be
 //! stopped and started again on the same port and directory, as a homeserver that goes
 //! down mid-test. Killed when dropped.
+//!
+//! [`Synapse::shared`] is one homeserver for every test of a test binary that does not
+//! stop it: started once, by a thread that lives as long as the binary, and killed by
+//! the kernel when the binary exits (`PR_SET_PDEATHSIG`), however it exits.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -22,6 +29,25 @@ pub struct Synapse {
     pub server_name: &'static str,
     dir: TempDir,
     child: Option<Child>,
+    /// Set for the shared homeserver: its process dies with the test binary.
+    die_with_parent: bool,
+}
+
+/// The shared homeserver: its URL, for [`register`].
+pub struct Shared {
+    pub url: String,
+}
+
+impl Shared {
+    pub async fn register(&self, name: &str) -> Account {
+        register(&self.url, name).await
+    }
+}
+
+/// A user name no other test of this binary uses.
+pub fn unique(name: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("{name}{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A registered account.
@@ -34,8 +60,38 @@ pub struct Account {
 }
 
 impl Synapse {
+    /// The homeserver every test of this binary shares (see the module's doc).
+    pub fn shared() -> &'static Shared {
+        static SHARED: OnceLock<Shared> = OnceLock::new();
+        SHARED.get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::Builder::new()
+                .name("shared-synapse".into())
+                .spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    let synapse = runtime.block_on(Synapse::start_as(true));
+                    tx.send(synapse.url.clone()).unwrap();
+                    // The child dies when this thread does: at the binary's exit.
+                    loop {
+                        std::thread::park();
+                    }
+                })
+                .unwrap();
+            Shared {
+                url: rx.recv().expect("the shared Synapse starts"),
+            }
+        })
+    }
+
     /// Starts a homeserver and waits until its client API answers.
     pub async fn start() -> Synapse {
+        Self::start_as(false).await
+    }
+
+    async fn start_as(die_with_parent: bool) -> Synapse {
         let dir = tempfile::tempdir().expect("a temp dir for Synapse");
         let port = free_port();
         let config = dir.path().join("homeserver.yaml");
@@ -57,6 +113,7 @@ impl Synapse {
             server_name: "localhost",
             dir,
             child: None,
+            die_with_parent,
         };
         synapse.resume().await;
         synapse
@@ -92,15 +149,26 @@ impl Synapse {
             .append(true)
             .open(self.dir.path().join("stderr.log"))
             .unwrap();
-        let child = Command::new(synapse_python())
+        let mut command = Command::new(synapse_python());
+        command
             .args(["-m", "synapse.app.homeserver", "--config-path"])
             .arg(self.dir.path().join("homeserver.yaml"))
             .current_dir(self.dir.path())
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("Synapse starts");
+            .stderr(log);
+        if self.die_with_parent {
+            // SAFETY: prctl is async-signal-safe; it only marks this child process.
+            unsafe {
+                command.pre_exec(|| {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let child = command.spawn().expect("Synapse starts");
         self.child = Some(child);
         let client = reqwest::Client::new();
         let versions = format!("{}/_matrix/client/versions", self.url);
@@ -125,40 +193,56 @@ impl Synapse {
 
     /// Registers `name` (open registration, the dummy stage) and returns its account.
     pub async fn register(&self, name: &str) -> Account {
-        let password = format!("{name}-password");
-        let body = json!({
-            "username": name,
-            "password": password,
-            "auth": {"type": "m.login.dummy"},
-            "initial_device_display_name": name,
-        });
-        let answer: Value = reqwest::Client::new()
-            .post(format!("{}/_matrix/client/v3/register", self.url))
-            .json(&body)
-            .send()
-            .await
-            .expect("Synapse answers")
-            .json()
-            .await
-            .expect("a JSON answer");
-        let text = |k: &str| {
-            answer[k]
-                .as_str()
-                .unwrap_or_else(|| panic!("registering {name}: no {k} in {answer}"))
-                .to_string()
-        };
-        Account {
-            user_id: text("user_id"),
-            password,
-            access_token: text("access_token"),
-            device_id: text("device_id"),
-        }
+        register(&self.url, name).await
+    }
+
+    /// Makes the homeserver rate-limit messages hard (`rc_message`), from its next start.
+    pub fn limit_messages(&self, per_second: f64, burst: u32) {
+        let path = self.dir.path().join("homeserver.yaml");
+        let yaml = std::fs::read_to_string(&path).unwrap();
+        let yaml = yaml.replace(
+            "rc_message: {per_second: 1000, burst_count: 1000}",
+            &format!("rc_message: {{per_second: {per_second}, burst_count: {burst}}}"),
+        );
+        std::fs::write(path, yaml).unwrap();
     }
 
     fn log_tail(&self) -> String {
         let log = std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default();
         let lines: Vec<&str> = log.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+}
+
+/// Registers `name` on the homeserver at `url` (open registration, the dummy stage).
+pub async fn register(url: &str, name: &str) -> Account {
+    let password = format!("{name}-password");
+    let body = json!({
+        "username": name,
+        "password": password,
+        "auth": {"type": "m.login.dummy"},
+        "initial_device_display_name": name,
+    });
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{url}/_matrix/client/v3/register"))
+        .json(&body)
+        .send()
+        .await
+        .expect("Synapse answers")
+        .json()
+        .await
+        .expect("a JSON answer");
+    let text = |k: &str| {
+        answer[k]
+            .as_str()
+            .unwrap_or_else(|| panic!("registering {name}: no {k} in {answer}"))
+            .to_string()
+    };
+    Account {
+        user_id: text("user_id"),
+        password,
+        access_token: text("access_token"),
+        device_id: text("device_id"),
     }
 }
 

@@ -11,9 +11,10 @@ use teloxide::{ApiError, RequestError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::posted::Target;
 use super::{Backoff, Context, message};
 use crate::model::Record;
+use crate::transport::card;
+use crate::transport::posted::Target;
 
 /// How long an edit keeps being retried through an outage before it is given up.
 const EDIT_PATIENCE: Duration = Duration::from_secs(3600);
@@ -33,7 +34,7 @@ pub async fn deliver(ctx: &Context, record: Record, mut done: watch::Receiver<Op
         edit(ctx, posted, &last).await;
     }
     // The request is over: the store answers for its message from here on.
-    ctx.posted.forget(posted);
+    ctx.posted.forget(&posted);
 }
 
 /// The request once it has ended; None if nobody can tell.
@@ -78,7 +79,7 @@ async fn post(
             return None;
         }
         let refusal = ctx.approvals.always_refusal(&record.id);
-        let offer = message::Offer {
+        let offer = card::Offer {
             always_refused: refusal.as_deref(),
             reactions: &ctx.reactions,
         };
@@ -87,10 +88,10 @@ async fn post(
         let sending = ctx.posted.sending();
         let sent = ctx
             .bot
-            .send_message(ctx.chat, message::approval(record, &offer, Utc::now()))
+            .send_message(ctx.chat, card::approval(record, &offer, Utc::now()).html)
             .parse_mode(ParseMode::Html)
             .link_preview_options(no_preview())
-            .reply_markup(message::keyboard(record, refusal.is_none()))
+            .reply_markup(message::keyboard(&record.id, refusal.is_none()))
             .await;
         match sent {
             Ok(m) => {
@@ -139,11 +140,27 @@ async fn remember(ctx: &Context, record: &Record, posted: MessageId) {
     }
 }
 
+/// Edits the messages of requests the last run left pending, in this chat, to say how
+/// they ended.
+pub async fn close_left(ctx: &Context, left: &[crate::transport::Left]) {
+    let ours = format!("{}:", ctx.chat.0);
+    for l in left {
+        for external in &l.messages {
+            let message = external
+                .strip_prefix(&ours)
+                .and_then(|m| m.parse::<i32>().ok());
+            if let Some(message) = message {
+                edit(ctx, MessageId(message), &l.record).await;
+            }
+        }
+    }
+}
+
 /// Replaces the message with the outcome and removes the buttons.
 async fn edit(ctx: &Context, posted: MessageId, last: &Record) {
     let give_up = Instant::now() + EDIT_PATIENCE;
     let mut backoff = Backoff::new();
-    let text = message::closed(last);
+    let text = card::closed(last).html;
     loop {
         ctx.limiter.acquire().await;
         // Without reply_markup, Telegram drops the inline keyboard.

@@ -6,8 +6,8 @@
 //! one request's message from post to final edit; `updates` long-polls the Bot API and
 //! turns owner actions into `Approvals::resolve` calls; `fetch` reads each polled update
 //! on its own, so one that cannot be read is skipped instead of stopping the rest;
-//! `posted` knows which message shows which request from the moment it is posted, so an
-//! answer that outruns the store still finds its request. The Bot API being down never
+//! `transport::posted` knows which message shows which request from the moment it is
+//! posted, so an answer that outruns the store still finds its request. The Bot API being down never
 //! blocks anything else: requests still expire on their timers, and allowlisted
 //! requests never touch this module.
 
@@ -15,7 +15,6 @@ mod deliver;
 mod fetch;
 mod limiter;
 pub mod message;
-mod posted;
 mod updates;
 
 use std::collections::{HashMap, HashSet};
@@ -33,8 +32,9 @@ use crate::approvals::{Approvals, Event};
 use crate::config::ReactionMap;
 use crate::config::{Secret, TelegramConfig};
 use crate::shutdown::Shutdown;
+use crate::transport::posted::Posted;
 use limiter::Limiter;
-use posted::Posted;
+use teloxide::types::MessageId;
 
 /// How long `connect` waits for `getMe` before starting without it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -73,7 +73,7 @@ struct Context {
     offset: AtomicI32,
     /// Our approval messages and posts in flight, for answers that come before the store
     /// knows the message.
-    posted: Posted,
+    posted: Posted<MessageId>,
 }
 
 impl Telegram {
@@ -141,14 +141,31 @@ impl Telegram {
     /// acknowledges the last update it handled, and ends.
     ///
     /// `events` comes from `approvals.subscribe()`, taken before any request can arrive.
-    pub fn spawn(self, events: broadcast::Receiver<Event>, shutdown: Shutdown) -> JoinHandle<()> {
-        tokio::spawn(run(self.ctx, events, shutdown))
+    ///
+    /// `left`: requests the last run left pending; their messages are edited to say so.
+    pub fn spawn(
+        self,
+        events: broadcast::Receiver<Event>,
+        left: Arc<[crate::transport::Left]>,
+        shutdown: Shutdown,
+    ) -> JoinHandle<()> {
+        tokio::spawn(run(self.ctx, events, left, shutdown))
     }
 }
 
-async fn run(ctx: Arc<Context>, mut events: broadcast::Receiver<Event>, mut shutdown: Shutdown) {
+async fn run(
+    ctx: Arc<Context>,
+    mut events: broadcast::Receiver<Event>,
+    left: Arc<[crate::transport::Left]>,
+    mut shutdown: Shutdown,
+) {
     let mut poller = tokio::spawn(updates::poll(Arc::clone(&ctx), shutdown.clone()));
     let mut deliveries: JoinSet<String> = JoinSet::new();
+    let closing = Arc::clone(&ctx);
+    deliveries.spawn(async move {
+        deliver::close_left(&closing, &left).await;
+        String::new()
+    });
     let mut delivering: HashSet<String> = HashSet::new();
     loop {
         tokio::select! {

@@ -24,13 +24,13 @@ use tokio::sync::Semaphore;
 
 use super::deliver::external_id;
 use super::fetch::{self, Read};
-use super::posted::Target;
 use super::{Backoff, Context, message};
 use crate::model::{Decision, Via};
 use crate::render;
 use crate::shutdown::Shutdown;
-use crate::transport::answer;
 use crate::transport::grammar::{self, ChatCommand};
+use crate::transport::posted::Target;
+use crate::transport::{answer, card};
 
 /// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
 /// which does not stretch for long polls.
@@ -176,7 +176,7 @@ async fn dispatch(
     shutdown: &Shutdown,
 ) {
     let unsettled = answered_message(ctx, &update)
-        .and_then(|message| Some((message, ctx.posted.unsettled(message)?)));
+        .and_then(|message| Some((message, ctx.posted.unsettled(&message)?)));
     let Some((message, pending)) = unsettled else {
         return handle(ctx, update).await;
     };
@@ -194,7 +194,7 @@ async fn dispatch(
                 tokio::select! {
                     // Shutdown cancels every request: nothing is left to answer.
                     _ = shutdown.recv() => return,
-                    _ = ctx.posted.settle(message, pending, HOLD_LIMIT) => {}
+                    _ = ctx.posted.settle(&message, pending, HOLD_LIMIT) => {}
                 }
                 handle(&ctx, update).await;
                 drop(permit);
@@ -202,7 +202,7 @@ async fn dispatch(
         }
         // Too many held already: this one holds polling too, but is not lost.
         Err(_) => {
-            ctx.posted.settle(message, pending, HOLD_LIMIT).await;
+            ctx.posted.settle(&message, pending, HOLD_LIMIT).await;
             handle(ctx, update).await;
         }
     }
@@ -365,7 +365,7 @@ fn from_us(ctx: &Context, m: &Message) -> bool {
 /// The request whose approval message is `message` in our chat, if any: known at once
 /// while its delivery runs, else from the store. Err: a reply saying the lookup failed.
 async fn request_at(ctx: &Context, message: MessageId) -> Result<Option<Target>, String> {
-    if let Some(target) = ctx.posted.get(message) {
+    if let Some(target) = ctx.posted.get(&message) {
         return Ok(Some(target));
     }
     let found = ctx
@@ -522,7 +522,7 @@ fn short(id: &str) -> &str {
 /// Sends `text` as a plain-text reply to `to`. Best effort: a few tries, then it is
 /// logged and dropped; an answer to a command never holds up a decision.
 async fn reply(ctx: &Context, to: MessageId, text: &str) {
-    let text = crate::text::clip_chars(text, message::MAX_TEXT / 2);
+    let text = crate::text::clip_chars(text, card::MAX_TEXT / 2);
     let mut backoff = Backoff::new();
     for attempt in 1..=3 {
         ctx.limiter.acquire().await;

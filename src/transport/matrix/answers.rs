@@ -1,0 +1,412 @@
+//! What an owner does in the room — a command, a reply to a request, a reaction — turned
+//! into a call to `Approvals::resolve`.
+//!
+//! The SDK's event handlers only sort events (our room, not our own) and queue them; one
+//! task answers them in order, so a slow store never holds up the sync. Every path checks
+//! the sender against `matrix.owner_ids` before anything else: a stranger's command,
+//! reply or reaction changes nothing and is logged. A reaction taken back is a redaction,
+//! which nothing here listens to: it changes nothing. An answer to a message not known
+//! yet (the owner saw it before the send answered) is held until the posts in flight land.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use matrix_sdk::ruma::events::reaction::OriginalSyncReactionEvent;
+use matrix_sdk::ruma::events::relation::{InReplyTo, Reply};
+use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
+use matrix_sdk::ruma::events::room::member::{MembershipState, StrippedRoomMemberEvent};
+use matrix_sdk::ruma::events::room::message::{
+    MessageType, OriginalSyncRoomMessageEvent, Relation, RoomMessageEventContent,
+};
+use matrix_sdk::ruma::{OwnedEventId, OwnedUserId, UserId};
+use matrix_sdk::{Client, Room};
+use tokio::sync::{Semaphore, mpsc};
+
+use super::Context;
+use super::deliver::external_id;
+use crate::model::{Decision, Via};
+use crate::render;
+use crate::shutdown::Shutdown;
+use crate::transport::answer;
+use crate::transport::card::MAX_TEXT;
+use crate::transport::grammar::{self, ChatCommand};
+use crate::transport::posted::Target;
+
+/// Events queued for answering; past this, the sync waits for the answers to catch up.
+pub const QUEUE: usize = 256;
+/// Answers held aside at once, waiting for posts in flight.
+const HELD_MAX: usize = 64;
+/// The longest an answer waits for posts in flight: past the send's own timeout.
+const HOLD_LIMIT: Duration = Duration::from_secs(40);
+
+/// An event from our room, sorted.
+#[derive(Debug)]
+pub enum Incoming {
+    Message {
+        sender: OwnedUserId,
+        event: OwnedEventId,
+        /// The text, without a reply's quoted fallback.
+        body: String,
+        /// The message it replies to (or the thread it is in).
+        replied: Option<OwnedEventId>,
+        /// An edit of an earlier message.
+        edit: bool,
+    },
+    Reaction {
+        sender: OwnedUserId,
+        target: OwnedEventId,
+        key: String,
+    },
+}
+
+impl Incoming {
+    /// The message of ours it answers, if any.
+    fn answers(&self) -> Option<&OwnedEventId> {
+        match self {
+            Incoming::Message { replied, .. } => replied.as_ref(),
+            Incoming::Reaction { target, .. } => Some(target),
+        }
+    }
+}
+
+/// Registers the handlers that feed `queue` on `client`.
+pub fn listen(ctx: &Arc<Context>, client: &Client, queue: mpsc::Sender<Incoming>) {
+    let (c, q) = (Arc::clone(ctx), queue.clone());
+    client.add_event_handler(move |ev: OriginalSyncRoomMessageEvent, room: Room| {
+        let (ctx, queue) = (Arc::clone(&c), q.clone());
+        async move {
+            if !ours(&ctx, &room, &ev.sender) {
+                return;
+            }
+            let MessageType::Text(text) = &ev.content.msgtype else {
+                return;
+            };
+            let (replied, edit) = match &ev.content.relates_to {
+                Some(Relation::Reply(r)) => (Some(r.in_reply_to.event_id.clone()), false),
+                Some(Relation::Thread(t)) => match &t.in_reply_to {
+                    Some(r) if !t.is_falling_back => (Some(r.event_id.clone()), false),
+                    _ => (Some(t.event_id.clone()), false),
+                },
+                Some(Relation::Replacement(_)) => (None, true),
+                _ => (None, false),
+            };
+            let incoming = Incoming::Message {
+                sender: ev.sender.clone(),
+                event: ev.event_id.clone(),
+                body: without_fallback(&text.body).to_string(),
+                replied,
+                edit,
+            };
+            let _ = queue.send(incoming).await;
+        }
+    });
+    let (c, q) = (Arc::clone(ctx), queue);
+    client.add_event_handler(move |ev: OriginalSyncReactionEvent, room: Room| {
+        let (ctx, queue) = (Arc::clone(&c), q.clone());
+        async move {
+            if !ours(&ctx, &room, &ev.sender) {
+                return;
+            }
+            let incoming = Incoming::Reaction {
+                sender: ev.sender.clone(),
+                target: ev.content.relates_to.event_id.clone(),
+                key: ev.content.relates_to.key.clone(),
+            };
+            let _ = queue.send(incoming).await;
+        }
+    });
+    let c = Arc::clone(ctx);
+    client.add_event_handler(
+        move |ev: OriginalSyncRoomEncryptedEvent, room: Room| {
+            let ctx = Arc::clone(&c);
+            async move {
+                if ours(&ctx, &room, &ev.sender) {
+                    tracing::warn!(sender = %ev.sender, event = %ev.event_id, "cannot decrypt a message in matrix.room_id: the sender's device did not share its key with the bot's device; if it was an answer, send it again");
+                }
+            }
+        },
+    );
+    let c = Arc::clone(ctx);
+    client.add_event_handler(
+        move |ev: StrippedRoomMemberEvent, room: Room, client: Client| {
+            let ctx = Arc::clone(&c);
+            async move {
+                if ev.state_key != ctx.account.user
+                    || ev.content.membership != MembershipState::Invite
+                {
+                    return;
+                }
+                if room.room_id() != ctx.account.room {
+                    tracing::info!(room = %room.room_id(), inviter = %ev.sender, "ignoring an invite to a room other than matrix.room_id");
+                    return;
+                }
+                if !ctx.is_owner(&ev.sender) {
+                    tracing::warn!(inviter = %ev.sender, "ignoring an invite to matrix.room_id from someone not in matrix.owner_ids");
+                    return;
+                }
+                // Joining waits on the homeserver; the sync must not.
+                tokio::spawn(async move { super::enter_room(&ctx, &client).await });
+            }
+        },
+    );
+}
+
+/// True for an event in our room from someone else than the bot.
+fn ours(ctx: &Context, room: &Room, sender: &UserId) -> bool {
+    room.room_id() == ctx.account.room && sender != ctx.account.user
+}
+
+/// A reply's text without the quote older clients put before it (`> <@who> …` lines,
+/// then a blank line).
+fn without_fallback(body: &str) -> &str {
+    if !body.starts_with("> ") {
+        return body;
+    }
+    match body.split_once("\n\n") {
+        Some((quote, rest)) if quote.lines().all(|l| l.starts_with('>')) => rest,
+        _ => body,
+    }
+}
+
+/// Answers queued events in order until shutdown.
+pub async fn run(ctx: Arc<Context>, mut queue: mpsc::Receiver<Incoming>, mut shutdown: Shutdown) {
+    let holding = Arc::new(Semaphore::new(HELD_MAX));
+    loop {
+        let incoming = tokio::select! {
+            _ = shutdown.recv() => return,
+            next = queue.recv() => match next {
+                Some(incoming) => incoming,
+                None => return,
+            },
+        };
+        let unsettled = incoming
+            .answers()
+            .and_then(|event| Some((event.clone(), ctx.posted.unsettled(event)?)));
+        let Some((event, pending)) = unsettled else {
+            handle(&ctx, incoming).await;
+            continue;
+        };
+        match Arc::clone(&holding).try_acquire_owned() {
+            Ok(permit) => {
+                let ctx = Arc::clone(&ctx);
+                let mut shutdown = shutdown.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        _ = shutdown.recv() => return,
+                        _ = ctx.posted.settle(&event, pending, HOLD_LIMIT) => {}
+                    }
+                    handle(&ctx, incoming).await;
+                    drop(permit);
+                });
+            }
+            Err(_) => {
+                ctx.posted.settle(&event, pending, HOLD_LIMIT).await;
+                handle(&ctx, incoming).await;
+            }
+        }
+    }
+}
+
+async fn handle(ctx: &Context, incoming: Incoming) {
+    match incoming {
+        Incoming::Message {
+            sender,
+            event,
+            body,
+            replied,
+            edit,
+        } => on_message(ctx, &sender, &event, &body, replied.as_ref(), edit).await,
+        Incoming::Reaction {
+            sender,
+            target,
+            key,
+        } => on_reaction(ctx, &sender, &target, &key).await,
+    }
+}
+
+/// `decided_by` for a Matrix user.
+fn who(user: &UserId) -> String {
+    format!("matrix:{user}")
+}
+
+async fn on_message(
+    ctx: &Context,
+    sender: &UserId,
+    event: &OwnedEventId,
+    body: &str,
+    replied: Option<&OwnedEventId>,
+    edit: bool,
+) {
+    if !ctx.is_owner(sender) {
+        if body.trim_start().starts_with('/') {
+            tracing::warn!(%sender, "ignoring a command from someone not in matrix.owner_ids");
+        }
+        return;
+    }
+    if edit {
+        tracing::info!(%sender, "ignoring an edited message: only new messages can answer a request");
+        return;
+    }
+    let command = match grammar::parse(body) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => return reply(ctx, event, &e.to_string()).await,
+        // Talk in the room is not for us.
+        None => return,
+    };
+    let text = match command {
+        ChatCommand::Help => grammar::help_text(&ctx.reactions),
+        ChatCommand::Pending => match ctx.approvals.pending().await {
+            Ok(list) => render::pending_list(&list, Utc::now()),
+            Err(e) => format!("could not read pending requests: {e}"),
+        },
+        ChatCommand::Allowlist => match ctx.approvals.rules().await {
+            Ok(rules) => render::rule_list(&rules),
+            Err(e) => format!("could not read the allowlist: {e}"),
+        },
+        ChatCommand::Resolve { short_id, decision } => {
+            resolve_command(ctx, sender, replied, short_id, decision).await
+        }
+    };
+    reply(ctx, event, &text).await;
+}
+
+/// `/approve`, `/deny`: by id, or by replying to the request's message.
+async fn resolve_command(
+    ctx: &Context,
+    sender: &UserId,
+    replied: Option<&OwnedEventId>,
+    short_id: Option<String>,
+    decision: Decision,
+) -> String {
+    let found = match replied {
+        Some(event) => match request_at(ctx, event).await {
+            Ok(found) => found,
+            Err(text) => return text,
+        },
+        None => None,
+    };
+    let (target, label) = match (short_id, found) {
+        (Some(id), Some(r)) if !r.short_id.eq_ignore_ascii_case(&id) => {
+            return format!(
+                "You replied to request {} but named {id}; nothing was changed. Name one of them only.",
+                r.short_id
+            );
+        }
+        (_, Some(r)) => (r.id, r.short_id),
+        (Some(id), None) => (id.clone(), id),
+        (None, None) if replied.is_some() => {
+            return "That message is not an approval request. Reply to one, or give the id: /approve a1b2".into();
+        }
+        (None, None) => {
+            return "Which request? Give the id (/approve a1b2) or reply to the request's message."
+                .into();
+        }
+    };
+    answer(
+        &ctx.approvals,
+        &target,
+        &label,
+        decision,
+        Via::MatrixCommand,
+        &who(sender),
+    )
+    .await
+    .text
+}
+
+/// The request whose approval message is `event` in our room, if any: known at once while
+/// its delivery runs, else from the store. Err: a reply saying the lookup failed.
+async fn request_at(ctx: &Context, event: &OwnedEventId) -> Result<Option<Target>, String> {
+    if let Some(target) = ctx.posted.get(event) {
+        return Ok(Some(target));
+    }
+    let found = ctx
+        .approvals
+        .find_by_message(&external_id(&ctx.account.room, event))
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot look up a request by its message");
+            "could not look up that request (storage error); nothing was changed".to_string()
+        })?;
+    Ok(found.as_ref().map(Target::from))
+}
+
+async fn on_reaction(ctx: &Context, sender: &UserId, target: &OwnedEventId, key: &str) {
+    if !ctx.is_owner(sender) {
+        tracing::warn!(%sender, "ignoring a reaction from someone not in matrix.owner_ids");
+        return;
+    }
+    let Some(decision) = ctx.reactions.decision(key) else {
+        return;
+    };
+    let record = match request_at(ctx, target).await {
+        // A reaction on any other message is just a reaction.
+        Ok(None) => return,
+        Ok(Some(record)) => record,
+        Err(text) => return reply(ctx, target, &text).await,
+    };
+    let result = answer(
+        &ctx.approvals,
+        &record.id,
+        &record.short_id,
+        decision,
+        Via::MatrixReaction,
+        &who(sender),
+    )
+    .await;
+    // Success shows as the message's edit; anything else needs words.
+    if !result.resolved {
+        reply(ctx, target, &result.text).await;
+    }
+}
+
+/// Sends `text` as a notice replying to `to`. Best effort: a few tries, then it is
+/// logged and dropped; an answer to a command never holds up a decision.
+async fn reply(ctx: &Context, to: &OwnedEventId, text: &str) {
+    let text = crate::text::clip_chars(text, MAX_TEXT);
+    let mut content = RoomMessageEventContent::notice_plain(text);
+    content.relates_to = Some(Relation::Reply(Reply::new(InReplyTo::new(to.clone()))));
+    let txn = matrix_sdk::ruma::TransactionId::new();
+    let mut backoff = super::Backoff::new();
+    for attempt in 1..=3 {
+        let Some(room) = ctx.room.borrow().clone() else {
+            tracing::warn!("not in matrix.room_id; dropping a reply");
+            return;
+        };
+        ctx.paced().await;
+        match room
+            .send(content.clone())
+            .with_transaction_id(txn.clone())
+            .await
+        {
+            Ok(_) => {
+                ctx.succeeded();
+                return;
+            }
+            Err(e) if attempt == 3 => {
+                tracing::warn!(error = %e, "could not send a reply; dropping it");
+            }
+            Err(e) => {
+                ctx.failed("sending a reply", &e.to_string());
+                backoff.wait(ctx, &e).await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_fallback_is_not_part_of_the_answer() {
+        assert_eq!(
+            without_fallback("> <@bot:x> 🔒 Exec approval required\n> ID: a1b2\n\n/approve always"),
+            "/approve always"
+        );
+        assert_eq!(without_fallback("/deny a1b2"), "/deny a1b2");
+        // A quote the owner wrote themselves, with nothing after it, is left alone.
+        assert_eq!(without_fallback("> just a quote"), "> just a quote");
+    }
+}

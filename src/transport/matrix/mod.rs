@@ -1,0 +1,487 @@
+//! The Matrix transport: posts each request that needs a human to one room, takes
+//! answers from commands, replies and reactions, and edits the message once the request
+//! is over, whoever ended it. Encrypted rooms work: the official SDK keeps the bot's
+//! device and keys in `matrix.store_path`.
+//!
+//! `session` logs in (or restores the device kept from last time) and keeps the client's
+//! store in step with the account; `deliver` owns one request's message from post to
+//! final edit; `answers` turns what an owner does in the room into `Approvals::resolve`
+//! calls. The homeserver being down never blocks anything else: the transport retries
+//! and says so, requests still expire on their timers, and allowlisted requests never
+//! touch this module.
+
+mod answers;
+mod deliver;
+mod session;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use matrix_sdk::config::SyncSettings;
+use matrix_sdk::ruma::api::error::{ErrorKind, RetryAfter};
+use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomId, UserId};
+use matrix_sdk::{Client, Room, RoomState};
+use tokio::sync::{Notify, broadcast, mpsc, watch};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
+
+use crate::approvals::{Approvals, Event};
+use crate::config::{MatrixConfig, ReactionMap, Secret};
+use crate::model::Record;
+use crate::shutdown::Shutdown;
+use crate::transport::Left;
+use crate::transport::posted::Posted;
+use session::Ended;
+
+/// How long one `/sync` long-poll waits for news.
+const POLL: Duration = Duration::from_secs(10);
+/// After shutdown has cancelled every request, how long their messages get to be edited.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How long to wait before trying again when the homeserver refuses the account itself
+/// (a revoked token, a wrong password): long enough not to hammer it, short enough to
+/// come back by itself once the account is fixed on the server.
+const REFUSED_WAIT: Duration = Duration::from_secs(600);
+
+/// A checked Matrix configuration, ready to `spawn`.
+pub struct Matrix {
+    ctx: Arc<Context>,
+}
+
+/// The account and room as configured, parsed.
+struct Account {
+    homeserver: String,
+    user: OwnedUserId,
+    access_token: Option<Secret>,
+    password: Option<Secret>,
+    room: OwnedRoomId,
+    owners: Vec<OwnedUserId>,
+    /// The client's state and keys.
+    store: std::path::PathBuf,
+}
+
+/// What every part of the transport shares.
+struct Context {
+    account: Account,
+    reactions: ReactionMap,
+    approvals: Arc<Approvals>,
+    /// The room, once the bot is in it and has synced: deliveries wait for it. Replaced
+    /// when the session is opened again (a new login).
+    room: watch::Sender<Option<Room>>,
+    /// Our approval messages and posts in flight, for answers that come before the store
+    /// knows the message.
+    posted: Posted<OwnedEventId>,
+    /// True while calls fail, so an outage is logged once, not once per call.
+    failing: AtomicBool,
+    /// Woken when a call succeeds after failures: whoever waits out a backoff retries at
+    /// once instead of sleeping through the homeserver's return.
+    recovered: Notify,
+    /// No message is sent before this instant: the homeserver's last `retry_after`.
+    paused_until: Mutex<Option<Instant>>,
+    /// Set once the owner was told the bot cannot enter the room, so the advice is given
+    /// once per outage, not on every sync.
+    room_warned: AtomicBool,
+}
+
+impl Matrix {
+    /// Checks the configuration. Nothing is asked of the homeserver here: one that is
+    /// down at start must not stop the daemon; the transport connects in the background.
+    pub fn new(
+        config: &MatrixConfig,
+        database: &Path,
+        approvals: Arc<Approvals>,
+    ) -> Result<Matrix, String> {
+        let parse_user = |s: &str| UserId::parse(s).map_err(|e| format!("{s:?}: {e}"));
+        let (Some(homeserver), Some(user), Some(room)) = (
+            config.homeserver_url.clone(),
+            config.user_id.as_deref(),
+            config.room_id.as_deref(),
+        ) else {
+            return Err(
+                "matrix.homeserver_url, matrix.user_id and matrix.room_id must be set".into(),
+            );
+        };
+        let owners = config
+            .owner_ids
+            .iter()
+            .map(|o| parse_user(o))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ctx = Context {
+            account: Account {
+                homeserver,
+                user: parse_user(user)?,
+                access_token: config.access_token.clone(),
+                password: config.password.clone(),
+                room: RoomId::parse(room).map_err(|e| format!("{room:?}: {e}"))?,
+                owners,
+                store: config.store_dir(database),
+            },
+            reactions: config.reaction_map().map_err(|e| e.to_string())?,
+            approvals,
+            room: watch::Sender::new(None),
+            posted: Posted::new(),
+            failing: AtomicBool::new(false),
+            recovered: Notify::new(),
+            paused_until: Mutex::new(None),
+            room_warned: AtomicBool::new(false),
+        };
+        Ok(Matrix { ctx: Arc::new(ctx) })
+    }
+
+    /// Runs the transport until shutdown. By then the daemon has cancelled every pending
+    /// request; the task edits their messages (within a grace period) and ends.
+    ///
+    /// `events` comes from `approvals.subscribe()`, taken before any request can arrive.
+    ///
+    /// `left`: requests the last run left pending; their messages are edited to say so.
+    pub fn spawn(
+        self,
+        events: broadcast::Receiver<Event>,
+        left: Arc<[Left]>,
+        shutdown: Shutdown,
+    ) -> JoinHandle<()> {
+        tokio::spawn(run(self.ctx, events, left, shutdown))
+    }
+}
+
+async fn run(
+    ctx: Arc<Context>,
+    mut events: broadcast::Receiver<Event>,
+    left: Arc<[Left]>,
+    mut shutdown: Shutdown,
+) {
+    let (answers, incoming) = mpsc::channel(answers::QUEUE);
+    let mut connection = tokio::spawn(connect(Arc::clone(&ctx), answers.clone(), shutdown.clone()));
+    let answering = tokio::spawn(answers::run(Arc::clone(&ctx), incoming, shutdown.clone()));
+    let mut deliveries: JoinSet<String> = JoinSet::new();
+    let mut delivering: HashSet<String> = HashSet::new();
+    let closing = Arc::clone(&ctx);
+    deliveries.spawn(async move {
+        deliver::close_left(&closing, &left).await;
+        String::new()
+    });
+    loop {
+        tokio::select! {
+            _ = shutdown.recv() => break,
+            Some(done) = deliveries.join_next() => {
+                if let Ok(id) = done {
+                    delivering.remove(&id);
+                }
+            }
+            ended = &mut connection => {
+                if shutdown.is_shutdown() {
+                    break;
+                }
+                // It only ends at shutdown; a panic must not leave the owner unheard.
+                tracing::error!(?ended, "the Matrix connection stopped unexpectedly; restarting it in a second");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                connection = tokio::spawn(connect(
+                    Arc::clone(&ctx),
+                    answers.clone(),
+                    shutdown.clone(),
+                ));
+            }
+            event = events.recv() => match event {
+                Ok(Event::Pending(record)) => {
+                    spawn_delivery(&ctx, &mut deliveries, &mut delivering, record);
+                }
+                Ok(Event::Resolved(_)) => {}
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "the Matrix transport fell behind; catching up from the database");
+                    catch_up(&ctx, &mut deliveries, &mut delivering).await;
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+        }
+    }
+    let finished = tokio::time::timeout(SHUTDOWN_GRACE, async {
+        while deliveries.join_next().await.is_some() {}
+    })
+    .await;
+    if finished.is_err() {
+        tracing::warn!(
+            left = deliveries.len(),
+            "Matrix messages not updated within {}s of shutdown",
+            SHUTDOWN_GRACE.as_secs()
+        );
+        deliveries.abort_all();
+    }
+    connection.abort();
+    answering.abort();
+}
+
+/// Starts the delivery of `record`'s message, unless one is running or the request has
+/// already ended.
+fn spawn_delivery(
+    ctx: &Arc<Context>,
+    set: &mut JoinSet<String>,
+    delivering: &mut HashSet<String>,
+    record: Record,
+) {
+    if delivering.contains(&record.id) {
+        return;
+    }
+    let Some(done) = ctx.approvals.watch(&record.id) else {
+        return;
+    };
+    delivering.insert(record.id.clone());
+    let ctx = Arc::clone(ctx);
+    set.spawn(async move {
+        let id = record.id.clone();
+        deliver::deliver(&ctx, record, done).await;
+        id
+    });
+}
+
+/// Posts every pending request that has no delivery yet: the way back after missed events.
+async fn catch_up(ctx: &Arc<Context>, set: &mut JoinSet<String>, delivering: &mut HashSet<String>) {
+    match ctx.approvals.pending().await {
+        Ok(list) => {
+            for record in list {
+                spawn_delivery(ctx, set, delivering, record);
+            }
+        }
+        Err(e) => tracing::error!(error = %e, "cannot list pending requests to post them"),
+    }
+}
+
+/// Opens the session and syncs, for as long as the daemon runs: a homeserver that is
+/// down is retried with backoff; one that refuses the account is said clearly and tried
+/// again only after a long wait.
+async fn connect(
+    ctx: Arc<Context>,
+    answers: mpsc::Sender<answers::Incoming>,
+    mut shutdown: Shutdown,
+) {
+    let mut backoff = Backoff::new();
+    loop {
+        let opened = tokio::select! {
+            _ = shutdown.recv() => return,
+            opened = session::open(&ctx) => opened,
+        };
+        let ended = match opened {
+            Ok(client) => {
+                backoff = Backoff::new();
+                sync(&ctx, &client, &answers, &mut shutdown).await
+            }
+            Err(ended) => ended,
+        };
+        ctx.room.send_replace(None);
+        let wait = match ended {
+            Ended::Shutdown => return,
+            Ended::Unreachable(why) => {
+                ctx.failed("connecting", &why);
+                backoff.next()
+            }
+            Ended::Refused(why) => {
+                tracing::error!(
+                    "the Matrix homeserver refused the bot's account: {why}. Requests that need a human wait and expire as usual; trying again in {} minutes",
+                    REFUSED_WAIT.as_secs() / 60
+                );
+                REFUSED_WAIT
+            }
+            Ended::Reopen => Duration::ZERO,
+        };
+        tokio::select! {
+            _ = shutdown.recv() => return,
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// Syncs `client` until shutdown, or until the session cannot go on.
+async fn sync(
+    ctx: &Arc<Context>,
+    client: &Client,
+    answers: &mpsc::Sender<answers::Incoming>,
+    shutdown: &mut Shutdown,
+) -> Ended {
+    // Catch up before listening: whatever was said while execgate was away answered
+    // requests that ended with the run that posted them.
+    let first = tokio::select! {
+        _ = shutdown.recv() => return Ended::Shutdown,
+        r = client.sync_once(SyncSettings::default().timeout(Duration::ZERO)) => r,
+    };
+    if let Err(e) = first {
+        return session::ended(ctx, &e);
+    }
+    ctx.succeeded();
+    answers::listen(ctx, client, answers.clone());
+    enter_room(ctx, client).await;
+    let mut backoff = Backoff::new();
+    loop {
+        let result = tokio::select! {
+            _ = shutdown.recv() => return Ended::Shutdown,
+            r = client.sync_once(SyncSettings::default().timeout(POLL)) => r,
+        };
+        match result {
+            Ok(_) => {
+                ctx.succeeded();
+                backoff = Backoff::new();
+                if ctx.room.borrow().is_none() {
+                    enter_room(ctx, client).await;
+                }
+            }
+            Err(e) => {
+                let ended = session::ended(ctx, &e);
+                if !matches!(ended, Ended::Unreachable(_)) {
+                    return ended;
+                }
+                ctx.failed("/sync", &e.to_string());
+                let wait = ctx.wait_for(&e).unwrap_or_else(|| backoff.next());
+                tokio::select! {
+                    _ = shutdown.recv() => return Ended::Shutdown,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Makes the room ready for deliveries once the bot is in it: joins it when an owner has
+/// invited the bot (or the room lets it in), and says what to do otherwise.
+async fn enter_room(ctx: &Context, client: &Client) {
+    let room_id = &ctx.account.room;
+    let room = client.get_room(room_id);
+    match room.as_ref().map(|r| r.state()) {
+        Some(RoomState::Joined) => {}
+        Some(RoomState::Invited) => {
+            let room = room.expect("matched Some");
+            let inviter = match room.invite_details().await {
+                Ok(invite) => invite.inviter_id,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read who invited the bot to matrix.room_id");
+                    return;
+                }
+            };
+            if !ctx.account.owners.contains(&inviter) {
+                tracing::warn!(%inviter, room = %room_id, "the bot was invited to matrix.room_id by someone not in matrix.owner_ids; not joining");
+                return;
+            }
+            if let Err(e) = room.join().await {
+                tracing::warn!(error = %e, room = %room_id, "cannot join matrix.room_id");
+                return;
+            }
+        }
+        _ => {
+            // Not invited (yet): a room the bot may join by itself is joined; otherwise
+            // the owner invites it.
+            if let Err(e) = client.join_room_by_id(room_id).await {
+                if !ctx.room_warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        room = %room_id,
+                        error = %e,
+                        "the bot is not in matrix.room_id and cannot join it: invite {} to the room from an account in matrix.owner_ids",
+                        ctx.account.user
+                    );
+                }
+                return;
+            }
+        }
+    }
+    let Some(room) = client.get_room(room_id) else {
+        return;
+    };
+    if room.state() != RoomState::Joined {
+        return;
+    }
+    let encrypted = room
+        .latest_encryption_state()
+        .await
+        .map(|s| s.is_encrypted())
+        .unwrap_or(false);
+    tracing::info!(room = %room_id, encrypted, user = %ctx.account.user, "connected to Matrix; requests go to matrix.room_id");
+    ctx.room_warned.store(false, Ordering::Relaxed);
+    ctx.room.send_replace(Some(room));
+}
+
+impl Context {
+    /// Logs a failed call: the first failure of an outage as a warning, the rest quietly.
+    fn failed(&self, what: &str, error: &str) {
+        if self.failing.swap(true, Ordering::Relaxed) {
+            tracing::debug!(error, "Matrix {what} failed");
+        } else {
+            tracing::warn!(
+                error,
+                "Matrix {what} failed; retrying with backoff. Requests that need a human wait and expire as usual"
+            );
+        }
+    }
+
+    fn succeeded(&self) {
+        if self.failing.swap(false, Ordering::Relaxed) {
+            tracing::info!("the Matrix homeserver answers again");
+            self.recovered.notify_waiters();
+        }
+    }
+
+    fn is_owner(&self, user: &UserId) -> bool {
+        user != self.account.user && self.account.owners.iter().any(|o| o == user)
+    }
+
+    /// The homeserver's `retry_after` for a rate-limited call, also pausing every other
+    /// send until then. None for any other error.
+    fn wait_for(&self, e: &matrix_sdk::Error) -> Option<Duration> {
+        let Some(ErrorKind::LimitExceeded(data)) = e.client_api_error_kind() else {
+            return None;
+        };
+        let wait = match data.retry_after {
+            Some(RetryAfter::Delay(d)) => d,
+            Some(RetryAfter::DateTime(at)) => at
+                .duration_since(std::time::SystemTime::now())
+                .unwrap_or_default(),
+            None => Duration::from_secs(1),
+        };
+        let until = Instant::now() + wait;
+        let mut paused = self.paused_until.lock().unwrap_or_else(|e| e.into_inner());
+        *paused = Some(paused.map_or(until, |p| p.max(until)));
+        tracing::info!(
+            wait_ms = wait.as_millis() as u64,
+            "the Matrix homeserver is rate-limiting the bot (M_LIMIT_EXCEEDED); waiting as it asks"
+        );
+        Some(wait)
+    }
+
+    /// Waits out a pause the homeserver asked for, if any.
+    async fn paced(&self) {
+        let until = *self.paused_until.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(until) = until {
+            tokio::time::sleep_until(until).await;
+        }
+    }
+}
+
+/// Exponential backoff with jitter, for failures that say nothing of when to come back.
+struct Backoff {
+    next: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(500);
+    const MAX: Duration = Duration::from_secs(30);
+
+    fn new() -> Backoff {
+        Backoff { next: Self::FIRST }
+    }
+
+    fn next(&mut self) -> Duration {
+        let step = self.next;
+        self.next = (self.next * 2).min(Self::MAX);
+        step.mul_f64(rand::random_range(0.8..1.2))
+    }
+
+    /// Waits out a failed call: the homeserver's `retry_after` in full, anything else
+    /// until the next step, or until another call gets through.
+    async fn wait(&mut self, ctx: &Context, e: &matrix_sdk::Error) {
+        if let Some(wait) = ctx.wait_for(e) {
+            return tokio::time::sleep(wait).await;
+        }
+        let wait = self.next();
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = ctx.recovered.notified() => {}
+        }
+    }
+}
