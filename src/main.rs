@@ -80,9 +80,16 @@ fn main() {
         // The MCP server's stderr is shown by its client; the SDK's notes (a warning for
         // every malformed call, which the client is told of anyway) would drown
         // execgate's own there.
+        //
+        // The Matrix SDK logs normal events loudly (an ERROR line for every 404 of a new
+        // account's empty key backup, a warning on every sync about that backup): its
+        // notes are kept to warnings, its HTTP layer to nothing. The transport logs every
+        // failure that matters to the owner in its own words.
         let default = match cli.verb {
             Verb::Mcp(_) => "error,execgate=info",
-            _ => "info",
+            _ => {
+                "info,matrix_sdk=warn,matrix_sdk_base=warn,matrix_sdk_common=warn,matrix_sdk_sqlite=warn,matrix_sdk_crypto=warn,matrix_sdk_crypto::backups=error,matrix_sdk::http_client=off"
+            }
         };
         let filter = tracing_subscriber::EnvFilter::try_from_env("EXECGATE_LOG")
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));

@@ -28,6 +28,10 @@
 //! - **H.** An MCP tool call: `request_approval` for the allowlisted command through one
 //!   `execgate mcp` session (the Rust SDK's client), interleaved with the same request
 //!   sent straight to the agent socket on a fresh connection, as the server sends it.
+//! - **I.** The chats: one daemon posting to Matrix (a real Synapse, an encrypted room,
+//!   the owner on the same SDK) and to Telegram (the test suite's fake Bot API) at once:
+//!   submission to the message seen in each, and the owner's reaction to the agent's
+//!   answer, beside the homeserver's own round trip (a message to the sender's `/sync`).
 //!
 //! The load generator is one tokio `current_thread` runtime in this process, so it uses
 //! at most one core; the daemon and the trivial server run on execgate's runtime
@@ -42,13 +46,14 @@
 //! is a smoke pass: the same sections with tiny counts, checking behaviour only.
 //!
 //! This file is the plan and the run; each section has a file of its own (`baseline`,
-//! `allowlisted`, `pending`, `startup`, `policy`, `flood`, `hook`, `mcp` for A to H), beside what they
+//! `allowlisted`, `pending`, `startup`, `policy`, `flood`, `hook`, `mcp`, `chats` for A to I), beside what they
 //! share: `lab` (the temp dir and the daemons started in it), `client` (connections to
 //! the daemon and its database, and the checks of its answers), `stats` (percentiles and
 //! formatting), `machine` and `report` (the header, and the verdicts on the targets).
 
 mod allowlisted;
 mod baseline;
+mod chats;
 mod client;
 mod flood;
 mod hook;
@@ -70,6 +75,7 @@ use serde_json::json;
 
 use crate::allowlisted::allowlisted;
 use crate::baseline::{Baseline, baseline, trivial_server};
+use crate::chats::chats;
 use crate::flood::flood;
 use crate::hook::hook_cost;
 use crate::lab::Lab;
@@ -169,6 +175,7 @@ impl Mode {
                 hook_runs: 300,
                 mcp_warmup: 50,
                 mcp_runs: 1000,
+                chat_requests: 50,
             },
             Mode::Quick => Plan {
                 rtt_warmup: 200,
@@ -188,6 +195,7 @@ impl Mode {
                 hook_runs: 100,
                 mcp_warmup: 10,
                 mcp_runs: 200,
+                chat_requests: 20,
             },
             Mode::Smoke => Plan {
                 rtt_warmup: 0,
@@ -207,6 +215,7 @@ impl Mode {
                 hook_runs: 3,
                 mcp_warmup: 0,
                 mcp_runs: 3,
+                chat_requests: 2,
             },
         }
     }
@@ -236,6 +245,8 @@ struct Plan {
     /// H: MCP calls (and as many straight to the socket), after the warm-up.
     mcp_warmup: usize,
     mcp_runs: usize,
+    /// I: requests through both chats (and homeserver round trips).
+    chat_requests: usize,
 }
 
 async fn run(mode: Mode, only: Option<String>) -> Result<()> {
@@ -275,6 +286,9 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
     let mcp = mcp_cost(&mut lab, &plan).await?;
     mcp.print();
 
+    let chats = chats(&mut lab, &plan).await?;
+    chats.print(mode.judged());
+
     let targets = targets(&base, &allowlisted, &pending, &history, &flood, &hook);
     print_targets(mode, &targets);
 
@@ -292,6 +306,7 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
             "flood": flood.json(),
             "hook": hook.json(),
             "mcp": mcp.json(),
+            "chats": chats.json(),
             "targets": targets.iter().map(Target::json).collect::<Vec<_>>(),
         });
         std::fs::write(JSON_OUT, serde_json::to_string_pretty(&report)? + "\n")
@@ -333,6 +348,9 @@ async fn run_only(
     }
     if only.contains('H') {
         mcp_cost(lab, plan).await?.print();
+    }
+    if only.contains('I') {
+        chats(lab, plan).await?.print(true);
     }
     Ok(())
 }

@@ -245,7 +245,7 @@ async fn on_message(
         return;
     }
     if edit {
-        tracing::info!(%sender, "ignoring an edited message: only new messages can answer a request");
+        tracing::debug!(%sender, "ignoring an edited message: only new messages can answer a request");
         return;
     }
     let command = match grammar::parse(body) {
@@ -333,13 +333,14 @@ async fn request_at(ctx: &Context, event: &OwnedEventId) -> Result<Option<Target
 }
 
 async fn on_reaction(ctx: &Context, sender: &UserId, target: &OwnedEventId, key: &str) {
-    if !ctx.is_owner(sender) {
-        tracing::warn!(%sender, "ignoring a reaction from someone not in matrix.owner_ids");
-        return;
-    }
     let Some(decision) = ctx.reactions.decision(key) else {
+        // Any other emoji is just a reaction.
         return;
     };
+    if !ctx.is_owner(sender) {
+        tracing::warn!(%sender, key, "ignoring an answering reaction from someone not in matrix.owner_ids");
+        return;
+    }
     let record = match request_at(ctx, target).await {
         // A reaction on any other message is just a reaction.
         Ok(None) => return,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use matrix_sdk::Room;
+use matrix_sdk::ruma::events::Mentions;
 use matrix_sdk::ruma::events::room::message::{ReplacementMetadata, RoomMessageEventContent};
 use matrix_sdk::ruma::{OwnedEventId, TransactionId};
 use tokio::sync::watch;
@@ -74,12 +75,18 @@ async fn room(ctx: &Context, done: &mut watch::Receiver<Option<Record>>) -> Opti
 }
 
 /// A message in both forms, or plain only where the HTML would make the event too big.
+///
+/// It mentions nobody, said explicitly (an empty `m.mentions`): without it, clients fall
+/// back to matching the body, and an agent's command containing `@room` would notify
+/// everyone in the room.
 pub fn content(card: Card) -> RoomMessageEventContent {
-    if card.html.len() + card.plain.len() <= MAX_CONTENT_BYTES {
+    let mut content = if card.html.len() + card.plain.len() <= MAX_CONTENT_BYTES {
         RoomMessageEventContent::text_html(card.plain, card.html)
     } else {
         RoomMessageEventContent::text_plain(card.plain)
-    }
+    };
+    content.mentions = Some(Mentions::new());
+    content
 }
 
 /// Sends the approval message until it lands or the request ends. None: never posted.
@@ -168,8 +175,10 @@ pub async fn close_left(ctx: &Context, left: &[crate::transport::Left]) {
 async fn edit(ctx: &Context, event: &OwnedEventId, last: &Record) {
     let give_up = Instant::now() + EDIT_PATIENCE;
     let mut backoff = Backoff::new();
-    let replacement =
-        content(card::closed(last)).make_replacement(ReplacementMetadata::new(event.clone(), None));
+    let replacement = content(card::closed(last)).make_replacement(ReplacementMetadata::new(
+        event.clone(),
+        Some(Mentions::new()),
+    ));
     let txn = TransactionId::new();
     loop {
         // The room of the session in use: a new login gives a new client.
@@ -217,6 +226,11 @@ mod tests {
             html: "<b>hi</b>".into(),
             plain: "hi".into(),
         });
+        let mentions = small.mentions.as_ref().expect("m.mentions is set");
+        assert!(
+            mentions.user_ids.is_empty() && !mentions.room,
+            "nobody is pinged"
+        );
         let MessageType::Text(text) = small.msgtype else {
             panic!("a text message")
         };

@@ -268,6 +268,10 @@ async fn connect(
             }
             Err(ended) => ended,
         };
+        // At shutdown the room stays: the deliveries still edit their messages through it.
+        if matches!(ended, Ended::Shutdown) {
+            return;
+        }
         ctx.room.send_replace(None);
         let wait = match ended {
             Ended::Shutdown => return,
@@ -357,7 +361,9 @@ async fn enter_room(ctx: &Context, client: &Client) {
                 }
             };
             if !ctx.account.owners.contains(&inviter) {
-                tracing::warn!(%inviter, room = %room_id, "the bot was invited to matrix.room_id by someone not in matrix.owner_ids; not joining");
+                if !ctx.room_warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(%inviter, room = %room_id, "the bot was invited to matrix.room_id by someone not in matrix.owner_ids; not joining until an owner invites it");
+                }
                 return;
             }
             if let Err(e) = room.join().await {

@@ -162,7 +162,10 @@ async fn login(ctx: &Context, client: &Client) -> Result<MatrixSession, Ended> {
 /// What a failed call means for the session.
 pub fn ended(ctx: &Context, e: &matrix_sdk::Error) -> Ended {
     match e.client_api_error_kind() {
-        Some(ErrorKind::UnknownToken(_)) if ctx.account.password.is_some() => {
+        // With a configured token, the token is what a new session would use again.
+        Some(ErrorKind::UnknownToken(_))
+            if ctx.account.password.is_some() && ctx.account.access_token.is_none() =>
+        {
             tracing::warn!(
                 "the homeserver no longer accepts the bot's access token (M_UNKNOWN_TOKEN); logging in again with matrix.password"
             );
