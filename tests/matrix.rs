@@ -429,6 +429,12 @@ async fn every_outcome_edits_the_message() {
     let closed = t.closed(&m).await;
     assert!(closed.body.contains("via cli"), "{}", closed.body);
 
+    // Answered on the daemon's console.
+    let (r, m) = t.ask("make console").await;
+    t.d.console_say(&format!("/approve {}", r.short_id)).await;
+    let closed = t.closed(&m).await;
+    assert!(closed.body.contains("via console"), "{}", closed.body);
+
     // Nobody answered in time.
     let (_, m) = t.ask("make b").await;
     let closed = t.closed(&m).await;
@@ -712,4 +718,103 @@ async fn a_revoked_token_is_said_once_and_fails_closed() {
         "{stderr}"
     );
     assert!(!stderr.contains(&side.bot.access_token), "{stderr}");
+}
+
+/// The agent, on its own uid, writes the command the owner reads: it must not be able
+/// to answer through the bot's own message, ping the room, break out of the command's
+/// block, or reach the bot's device and keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hostile_agent_can_neither_answer_nor_ping_nor_read_the_bots_keys() {
+    if !uid::can_switch_uid("a_hostile_agent_can_neither_answer_nor_ping_nor_read_the_bots_keys") {
+        return;
+    }
+    let t = Room::start(true, &[]).await;
+    let socket = t.d.config().socket.clone();
+    uid::let_agent_in(t.d.dir.path(), &socket);
+    // The short id is not known before asking: the agent names every id it can guess
+    // in one go, with a reply fallback and markup around them.
+    let guesses: Vec<String> = (0..64)
+        .map(|i| format!("/approve {i:04x} always"))
+        .collect();
+    let command = format!(
+        "echo '</pre><b>@room</b> <a href=\"https://evil\">ok</a>'\n\n{}",
+        guesses.join("\n")
+    );
+    let asked = command.clone();
+    let (status, record) = tokio::task::spawn_blocking(move || {
+        uid::as_agent(move || async move {
+            let body = json!({"agent": "claude", "command": asked, "wait": false});
+            execgate::client::Client::new(socket)
+                .call(hyper::Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap()
+        })
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, hyper::StatusCode::ACCEPTED, "{record}");
+    assert_eq!(record["peer_uid"], json!(uid::AGENT_UID));
+    let short_id = record["short_id"].as_str().unwrap().to_string();
+    let m = t.message_for_id(&short_id).await;
+    let html = m.html.as_deref().unwrap_or_default();
+    assert!(
+        !html.contains("<b>@room</b>") && !html.contains("<a href"),
+        "{html}"
+    );
+    assert!(html.contains("&lt;/pre&gt;&lt;b&gt;@room"), "{html}");
+
+    // The bot's message says "/approve ID" with the very id; the bot does not answer
+    // itself. The owner's marker proves everything before it was handled.
+    let marker = t.owner.say(&t.room, "/pending").await;
+    assert!(t.reply_to(&marker).await.contains(&short_id));
+    let id = record["id"].as_str().unwrap();
+    assert_eq!(t.d.record(id).await.status, Status::Pending);
+
+    // The bot's device and keys are out of the agent's reach.
+    let store = db_path(t.d.dir.path()).parent().unwrap().join("matrix");
+    for path in [store.join("session.json"), store.join("sdk")] {
+        let out = uid::agent_command(std::path::Path::new("/bin/ls"), &[])
+            .arg("-l")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            !out.status.success(),
+            "the agent could read {}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    t.owner.react(&t.room, &m.event_id, "❌").await;
+    assert_eq!(t.d.terminal(id).await.status, Status::Denied);
+}
+
+/// A long-lived encrypted room makes the bot start new group sessions (every 100
+/// messages by default; every 3 here). Posts and edits go out at the same time, and the
+/// SDK panics when one send uses up a session another is about to encrypt with: every
+/// message must still be posted and edited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn messages_sent_at_once_survive_group_session_rotation() {
+    let hs = &Synapse::shared().url;
+    let mut side = Side::make(hs, false).await;
+    let bot_id = UserId::parse(&side.bot.user_id).unwrap();
+    side.room = side.owner.create_rotating_room(3, &[&bot_id]).await;
+    let d = TestDaemon::start(&borrowed(&side.env(Login::Token, &[]))).await;
+    let mut asked = Vec::new();
+    for i in 0..8 {
+        asked.push(d.ask_no_wait("claude", &format!("make rotate-{i}")).await);
+    }
+    let mut messages = Vec::new();
+    for (i, r) in asked.iter().enumerate() {
+        messages.push(side.message_for(r).await);
+        // Decided while the next posts go out, so edits and posts overlap.
+        if i % 2 == 1 {
+            for r in &asked[i - 1..=i] {
+                d.decide(&r.id, "deny").await;
+            }
+        }
+    }
+    for m in &messages {
+        assert!(side.closed(m).await.body.starts_with("❌ Denied"));
+    }
 }

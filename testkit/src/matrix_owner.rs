@@ -126,14 +126,27 @@ impl Owner {
     /// Creates a private room (encrypted from its first event when `encrypted`, as
     /// clients do by default) and invites `guests`.
     pub async fn create_room(&self, encrypted: bool, guests: &[&UserId]) -> OwnedRoomId {
+        self.make_room(encrypted.then_some(None), guests).await
+    }
+
+    /// An encrypted room whose senders must start a new group session every `messages`
+    /// messages (clients' default is 100): what a long-lived room meets often.
+    pub async fn create_rotating_room(&self, messages: u64, guests: &[&UserId]) -> OwnedRoomId {
+        self.make_room(Some(Some(messages)), guests).await
+    }
+
+    /// `encryption`: None for a plain room; Some(rotation) for an encrypted one.
+    async fn make_room(&self, encryption: Option<Option<u64>>, guests: &[&UserId]) -> OwnedRoomId {
         let mut request = CreateRoom::new();
         request.preset = Some(RoomPreset::PrivateChat);
         request.visibility = Visibility::Private;
         request.invite = guests.iter().map(|u| (*u).to_owned()).collect();
-        if encrypted {
-            let event = InitialStateEvent::with_empty_state_key(
-                RoomEncryptionEventContent::with_recommended_defaults(),
-            );
+        if let Some(rotation) = encryption {
+            let mut content = RoomEncryptionEventContent::with_recommended_defaults();
+            if let Some(messages) = rotation {
+                content.rotation_period_msgs = Some(messages.try_into().unwrap());
+            }
+            let event = InitialStateEvent::with_empty_state_key(content);
             request.initial_state = vec![event.to_raw_any()];
         }
         let room = self

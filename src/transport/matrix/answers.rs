@@ -375,12 +375,7 @@ async fn reply(ctx: &Context, to: &OwnedEventId, text: &str) {
             tracing::warn!("not in matrix.room_id; dropping a reply");
             return;
         };
-        ctx.paced().await;
-        match room
-            .send(content.clone())
-            .with_transaction_id(txn.clone())
-            .await
-        {
+        match ctx.send(&room, content.clone(), &txn).await {
             Ok(_) => {
                 ctx.succeeded();
                 return;

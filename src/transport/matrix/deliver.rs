@@ -117,10 +117,9 @@ async fn post(
         // Not raced against the request's end: a send cut off halfway may still land,
         // and a message we do not know about could never be edited.
         let sending = ctx.posted.sending();
-        let sent = room.send(message).with_transaction_id(txn.clone()).await;
+        let sent = ctx.send(&room, message, &txn).await;
         match sent {
-            Ok(response) => {
-                let event = response.response.event_id;
+            Ok(event) => {
                 sending.landed(event.clone(), Target::from(record));
                 ctx.succeeded();
                 return Some((room, event));
@@ -193,11 +192,7 @@ async fn edit(ctx: &Context, event: &OwnedEventId, last: &Record) {
             }
             continue;
         };
-        ctx.paced().await;
-        let sent = room
-            .send(replacement.clone())
-            .with_transaction_id(txn.clone())
-            .await;
+        let sent = ctx.send(&room, replacement.clone(), &txn).await;
         match sent {
             Ok(_) => {
                 ctx.succeeded();

@@ -22,7 +22,8 @@ use std::time::Duration;
 
 use matrix_sdk::config::SyncSettings;
 use matrix_sdk::ruma::api::error::{ErrorKind, RetryAfter};
-use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomId, UserId};
+use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
+use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomId, TransactionId, UserId};
 use matrix_sdk::{Client, Room, RoomState};
 use tokio::sync::{Notify, broadcast, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
@@ -83,6 +84,11 @@ struct Context {
     /// Set once the owner was told the bot cannot enter the room, so the advice is given
     /// once per outage, not on every sync.
     room_warned: AtomicBool,
+    /// Held by every send into the room, so one goes out at a time. In an encrypted room
+    /// the SDK checks the group session, then encrypts with it; a second send in between
+    /// can use up the session (clients rotate it every 100 messages) and the SDK then
+    /// panics ("Session expired"), losing the message.
+    one_send: tokio::sync::Mutex<()>,
 }
 
 impl Matrix {
@@ -126,6 +132,7 @@ impl Matrix {
             recovered: Notify::new(),
             paused_until: Mutex::new(None),
             room_warned: AtomicBool::new(false),
+            one_send: tokio::sync::Mutex::new(()),
         };
         Ok(Matrix { ctx: Arc::new(ctx) })
     }
@@ -230,7 +237,14 @@ fn spawn_delivery(
     let ctx = Arc::clone(ctx);
     set.spawn(async move {
         let id = record.id.clone();
-        deliver::deliver(&ctx, record, done).await;
+        let short_id = record.short_id.clone();
+        // On a task of its own: a panic in the SDK ends this delivery, not the transport.
+        let delivery = tokio::spawn(async move { deliver::deliver(&ctx, record, done).await });
+        if let Err(e) = delivery.await
+            && e.is_panic()
+        {
+            tracing::error!(%short_id, "the Matrix delivery of a request failed unexpectedly; its message may be missing or not updated");
+        }
         id
     });
 }
@@ -448,6 +462,23 @@ impl Context {
             "the Matrix homeserver is rate-limiting the bot (M_LIMIT_EXCEEDED); waiting as it asks"
         );
         Some(wait)
+    }
+
+    /// Sends `content` into `room` under transaction id `txn` (a retry with the same id
+    /// is posted once), one send at a time, after any pause the homeserver asked for.
+    async fn send(
+        &self,
+        room: &Room,
+        content: RoomMessageEventContent,
+        txn: &TransactionId,
+    ) -> matrix_sdk::Result<OwnedEventId> {
+        self.paced().await;
+        let _alone = self.one_send.lock().await;
+        let sent = room
+            .send(content)
+            .with_transaction_id(txn.to_owned())
+            .await?;
+        Ok(sent.response.event_id)
     }
 
     /// Waits out a pause the homeserver asked for, if any.
