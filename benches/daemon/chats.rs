@@ -8,7 +8,7 @@
 //! Matrix for even requests and in Telegram for odd ones, to the agent's answer. Beside
 //! them, the homeserver's own round trip: the owner's message to the owner's own
 //! `/sync` seeing it, which any Matrix client pays; Matrix is judged by what it adds to
-//! that.
+//! that. Requests are two seconds apart, past Telegram's pacing.
 
 use std::time::{Duration, Instant};
 
@@ -27,6 +27,8 @@ use crate::{Plan, REQUESTS};
 const TOKEN: &str = "7000000001:AAbench-token-for-the-fake-bot-api";
 /// The most a message or an answer may take before the bench calls it lost.
 const LIMIT: Duration = Duration::from_secs(30);
+/// The pause before each request.
+const SPACING: Duration = Duration::from_millis(2100);
 /// What each chat may add to the homeserver's own round trip.
 pub const TARGET_ABOVE_SYNC: Duration = Duration::from_millis(50);
 
@@ -134,6 +136,9 @@ pub async fn chats(lab: &mut Lab, plan: &Plan) -> Result<Chats> {
     let (mut matrix_post, mut telegram_post) = (Vec::new(), Vec::new());
     let (mut matrix_answer, mut telegram_answer) = (Vec::new(), Vec::new());
     for i in 0..plan.chat_requests {
+        // execgate paces Telegram to about a message a second per chat, and each request
+        // costs a post and an edit: spaced out, the figures are the chats', not the pacing's.
+        tokio::time::sleep(SPACING).await;
         let command = format!("make chat-{i}");
         let needle = format!("Command:\n{command}\n");
         let body = json!({"agent": "bench", "command": command, "wait": true});
