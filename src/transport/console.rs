@@ -109,45 +109,34 @@ async fn handle(approvals: &Approvals, text: &str) -> Option<String> {
         Some(Err(e)) => return Some(e.to_string()),
         Some(Ok(c)) => c,
     };
-    Some(match command {
+    let ChatCommand::Resolve { short_id, decision } = command else {
         // The console has no reactions: its help lists commands only.
-        ChatCommand::Help => {
-            grammar::help_text(&ReactionMap::from_pairs([]).expect("an empty map is valid"))
-        }
-        ChatCommand::Pending => match approvals.pending().await {
-            Ok(list) => render::pending_list(&list, Utc::now()),
-            Err(e) => format!("could not read pending requests: {e}"),
+        let none = ReactionMap::from_pairs([]).expect("an empty map is valid");
+        return super::listing(approvals, &command, &none).await;
+    };
+    // The console has no reply-to: without an id, the answer is for the only pending
+    // request, and is refused when there are several.
+    let short_id = match short_id {
+        Some(id) => id,
+        None => match approvals.pending().await {
+            Ok(list) if list.len() == 1 => list[0].short_id.clone(),
+            Ok(list) if list.is_empty() => return Some("No requests are pending.".into()),
+            Ok(_) => {
+                return Some(
+                    "Several requests are pending: give the id, e.g. /approve a1b2.".into(),
+                );
+            }
+            Err(e) => return Some(format!("could not read pending requests: {e}")),
         },
-        ChatCommand::Allowlist => match approvals.rules().await {
-            Ok(rules) => render::rule_list(&rules),
-            Err(e) => format!("could not read the allowlist: {e}"),
-        },
-        ChatCommand::Resolve { short_id, decision } => {
-            // The console has no reply-to: without an id, the answer is for the only
-            // pending request, and is refused when there are several.
-            let short_id = match short_id {
-                Some(id) => id,
-                None => match approvals.pending().await {
-                    Ok(list) if list.len() == 1 => list[0].short_id.clone(),
-                    Ok(list) if list.is_empty() => return Some("No requests are pending.".into()),
-                    Ok(_) => {
-                        return Some(
-                            "Several requests are pending: give the id, e.g. /approve a1b2.".into(),
-                        );
-                    }
-                    Err(e) => return Some(format!("could not read pending requests: {e}")),
-                },
-            };
-            answer(
-                approvals,
-                &short_id,
-                &short_id,
-                decision,
-                Via::Console,
-                CONSOLE_USER,
-            )
-            .await
-            .text
-        }
-    })
+    };
+    let answered = answer(
+        approvals,
+        &short_id,
+        &short_id,
+        decision,
+        Via::Console,
+        CONSOLE_USER,
+    )
+    .await;
+    Some(answered.text)
 }

@@ -7,13 +7,16 @@
 
 pub mod card;
 pub mod console;
+pub mod deliveries;
 pub mod grammar;
 pub mod matrix;
 pub mod posted;
 pub mod telegram;
 
 use crate::approvals::{Approvals, ResolveError};
+use crate::config::ReactionMap;
 use crate::model::{Decision, Record, Via};
+use grammar::ChatCommand;
 
 /// A request a previous run left pending, cancelled at this start, with the chat
 /// messages that show it: each chat transport edits its own, so that no message keeps
@@ -47,6 +50,53 @@ pub async fn left_by_last_run(approvals: &Approvals, swept: &[String]) -> Vec<Le
         }
     }
     left
+}
+
+/// The answer to a command that only reads (`/help`, `/pending`, `/allowlist`); None for
+/// one that resolves. `reactions`: the chat's map, which `/help` lists.
+pub async fn listing(
+    approvals: &Approvals,
+    command: &ChatCommand,
+    reactions: &ReactionMap,
+) -> Option<String> {
+    Some(match command {
+        ChatCommand::Help => grammar::help_text(reactions),
+        ChatCommand::Pending => match approvals.pending().await {
+            Ok(list) => crate::render::pending_list(&list, chrono::Utc::now()),
+            Err(e) => format!("could not read pending requests: {e}"),
+        },
+        ChatCommand::Allowlist => match approvals.rules().await {
+            Ok(rules) => crate::render::rule_list(&rules),
+            Err(e) => format!("could not read the allowlist: {e}"),
+        },
+        ChatCommand::Resolve { .. } => return None,
+    })
+}
+
+/// The request a resolving command names, as (target, label): by the id typed
+/// (`named`), by the message it replies to (`replied`: that message's request, when it
+/// is one of ours), or both when they agree. `replying`: whether it replies to any
+/// message at all. Err: what to tell the owner; nothing was changed.
+pub fn named_request(
+    named: Option<String>,
+    replied: Option<posted::Target>,
+    replying: bool,
+) -> Result<(String, String), String> {
+    match (named, replied) {
+        (Some(id), Some(r)) if !r.short_id.eq_ignore_ascii_case(&id) => Err(format!(
+            "You replied to request {} but named {id}; nothing was changed. Name one of them only.",
+            r.short_id
+        )),
+        (_, Some(r)) => Ok((r.id, r.short_id)),
+        (Some(id), None) => Ok((id.clone(), id)),
+        (None, None) if replying => Err(
+            "That message is not an approval request. Reply to one, or give the id: /approve a1b2"
+                .into(),
+        ),
+        (None, None) => Err(
+            "Which request? Give the id (/approve a1b2) or reply to the request's message.".into(),
+        ),
+    }
 }
 
 /// What a transport tells the person who answered.

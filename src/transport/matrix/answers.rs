@@ -11,7 +11,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
 use matrix_sdk::ruma::events::reaction::OriginalSyncReactionEvent;
 use matrix_sdk::ruma::events::relation::{InReplyTo, Reply};
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
@@ -26,12 +25,11 @@ use tokio::sync::{Semaphore, mpsc};
 use super::Context;
 use super::deliver::external_id;
 use crate::model::{Decision, Via};
-use crate::render;
 use crate::shutdown::Shutdown;
-use crate::transport::answer;
 use crate::transport::card::MAX_TEXT;
 use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::posted::Target;
+use crate::transport::{answer, listing, named_request};
 
 /// Events queued for answering; past this, the sync waits for the answers to catch up.
 pub const QUEUE: usize = 256;
@@ -255,18 +253,12 @@ async fn on_message(
         None => return,
     };
     let text = match command {
-        ChatCommand::Help => grammar::help_text(&ctx.reactions),
-        ChatCommand::Pending => match ctx.approvals.pending().await {
-            Ok(list) => render::pending_list(&list, Utc::now()),
-            Err(e) => format!("could not read pending requests: {e}"),
-        },
-        ChatCommand::Allowlist => match ctx.approvals.rules().await {
-            Ok(rules) => render::rule_list(&rules),
-            Err(e) => format!("could not read the allowlist: {e}"),
-        },
         ChatCommand::Resolve { short_id, decision } => {
             resolve_command(ctx, sender, replied, short_id, decision).await
         }
+        reading => listing(&ctx.approvals, &reading, &ctx.reactions)
+            .await
+            .unwrap_or_default(),
     };
     reply(ctx, event, &text).await;
 }
@@ -286,22 +278,9 @@ async fn resolve_command(
         },
         None => None,
     };
-    let (target, label) = match (short_id, found) {
-        (Some(id), Some(r)) if !r.short_id.eq_ignore_ascii_case(&id) => {
-            return format!(
-                "You replied to request {} but named {id}; nothing was changed. Name one of them only.",
-                r.short_id
-            );
-        }
-        (_, Some(r)) => (r.id, r.short_id),
-        (Some(id), None) => (id.clone(), id),
-        (None, None) if replied.is_some() => {
-            return "That message is not an approval request. Reply to one, or give the id: /approve a1b2".into();
-        }
-        (None, None) => {
-            return "Which request? Give the id (/approve a1b2) or reply to the request's message."
-                .into();
-        }
+    let (target, label) = match named_request(short_id, found, replied.is_some()) {
+        Ok(named) => named,
+        Err(text) => return text,
     };
     answer(
         &ctx.approvals,

@@ -10,12 +10,12 @@ use matrix_sdk::Room;
 use matrix_sdk::ruma::events::Mentions;
 use matrix_sdk::ruma::events::room::message::{ReplacementMetadata, RoomMessageEventContent};
 use matrix_sdk::ruma::{OwnedEventId, TransactionId};
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{Backoff, Context};
 use crate::model::Record;
 use crate::transport::card::{self, Card};
+use crate::transport::deliveries::{Done, outcome, over, remember};
 use crate::transport::posted::Target;
 
 /// How long an edit keeps being retried through an outage before it is given up.
@@ -31,42 +31,25 @@ pub fn external_id(room: &matrix_sdk::ruma::RoomId, event: &matrix_sdk::ruma::Ev
 }
 
 /// Posts `record`, remembers its message, and edits it once the request is over.
-pub async fn deliver(ctx: &Context, record: Record, mut done: watch::Receiver<Option<Record>>) {
+pub async fn deliver(ctx: &Context, record: Record, mut done: Done) {
     let Some((room, event)) = post(ctx, &record, &mut done).await else {
         return;
     };
-    remember(ctx, &record, &room, &event).await;
-    if let Some(last) = outcome(ctx, &record, &mut done).await {
+    remember(
+        &ctx.approvals,
+        &record,
+        &external_id(room.room_id(), &event),
+        "Matrix",
+    )
+    .await;
+    if let Some(last) = outcome(&ctx.approvals, &record, &mut done).await {
         edit(ctx, &event, &last).await;
     }
     ctx.posted.forget(&event);
 }
 
-/// The request once it has ended; None if nobody can tell.
-async fn outcome(
-    ctx: &Context,
-    record: &Record,
-    done: &mut watch::Receiver<Option<Record>>,
-) -> Option<Record> {
-    let last = match done.wait_for(Option::is_some).await {
-        Ok(r) => r.clone(),
-        Err(_) => None,
-    };
-    match last {
-        Some(r) => Some(r),
-        None => match ctx.approvals.record(&record.id).await {
-            Ok(Some(r)) if r.status.is_terminal() => Some(r),
-            _ => None,
-        },
-    }
-}
-
-async fn over(done: &mut watch::Receiver<Option<Record>>) {
-    let _ = done.wait_for(Option::is_some).await;
-}
-
 /// The room, once the bot is in it; None if the request ends first.
-async fn room(ctx: &Context, done: &mut watch::Receiver<Option<Record>>) -> Option<Room> {
+async fn room(ctx: &Context, done: &mut Done) -> Option<Room> {
     let mut rooms = ctx.room.subscribe();
     tokio::select! {
         _ = over(done) => None,
@@ -90,11 +73,7 @@ pub fn content(card: Card) -> RoomMessageEventContent {
 }
 
 /// Sends the approval message until it lands or the request ends. None: never posted.
-async fn post(
-    ctx: &Context,
-    record: &Record,
-    done: &mut watch::Receiver<Option<Record>>,
-) -> Option<(Room, OwnedEventId)> {
+async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<(Room, OwnedEventId)> {
     let mut backoff = Backoff::new();
     // One transaction id for every attempt: the homeserver posts it once.
     let txn = TransactionId::new();
@@ -134,21 +113,6 @@ async fn post(
                     }
                     _ = backoff.wait(ctx, &e) => {}
                 }
-            }
-        }
-    }
-}
-
-/// Stores which message shows the request, so replies and reactions find it once the
-/// delivery is over (until then `Posted` knows it too).
-async fn remember(ctx: &Context, record: &Record, room: &Room, event: &OwnedEventId) {
-    let external = external_id(room.room_id(), event);
-    for attempt in 1..=5 {
-        match ctx.approvals.note_message(&record.id, &external).await {
-            Ok(()) => return,
-            Err(e) => {
-                tracing::error!(short_id = %record.short_id, attempt, error = %e, "cannot store the request's Matrix message id; answers to it work while it is pending, not after a restart");
-                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
             }
         }
     }

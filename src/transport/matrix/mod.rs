@@ -14,7 +14,6 @@ mod answers;
 mod deliver;
 mod session;
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,14 +25,14 @@ use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
 use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomId, TransactionId, UserId};
 use matrix_sdk::{Client, Room, RoomState};
 use tokio::sync::{Notify, broadcast, mpsc, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::approvals::{Approvals, Event};
 use crate::config::{MatrixConfig, ReactionMap, Secret};
-use crate::model::Record;
 use crate::shutdown::Shutdown;
 use crate::transport::Left;
+use crate::transport::deliveries::Deliveries;
 use crate::transport::posted::Posted;
 use session::Ended;
 
@@ -162,21 +161,17 @@ async fn run(
     let (answers, incoming) = mpsc::channel(answers::QUEUE);
     let mut connection = tokio::spawn(connect(Arc::clone(&ctx), answers.clone(), shutdown.clone()));
     let answering = tokio::spawn(answers::run(Arc::clone(&ctx), incoming, shutdown.clone()));
-    let mut deliveries: JoinSet<String> = JoinSet::new();
-    let mut delivering: HashSet<String> = HashSet::new();
+    let mut deliveries = Deliveries::new("Matrix");
     let closing = Arc::clone(&ctx);
-    deliveries.spawn(async move {
-        deliver::close_left(&closing, &left).await;
-        String::new()
-    });
+    deliveries.also(async move { deliver::close_left(&closing, &left).await });
+    let delivery = |record, done| {
+        let ctx = Arc::clone(&ctx);
+        async move { deliver::deliver(&ctx, record, done).await }
+    };
     loop {
         tokio::select! {
             _ = shutdown.recv() => break,
-            Some(done) = deliveries.join_next() => {
-                if let Ok(id) = done {
-                    delivering.remove(&id);
-                }
-            }
+            Some(()) = deliveries.reap() => {}
             ended = &mut connection => {
                 if shutdown.is_shutdown() {
                     break;
@@ -191,74 +186,19 @@ async fn run(
                 ));
             }
             event = events.recv() => match event {
-                Ok(Event::Pending(record)) => {
-                    spawn_delivery(&ctx, &mut deliveries, &mut delivering, record);
-                }
+                Ok(Event::Pending(record)) => deliveries.start(&ctx.approvals, record, delivery),
                 Ok(Event::Resolved(_)) => {}
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "the Matrix transport fell behind; catching up from the database");
-                    catch_up(&ctx, &mut deliveries, &mut delivering).await;
+                    deliveries.catch_up(&ctx.approvals, delivery).await;
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
         }
     }
-    let finished = tokio::time::timeout(SHUTDOWN_GRACE, async {
-        while deliveries.join_next().await.is_some() {}
-    })
-    .await;
-    if finished.is_err() {
-        tracing::warn!(
-            left = deliveries.len(),
-            "Matrix messages not updated within {}s of shutdown",
-            SHUTDOWN_GRACE.as_secs()
-        );
-        deliveries.abort_all();
-    }
+    deliveries.finish(SHUTDOWN_GRACE).await;
     connection.abort();
     answering.abort();
-}
-
-/// Starts the delivery of `record`'s message, unless one is running or the request has
-/// already ended.
-fn spawn_delivery(
-    ctx: &Arc<Context>,
-    set: &mut JoinSet<String>,
-    delivering: &mut HashSet<String>,
-    record: Record,
-) {
-    if delivering.contains(&record.id) {
-        return;
-    }
-    let Some(done) = ctx.approvals.watch(&record.id) else {
-        return;
-    };
-    delivering.insert(record.id.clone());
-    let ctx = Arc::clone(ctx);
-    set.spawn(async move {
-        let id = record.id.clone();
-        let short_id = record.short_id.clone();
-        // On a task of its own: a panic in the SDK ends this delivery, not the transport.
-        let delivery = tokio::spawn(async move { deliver::deliver(&ctx, record, done).await });
-        if let Err(e) = delivery.await
-            && e.is_panic()
-        {
-            tracing::error!(%short_id, "the Matrix delivery of a request failed unexpectedly; its message may be missing or not updated");
-        }
-        id
-    });
-}
-
-/// Posts every pending request that has no delivery yet: the way back after missed events.
-async fn catch_up(ctx: &Arc<Context>, set: &mut JoinSet<String>, delivering: &mut HashSet<String>) {
-    match ctx.approvals.pending().await {
-        Ok(list) => {
-            for record in list {
-                spawn_delivery(ctx, set, delivering, record);
-            }
-        }
-        Err(e) => tracing::error!(error = %e, "cannot list pending requests to post them"),
-    }
 }
 
 /// Opens the session and syncs, for as long as the daemon runs: a homeserver that is

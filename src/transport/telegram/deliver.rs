@@ -8,12 +8,12 @@ use chrono::Utc;
 use teloxide::prelude::*;
 use teloxide::types::{LinkPreviewOptions, MessageId, ParseMode};
 use teloxide::{ApiError, RequestError};
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{Backoff, Context, message};
 use crate::model::Record;
 use crate::transport::card;
+use crate::transport::deliveries::{Done, outcome, over, remember};
 use crate::transport::posted::Target;
 
 /// How long an edit keeps being retried through an outage before it is given up.
@@ -25,49 +25,26 @@ pub fn external_id(chat: ChatId, message: MessageId) -> String {
 }
 
 /// Posts `record`, remembers its message, and edits it once the request is over.
-pub async fn deliver(ctx: &Context, record: Record, mut done: watch::Receiver<Option<Record>>) {
+pub async fn deliver(ctx: &Context, record: Record, mut done: Done) {
     let Some(posted) = post(ctx, &record, &mut done).await else {
         return;
     };
-    remember(ctx, &record, posted).await;
-    if let Some(last) = outcome(ctx, &record, &mut done).await {
+    remember(
+        &ctx.approvals,
+        &record,
+        &external_id(ctx.chat, posted),
+        "Telegram",
+    )
+    .await;
+    if let Some(last) = outcome(&ctx.approvals, &record, &mut done).await {
         edit(ctx, posted, &last).await;
     }
     // The request is over: the store answers for its message from here on.
     ctx.posted.forget(&posted);
 }
 
-/// The request once it has ended; None if nobody can tell.
-async fn outcome(
-    ctx: &Context,
-    record: &Record,
-    done: &mut watch::Receiver<Option<Record>>,
-) -> Option<Record> {
-    let last = match done.wait_for(Option::is_some).await {
-        Ok(r) => r.clone(),
-        Err(_) => None,
-    };
-    // The watch always carries the terminal record; the store is a fallback only.
-    match last {
-        Some(r) => Some(r),
-        None => match ctx.approvals.record(&record.id).await {
-            Ok(Some(r)) if r.status.is_terminal() => Some(r),
-            _ => None,
-        },
-    }
-}
-
-/// Resolves once the request is no longer pending (or nobody can tell us any more).
-async fn over(done: &mut watch::Receiver<Option<Record>>) {
-    let _ = done.wait_for(Option::is_some).await;
-}
-
 /// Sends the approval message until it lands or the request ends. None: never posted.
-async fn post(
-    ctx: &Context,
-    record: &Record,
-    done: &mut watch::Receiver<Option<Record>>,
-) -> Option<MessageId> {
+async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<MessageId> {
     let mut backoff = Backoff::new();
     loop {
         tokio::select! {
@@ -120,21 +97,6 @@ async fn post(
                     }
                     _ = backoff.wait(ctx, &e) => {}
                 }
-            }
-        }
-    }
-}
-
-/// Stores which message shows the request, so replies and reactions find it once the
-/// delivery is over (until then `Posted` knows it too).
-async fn remember(ctx: &Context, record: &Record, posted: MessageId) {
-    let external = external_id(ctx.chat, posted);
-    for attempt in 1..=5 {
-        match ctx.approvals.note_message(&record.id, &external).await {
-            Ok(()) => return,
-            Err(e) => {
-                tracing::error!(short_id = %record.short_id, attempt, error = %e, "cannot store the request's Telegram message id; answers to it work while it is pending, not after a restart");
-                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
             }
         }
     }

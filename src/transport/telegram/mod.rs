@@ -17,7 +17,7 @@ mod limiter;
 pub mod message;
 mod updates;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -26,12 +26,13 @@ use teloxide::prelude::*;
 use teloxide::types::{BotCommand, Me};
 use teloxide::{ApiError, RequestError};
 use tokio::sync::{Notify, broadcast};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 use crate::approvals::{Approvals, Event};
 use crate::config::ReactionMap;
 use crate::config::{Secret, TelegramConfig};
 use crate::shutdown::Shutdown;
+use crate::transport::deliveries::Deliveries;
 use crate::transport::posted::Posted;
 use limiter::Limiter;
 use teloxide::types::MessageId;
@@ -160,21 +161,17 @@ async fn run(
     mut shutdown: Shutdown,
 ) {
     let mut poller = tokio::spawn(updates::poll(Arc::clone(&ctx), shutdown.clone()));
-    let mut deliveries: JoinSet<String> = JoinSet::new();
+    let mut deliveries = Deliveries::new("Telegram");
     let closing = Arc::clone(&ctx);
-    deliveries.spawn(async move {
-        deliver::close_left(&closing, &left).await;
-        String::new()
-    });
-    let mut delivering: HashSet<String> = HashSet::new();
+    deliveries.also(async move { deliver::close_left(&closing, &left).await });
+    let delivery = |record, done| {
+        let ctx = Arc::clone(&ctx);
+        async move { deliver::deliver(&ctx, record, done).await }
+    };
     loop {
         tokio::select! {
             _ = shutdown.recv() => break,
-            Some(done) = deliveries.join_next() => {
-                if let Ok(id) = done {
-                    delivering.remove(&id);
-                }
-            }
+            Some(()) = deliveries.reap() => {}
             // Polling ends only at shutdown; anything else (a panic while handling an
             // update) must not leave the owner unable to answer.
             ended = &mut poller => {
@@ -186,14 +183,12 @@ async fn run(
                 poller = tokio::spawn(updates::poll(Arc::clone(&ctx), shutdown.clone()));
             }
             event = events.recv() => match event {
-                Ok(Event::Pending(record)) => {
-                    spawn_delivery(&ctx, &mut deliveries, &mut delivering, record);
-                }
+                Ok(Event::Pending(record)) => deliveries.start(&ctx.approvals, record, delivery),
                 // A request's own delivery task sees its end through its watch.
                 Ok(Event::Resolved(_)) => {}
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "the Telegram transport fell behind; catching up from the database");
-                    catch_up(&ctx, &mut deliveries, &mut delivering).await;
+                    deliveries.catch_up(&ctx.approvals, delivery).await;
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
@@ -201,55 +196,9 @@ async fn run(
     }
     // Shutdown has already ended every request, so each delivery is now editing its
     // message or has nothing left to do.
-    let finished = tokio::time::timeout(SHUTDOWN_GRACE, async {
-        while deliveries.join_next().await.is_some() {}
-    })
-    .await;
-    if finished.is_err() {
-        tracing::warn!(
-            left = deliveries.len(),
-            "Telegram messages not updated within {}s of shutdown",
-            SHUTDOWN_GRACE.as_secs()
-        );
-        deliveries.abort_all();
-    }
+    deliveries.finish(SHUTDOWN_GRACE).await;
     if tokio::time::timeout(SHUTDOWN_GRACE, poller).await.is_err() {
         tracing::warn!("Telegram polling did not stop in time");
-    }
-}
-
-/// Starts the delivery of `record`'s message, unless one is running or the request has
-/// already ended (then there is nothing to post).
-fn spawn_delivery(
-    ctx: &Arc<Context>,
-    set: &mut JoinSet<String>,
-    delivering: &mut HashSet<String>,
-    record: crate::model::Record,
-) {
-    if delivering.contains(&record.id) {
-        return;
-    }
-    let Some(done) = ctx.approvals.watch(&record.id) else {
-        return;
-    };
-    delivering.insert(record.id.clone());
-    let ctx = Arc::clone(ctx);
-    set.spawn(async move {
-        let id = record.id.clone();
-        deliver::deliver(&ctx, record, done).await;
-        id
-    });
-}
-
-/// Posts every pending request that has no delivery yet: the way back after missed events.
-async fn catch_up(ctx: &Arc<Context>, set: &mut JoinSet<String>, delivering: &mut HashSet<String>) {
-    match ctx.approvals.pending().await {
-        Ok(list) => {
-            for record in list {
-                spawn_delivery(ctx, set, delivering, record);
-            }
-        }
-        Err(e) => tracing::error!(error = %e, "cannot list pending requests to post them"),
     }
 }
 

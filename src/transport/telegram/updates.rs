@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use chrono::Utc;
 use teloxide::RequestError;
 use teloxide::prelude::*;
 use teloxide::types::{
@@ -26,11 +25,10 @@ use super::deliver::external_id;
 use super::fetch::{self, Read};
 use super::{Backoff, Context, message};
 use crate::model::{Decision, Via};
-use crate::render;
 use crate::shutdown::Shutdown;
 use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::posted::Target;
-use crate::transport::{answer, card};
+use crate::transport::{answer, card, listing, named_request};
 
 /// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
 /// which does not stretch for long polls.
@@ -283,18 +281,12 @@ async fn on_message(ctx: &Context, m: &Message) {
         None => return,
     };
     let text = match command {
-        ChatCommand::Help => grammar::help_text(&ctx.reactions),
-        ChatCommand::Pending => match ctx.approvals.pending().await {
-            Ok(list) => render::pending_list(&list, Utc::now()),
-            Err(e) => format!("could not read pending requests: {e}"),
-        },
-        ChatCommand::Allowlist => match ctx.approvals.rules().await {
-            Ok(rules) => render::rule_list(&rules),
-            Err(e) => format!("could not read the allowlist: {e}"),
-        },
         ChatCommand::Resolve { short_id, decision } => {
             resolve_command(ctx, m, user, short_id, decision).await
         }
+        reading => listing(&ctx.approvals, &reading, &ctx.reactions)
+            .await
+            .unwrap_or_default(),
     };
     reply(ctx, m.id, &text).await;
 }
@@ -327,22 +319,9 @@ async fn resolve_command(
         },
         _ => None,
     };
-    let (target, label) = match (short_id, replied) {
-        (Some(id), Some(r)) if !r.short_id.eq_ignore_ascii_case(&id) => {
-            return format!(
-                "You replied to request {} but named {id}; nothing was changed. Name one of them only.",
-                r.short_id
-            );
-        }
-        (_, Some(r)) => (r.id, r.short_id),
-        (Some(id), None) => (id.clone(), id),
-        (None, None) if m.reply_to_message().is_some() => {
-            return "That message is not an approval request. Reply to one, or give the id: /approve a1b2".into();
-        }
-        (None, None) => {
-            return "Which request? Give the id (/approve a1b2) or reply to the request's message."
-                .into();
-        }
+    let (target, label) = match named_request(short_id, replied, m.reply_to_message().is_some()) {
+        Ok(named) => named,
+        Err(text) => return text,
     };
     let by = who(user);
     answer(
