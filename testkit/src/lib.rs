@@ -15,8 +15,10 @@
 //! - [`uid`](mod@uid): a hostile agent on uid 65534.
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
 //! - [`fake_telegram`]: a fake Telegram Bot API server.
-//! - [`peers`]: outside programs the tests drive (the MCP clients, Synapse), installed on
-//!   first use; [`synapse`]: a real Matrix homeserver on a free port.
+//! - [`peers`]: outside programs the tests drive (the MCP clients, Synapse, Chromium),
+//!   installed on first use; [`synapse`]: a real Matrix homeserver on a free port, and
+//!   [`matrix_owner`]: the owner's Matrix client; [`browser`]: a headless Chromium over
+//!   WebDriver.
 //! - [`corpus`]: the bypass corpus, commands with the verdicts policy must reach.
 //! - [`policy_bench`]: the benches' 10,000-rule policy over that corpus.
 
@@ -26,6 +28,7 @@ mod daemon;
 mod env;
 mod wait;
 
+pub mod browser;
 pub mod corpus;
 pub mod db;
 pub mod fake_telegram;

@@ -28,6 +28,12 @@ pub fn synapse_python() -> &'static Path {
     PYTHON.get_or_init(|| install("synapse"))
 }
 
+/// Debian's `chromedriver` (Chromium itself is `/usr/bin/chromium`, beside it).
+pub fn chromedriver() -> &'static Path {
+    static DRIVER: OnceLock<PathBuf> = OnceLock::new();
+    DRIVER.get_or_init(|| install("chromium"))
+}
+
 /// `target/peers`: beside the profile directories of the build the tests run from.
 fn dir() -> PathBuf {
     let profile = execgate_binary()
