@@ -818,3 +818,43 @@ async fn messages_sent_at_once_survive_group_session_rotation() {
         assert!(side.closed(m).await.body.starts_with("❌ Denied"));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_password_bot_whose_token_is_revoked_logs_in_again_as_a_new_device() {
+    let side = Side::make(&Synapse::shared().url, false).await;
+    let d = TestDaemon::start(&borrowed(&side.env(Login::Password, &[]))).await;
+    side.bot_joined().await;
+    let store = db_path(d.dir.path()).parent().unwrap().join("matrix");
+    let session = || -> serde_json::Value {
+        std::fs::read(store.join("session.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(json!(null))
+    };
+    let first = session();
+    let device = first["device_id"].as_str().unwrap().to_string();
+    // The device is logged out behind execgate's back.
+    let logout = reqwest::Client::new()
+        .post(format!("{}/_matrix/client/v3/logout", side.homeserver))
+        .bearer_auth(first["access_token"].as_str().unwrap())
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert!(logout.status().is_success());
+    let mut relogged = false;
+    for _ in 0..300 {
+        let now = session();
+        if now["device_id"].as_str().is_some_and(|d| d != device) {
+            relogged = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(relogged, "no new login within 30 s: {}", session());
+    // The new device posts, and the owner decides as before.
+    let r = d.ask_no_wait("claude", "make relogged").await;
+    let m = side.message_for(&r).await;
+    side.owner.react(&side.room, &m.event_id, "👍").await;
+    assert_eq!(d.terminal(&r.id).await.status, Status::Approved);
+}

@@ -45,6 +45,11 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// come back by itself once the account is fixed on the server.
 const REFUSED_WAIT: Duration = Duration::from_secs(600);
 
+/// How long to wait before opening a replaced session (a new login), and the window in
+/// which a second one counts as a refusal.
+const REOPEN_WAIT: Duration = Duration::from_secs(2);
+const REOPEN_WINDOW: Duration = Duration::from_secs(60);
+
 /// A checked Matrix configuration, ready to `spawn`.
 pub struct Matrix {
     ctx: Arc<Context>,
@@ -210,6 +215,7 @@ async fn connect(
     mut shutdown: Shutdown,
 ) {
     let mut backoff = Backoff::new();
+    let mut last_reopen: Option<Instant> = None;
     loop {
         let opened = tokio::select! {
             _ = shutdown.recv() => return,
@@ -222,12 +228,8 @@ async fn connect(
             }
             Err(ended) => ended,
         };
-        // At shutdown the room stays: the deliveries still edit their messages through it.
-        if matches!(ended, Ended::Shutdown) {
-            return;
-        }
-        ctx.room.send_replace(None);
         let wait = match ended {
+            // The room stays: the deliveries still edit their messages through it.
             Ended::Shutdown => return,
             Ended::Unreachable(why) => {
                 ctx.failed("connecting", &why);
@@ -240,8 +242,22 @@ async fn connect(
                 );
                 REFUSED_WAIT
             }
-            Ended::Reopen => Duration::ZERO,
+            // A homeserver that rejects every new login's token must not be asked for
+            // one (a new device each time) in a loop: a second new login within a
+            // minute waits as a refusal does.
+            Ended::Reopen if last_reopen.is_some_and(|at| at.elapsed() < REOPEN_WINDOW) => {
+                tracing::error!(
+                    "the Matrix homeserver rejected the bot's new login at once too; trying again in {} minutes",
+                    REFUSED_WAIT.as_secs() / 60
+                );
+                REFUSED_WAIT
+            }
+            Ended::Reopen => {
+                last_reopen = Some(Instant::now());
+                REOPEN_WAIT
+            }
         };
+        ctx.room.send_replace(None);
         tokio::select! {
             _ = shutdown.recv() => return,
             _ = tokio::time::sleep(wait) => {}
