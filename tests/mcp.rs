@@ -155,6 +155,17 @@ fn is_error(r: &CallToolResult) -> bool {
     r.is_error == Some(true)
 }
 
+/// Asserts that `r` is an error result whose text says `needle`.
+#[track_caller]
+fn says_error(r: &CallToolResult, needle: &str) {
+    assert!(is_error(r), "not an error result: {}", text(r));
+    assert!(
+        text(r).contains(needle),
+        "{needle:?} missing from {}",
+        text(r)
+    );
+}
+
 /// How many requests the daemon has recorded, whatever their status.
 async fn recorded(d: &TestDaemon) -> usize {
     let (_, list) = d
@@ -283,7 +294,7 @@ async fn timeouts_default_and_given_kill_the_group_and_keep_the_output() {
             json!({"command": "sleep 30", "timeout_ms": 100}),
         )
         .await;
-    assert!(is_error(&r) && text(&r).contains("timed out after 100 ms"));
+    says_error(&r, "timed out after 100 ms");
     // A process left behind in the group dies with it.
     let pidfile = d.dir.path().join("child.pid");
     let r = mcp
@@ -341,12 +352,7 @@ async fn cwd_omitted_relative_absolute_and_missing() {
             json!({"command": "touch x", "cwd": "does-not-exist"}),
         )
         .await;
-    assert!(is_error(&r));
-    assert!(
-        text(&r).contains("`cwd` \"does-not-exist\" does not exist"),
-        "{}",
-        text(&r)
-    );
+    says_error(&r, "`cwd` \"does-not-exist\" does not exist");
     assert_eq!(recorded(&d).await, before);
     assert!(!root.join("repo/x").exists());
 }
@@ -360,12 +366,7 @@ async fn allowed_commands_narrow_what_is_asked() {
     assert!(!is_error(&r), "{}", text(&r));
     for refused in ["pwd", "ls; pwd", "ls $(id)", "cat x | sh"] {
         let r = mcp.ok("execute_command", json!({"command": refused})).await;
-        assert!(is_error(&r), "{refused}");
-        assert!(
-            text(&r).contains("not in ALLOWED_COMMANDS (ls,cat)"),
-            "{}",
-            text(&r)
-        );
+        says_error(&r, "not in ALLOWED_COMMANDS (ls,cat)");
     }
     let r = mcp
         .ok(
@@ -373,7 +374,7 @@ async fn allowed_commands_narrow_what_is_asked() {
             json!({"file": "python3", "args": ["-c", "print(1)"]}),
         )
         .await;
-    assert!(is_error(&r) && text(&r).contains("\"python3\" is not in ALLOWED_COMMANDS"));
+    says_error(&r, "\"python3\" is not in ALLOWED_COMMANDS");
     let r = mcp.ok("request_approval", json!({"command": "pwd"})).await;
     assert!(is_error(&r));
     // Only `ls` was asked for.
@@ -439,12 +440,7 @@ async fn allowed_cwd_roots_inside_outside_unset_and_broken() {
         let r = mcp
             .ok("execute_command", json!({"command": "pwd", "cwd": outside}))
             .await;
-        assert!(is_error(&r), "{}", outside.display());
-        assert!(
-            text(&r).contains("is not inside ALLOWED_CWD_ROOTS"),
-            "{}",
-            text(&r)
-        );
+        says_error(&r, "is not inside ALLOWED_CWD_ROOTS");
     }
     // Unset: any existing directory.
     let open = server(&d, &[]).await;
@@ -620,7 +616,7 @@ async fn request_approval_and_get_request() {
     .await
     .unwrap();
     let r = call.await.unwrap();
-    assert!(is_error(&r) && text(&r).contains(&p.short_id));
+    says_error(&r, &p.short_id);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -955,12 +951,7 @@ async fn a_configuration_that_does_not_load_is_said_by_every_call() {
         ("get_request", json!({"id": "abcd"})),
     ] {
         let r = mcp.ok(tool, args).await;
-        assert!(is_error(&r), "{tool}");
-        assert!(
-            text(&r).contains("execgate's configuration does not load"),
-            "{}",
-            text(&r)
-        );
+        says_error(&r, "execgate's configuration does not load");
     }
     let r = mcp
         .ok(
@@ -979,12 +970,7 @@ async fn a_command_larger_than_execgate_takes_is_refused_whole() {
     let mcp = server(&d, &[]).await;
     let long = format!("echo {}", "x".repeat(70 << 10));
     let r = mcp.ok("execute_command", json!({"command": long})).await;
-    assert!(is_error(&r));
-    assert!(
-        text(&r).contains("larger than execgate accepts"),
-        "{}",
-        text(&r)
-    );
+    says_error(&r, "larger than execgate accepts");
     // A long stdin is refused as well, not cut.
     let r = mcp
         .ok(
@@ -992,6 +978,6 @@ async fn a_command_larger_than_execgate_takes_is_refused_whole() {
             json!({"command": "cat", "input": "y".repeat(70 << 10)}),
         )
         .await;
-    assert!(is_error(&r) && text(&r).contains("larger than execgate accepts"));
+    says_error(&r, "larger than execgate accepts");
     assert_eq!(recorded(&d).await, 0);
 }

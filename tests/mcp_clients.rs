@@ -430,6 +430,17 @@ fn result_of(out: &std::process::Output) -> Value {
     })
 }
 
+/// Asserts that the Inspector exited 0 (the tool result was not an error).
+#[track_caller]
+fn exited_ok(out: &std::process::Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn result_text(v: &Value) -> String {
     v["content"][0]["text"]
         .as_str()
@@ -467,12 +478,7 @@ async fn inspector_cli_runs_the_run_mode_scenarios() {
 
     // Runs: YAML text, the record as structuredContent, exit 0.
     let out = inspector(&d, &[], &call_args("execute_command", &["command=echo hi"])).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     let v = result_of(&out);
     assert_eq!(
         result_text(&v),
@@ -499,12 +505,7 @@ async fn inspector_cli_runs_the_run_mode_scenarios() {
         ),
     )
     .await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     // cwd missing: an error, nothing run.
     let out = inspector(
         &d,
@@ -522,12 +523,7 @@ async fn inspector_cli_runs_the_run_mode_scenarios() {
         &call_args("execute_process", &["file=echo", r#"args=["a","b"]"#]),
     )
     .await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     assert!(result_text(&result_of(&out)).contains("stdout: \"a b\\n\""));
     let out = inspector(
         &d,
@@ -568,12 +564,7 @@ async fn inspector_cli_waits_for_the_owner() {
     };
     let args = call_args("execute_command", &["command=ls /"]);
     let (out, ()) = tokio::join!(inspector(&d, &[], &args), approve);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     assert_eq!(result_of(&out)["structuredContent"]["via"], "cli");
     // Denied: exit 5, the text names the short id.
     let marker = d.dir.path().join("ran");
@@ -628,12 +619,7 @@ async fn inspector_cli_cwd_and_narrowing() {
     std::os::unix::fs::symlink(root.join("elsewhere"), repo.join("escape")).unwrap();
     let frontend = repo.join("frontend").display().to_string();
     let shows = |out: &std::process::Output, dir: &str| {
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        exited_ok(out);
         let text = result_text(&result_of(out));
         assert!(text.contains(&format!("stdout: \"{dir}\\n\"")), "{text}");
     };
@@ -688,12 +674,7 @@ async fn inspector_cli_cwd_and_narrowing() {
     assert!(result_text(&result_of(&out)).contains("\"pwd\" is not in ALLOWED_COMMANDS (ls,cat)"));
     let env = [("ALLOWED_COMMANDS", "*")];
     let out = inspector(&d, &env, &call_args("execute_command", &["command=whoami"])).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     // execute_process with stdin.
     let out = inspector(
         &d,
