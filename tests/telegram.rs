@@ -1291,3 +1291,57 @@ async fn the_message_shows_stdin_run_and_the_peer_uid() {
         "{v}"
     );
 }
+
+/// A request left pending by a crash is cancelled at the next start, and its Telegram
+/// message says so instead of asking on for an answer nobody can give.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_left_message_is_edited_at_the_next_start() {
+    let fake = FakeTelegram::start(TOKEN).await;
+    let env = telegram_env(&fake, &[]);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let first = Process::start(dir.path(), &env).await;
+    let r = first.ask_no_wait("make crash").await;
+    let id = r["id"].as_str().unwrap().to_string();
+    let needle = format!("ID: {}\n", r["short_id"].as_str().unwrap());
+    let chat = owner().id;
+    let m = fake
+        .wait_until("the approval message", |f| {
+            f.messages(chat)
+                .into_iter()
+                .find(|m| m.plain.contains(&needle))
+        })
+        .await;
+    let db = db_path(dir.path());
+    let stored = || {
+        db::open(&db)
+            .query_row(
+                "SELECT count(*) FROM exec_approval_message WHERE request_id = ?",
+                [&id],
+                |row| row.get::<_, i64>(0),
+            )
+            .unwrap()
+            == 1
+    };
+    assert!(
+        eventually(|| async { stored() }).await,
+        "the message id is stored"
+    );
+    first.signal(libc::SIGKILL);
+    first.wait().await;
+
+    let second = Process::start(dir.path(), &env).await;
+    let edited = fake
+        .wait_until("the edit", |f| {
+            f.message(chat, m.message_id)
+                .filter(|m| !m.edits.is_empty())
+        })
+        .await;
+    assert!(
+        edited.plain.starts_with("🚫 Cancelled: execgate restarted"),
+        "{}",
+        edited.plain
+    );
+    second.signal(libc::SIGTERM);
+    assert!(second.wait().await.0.success());
+}

@@ -28,6 +28,21 @@ pub struct Left {
     pub messages: Vec<String>,
 }
 
+impl Left {
+    /// Every message of `left` in one chat, as (request, the message's id in that chat):
+    /// the external ids that start with `prefix`, with it cut off.
+    pub fn in_chat<'a>(
+        left: &'a [Left],
+        prefix: &'a str,
+    ) -> impl Iterator<Item = (&'a Record, &'a str)> + 'a {
+        left.iter().flat_map(move |l| {
+            l.messages
+                .iter()
+                .filter_map(move |m| Some((&l.record, m.strip_prefix(prefix)?)))
+        })
+    }
+}
+
 /// The requests the startup sweep cancelled, as [`Left`], for the chat transports.
 /// Best effort: one that cannot be read is logged and left out.
 pub async fn left_by_last_run(approvals: &Approvals, swept: &[String]) -> Vec<Left> {

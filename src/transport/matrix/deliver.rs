@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use super::{Backoff, Context};
 use crate::model::Record;
+use crate::transport::Left;
 use crate::transport::card::{self, Card};
 use crate::transport::deliveries::{Done, outcome, over, remember};
 use crate::transport::posted::Target;
@@ -120,16 +121,11 @@ async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<(Room, 
 
 /// Edits the messages of requests the last run left pending, in this room, to say how
 /// they ended.
-pub async fn close_left(ctx: &Context, left: &[crate::transport::Left]) {
+pub async fn close_left(ctx: &Context, left: &[Left]) {
     let ours = format!("matrix:{}:", ctx.account.room);
-    for l in left {
-        for external in &l.messages {
-            let event = external
-                .strip_prefix(&ours)
-                .and_then(|e| matrix_sdk::ruma::EventId::parse(e).ok());
-            if let Some(event) = event {
-                edit(ctx, &event, &l.record).await;
-            }
+    for (record, event) in Left::in_chat(left, &ours) {
+        if let Ok(event) = matrix_sdk::ruma::EventId::parse(event) {
+            edit(ctx, &event, record).await;
         }
     }
 }

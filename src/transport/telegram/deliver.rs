@@ -12,9 +12,9 @@ use tokio::time::Instant;
 
 use super::{Backoff, Context, message};
 use crate::model::Record;
-use crate::transport::card;
 use crate::transport::deliveries::{Done, outcome, over, remember};
 use crate::transport::posted::Target;
+use crate::transport::{Left, card};
 
 /// How long an edit keeps being retried through an outage before it is given up.
 const EDIT_PATIENCE: Duration = Duration::from_secs(3600);
@@ -104,16 +104,11 @@ async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<Message
 
 /// Edits the messages of requests the last run left pending, in this chat, to say how
 /// they ended.
-pub async fn close_left(ctx: &Context, left: &[crate::transport::Left]) {
+pub async fn close_left(ctx: &Context, left: &[Left]) {
     let ours = format!("{}:", ctx.chat.0);
-    for l in left {
-        for external in &l.messages {
-            let message = external
-                .strip_prefix(&ours)
-                .and_then(|m| m.parse::<i32>().ok());
-            if let Some(message) = message {
-                edit(ctx, MessageId(message), &l.record).await;
-            }
+    for (record, message) in Left::in_chat(left, &ours) {
+        if let Ok(message) = message.parse::<i32>() {
+            edit(ctx, MessageId(message), record).await;
         }
     }
 }
