@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
@@ -17,19 +17,36 @@ use crate::approvals::{AddedRule, RuleRequest};
 use crate::model::{Decision, Record, Rule, RuleKind, Status, Via};
 use crate::store::RequestFilter;
 
+/// The admin socket's router: [`routes`] behind the peer-uid check.
 pub fn router(state: AppState) -> Router {
+    routes()
+        .layer(middleware::from_fn_with_state(state.clone(), only_admins))
+        .with_state(state)
+}
+
+/// The admin API's routes, for a front that has already let its caller in and said who
+/// it is: every handler reads the [`Decider`] the front's own check put on the request.
+/// The admin socket checks the peer's uid; the approvals page checks its token.
+pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/health", get(super::health))
         .route("/v1/requests", get(list))
         .route("/v1/requests/{id}", get(show))
         .route("/v1/requests/{id}/decision", post(decide))
+        .route("/v1/events", get(super::events::stream))
         .route("/v1/runs", get(list_runs))
         .route("/v1/allowlist", get(list_rules).post(add_rule))
         .route("/v1/allowlist/{id}", delete(remove_rule))
         .fallback(super::not_found)
         .method_not_allowed_fallback(super::method_not_allowed)
-        .layer(middleware::from_fn_with_state(state.clone(), only_admins))
-        .with_state(state)
+}
+
+/// Who is deciding through the admin API, as its decisions and rules record it: the
+/// path (`via`) and the person (`decided_by`, a rule's `created_by`).
+#[derive(Clone, Debug)]
+pub struct Decider {
+    pub via: Via,
+    pub by: String,
 }
 
 /// Every admin route checks the peer's uid first; the socket's mode is the first wall,
@@ -37,24 +54,22 @@ pub fn router(state: AppState) -> Router {
 async fn only_admins(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     match peer.uid {
-        Some(uid) if state.config().admin_uids.contains(&uid) => next.run(request).await,
+        Some(uid) if state.config().admin_uids.contains(&uid) => {
+            request.extensions_mut().insert(Decider {
+                via: Via::Cli,
+                by: format!("cli:{uid}"),
+            });
+            next.run(request).await
+        }
         uid => {
             tracing::warn!(?uid, "refused a peer that is not in admin_uids");
             ApiError::forbidden("this uid may not use the admin socket").into_response()
         }
     }
-}
-
-/// Who decided, as stored in `decided_by`.
-fn by(peer: &Peer) -> String {
-    format!(
-        "cli:{}",
-        peer.uid.map_or("unknown".into(), |u| u.to_string())
-    )
 }
 
 async fn list(
@@ -100,7 +115,7 @@ struct DecisionBody {
 
 async fn decide(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<Peer>,
+    Extension(decider): Extension<Decider>,
     UrlPath(id): UrlPath<String>,
     headers: HeaderMap,
     body: Body,
@@ -109,7 +124,7 @@ async fn decide(
     Ok(Json(
         state
             .approvals
-            .resolve(&id, body.decision, Via::Cli, &by(&peer))
+            .resolve(&id, body.decision, decider.via, &decider.by)
             .await?,
     ))
 }
@@ -139,7 +154,7 @@ fn exact() -> RuleKind {
 
 async fn add_rule(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<Peer>,
+    Extension(decider): Extension<Decider>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, Json<Added>), ApiError> {
@@ -150,7 +165,7 @@ async fn add_rule(
         kind: body.kind,
         expires_at: body.expires_at,
         force: body.force,
-        created_by: by(&peer),
+        created_by: decider.by,
     };
     let AddedRule { rule, warnings } = state.approvals.add_rule(request, Utc::now()).await?;
     Ok((StatusCode::CREATED, Json(Added { rule, warnings })))

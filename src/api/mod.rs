@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod agent;
 pub mod error;
+mod events;
 pub mod server;
 pub mod wire;
 

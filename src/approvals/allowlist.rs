@@ -112,6 +112,7 @@ impl Approvals {
         };
         let rule = self.store.add_rule(rule, now).await?;
         self.reload_rules().await?;
+        let _ = self.events.send(super::Event::Rules);
         tracing::info!(rule = rule.id, pattern = %rule.pattern, kind = %rule.kind, "allowlist rule added");
         for w in &warnings {
             tracing::warn!(rule = rule.id, warning = %w, "allowlist rule added with a warning");
@@ -126,6 +127,7 @@ impl Approvals {
             return Ok(false);
         }
         self.reload_rules().await?;
+        let _ = self.events.send(super::Event::Rules);
         tracing::info!(rule = id, "allowlist rule removed");
         Ok(true)
     }

@@ -51,6 +51,16 @@ pub struct Registered {
     pub done: watch::Receiver<Option<Record>>,
 }
 
+/// The grants an answer to a pending request may make: None where offered, else why
+/// not.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Offer {
+    /// "Always" and every time-boxed grant.
+    pub always_refused: Option<String>,
+    /// "This session".
+    pub session_refused: Option<String>,
+}
+
 /// What transports hear about.
 #[derive(Clone, Debug)]
 pub enum Event {
@@ -58,6 +68,8 @@ pub enum Event {
     Pending(Record),
     /// A request that was pending reached its terminal state: update its message.
     Resolved(Record),
+    /// The allowlist changed (a rule added, removed, or saved by a decision).
+    Rules,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -175,6 +187,8 @@ pub struct Approvals {
     events: broadcast::Sender<Event>,
     /// Set once shutdown begins: no new request is accepted after it.
     closing: AtomicBool,
+    /// True once shutdown has cancelled every pending request: event streams end then.
+    stopped: watch::Sender<bool>,
     /// Requests submitted since start, for the daemon's status line.
     served: AtomicU64,
 }
@@ -190,6 +204,7 @@ impl Approvals {
             asks: Mutex::new(rate::AskRate::default()),
             events,
             closing: AtomicBool::new(false),
+            stopped: watch::Sender::new(false),
             served: AtomicU64::new(0),
         })
     }
@@ -547,9 +562,12 @@ impl Approvals {
         {
             tracing::warn!(%id, error = %e, "cannot record a request's short id as shown");
         }
-        if saves_rule && let Err(e) = self.reload_rules().await {
-            // The rule is stored; until a reload succeeds it simply is not used.
-            tracing::error!(error = %e, "could not reload the allowlist after saving a rule");
+        if saves_rule {
+            if let Err(e) = self.reload_rules().await {
+                // The rule is stored; until a reload succeeds it simply is not used.
+                tracing::error!(error = %e, "could not reload the allowlist after saving a rule");
+            }
+            let _ = self.events.send(Event::Rules);
         }
         let record = Record {
             status,
@@ -681,5 +699,27 @@ impl Approvals {
             });
         }
         while cancels.join_next().await.is_some() {}
+        self.stopped.send_replace(true);
+    }
+
+    /// Becomes true once shutdown has cancelled every pending request (and sent their
+    /// events): a long-lived reader of [`Approvals::subscribe`] stops then.
+    pub fn stopped(&self) -> watch::Receiver<bool> {
+        self.stopped.subscribe()
+    }
+
+    /// Which grants an answer to the pending request `record` may make, and why the
+    /// others would be refused (the page hides a button it would refuse, with the reason).
+    pub fn offer(&self, record: &Record) -> Offer {
+        let always_refused = self.always_refusal(&record.id);
+        let session_refused = match (&always_refused, &record.session) {
+            (Some(why), _) => Some(why.clone()),
+            (None, None) => Some("the request names no session".into()),
+            (None, Some(_)) => None,
+        };
+        Offer {
+            always_refused,
+            session_refused,
+        }
     }
 }

@@ -111,6 +111,7 @@ words!(
         TelegramButton => "telegram-button",
         MatrixCommand => "matrix-command",
         MatrixReaction => "matrix-reaction",
+        Web => "web",
         Timeout => "timeout",
         Shutdown => "shutdown",
         Restart => "restart",

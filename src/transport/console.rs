@@ -64,7 +64,7 @@ pub async fn run(
                     // Noted as shown before it is, so its id stays out of circulation; one
                     // that already ended is not shown (its outcome line follows).
                     Ok(Event::Pending(r)) if approvals.show(&r.id) => render::prompt(&r, Utc::now()),
-                    Ok(Event::Pending(_)) => continue,
+                    Ok(Event::Pending(_) | Event::Rules) => continue,
                     Ok(Event::Resolved(r)) => {
                         let mark = if r.status == Status::Approved { "✔" } else { "✖" };
                         format!("{mark} {}", render::outcome(&r))

@@ -11,6 +11,7 @@
 //!   real `execgate` binary, run as a user runs it.
 //! - [`eventually`], [`send_and_hold`]: waiting for a condition; a request left hanging.
 //! - [`db`]: the daemon's database opened behind its back, and its write lock held.
+//! - [`events`]: a reader of the admin socket's event stream (`GET /v1/events`).
 //! - [`process`]: `execgate serve` as a child process (signals, exit codes, restarts).
 //! - [`uid`](mod@uid): a hostile agent on uid 65534.
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
@@ -31,6 +32,7 @@ mod wait;
 pub mod browser;
 pub mod corpus;
 pub mod db;
+pub mod events;
 pub mod fake_telegram;
 pub mod heavy;
 pub mod matrix_owner;

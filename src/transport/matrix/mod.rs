@@ -192,7 +192,7 @@ async fn run(
             }
             event = events.recv() => match event {
                 Ok(Event::Pending(record)) => deliveries.start(&ctx.approvals, record, delivery),
-                Ok(Event::Resolved(_)) => {}
+                Ok(Event::Resolved(_) | Event::Rules) => {}
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "the Matrix transport fell behind; catching up from the database");
                     deliveries.catch_up(&ctx.approvals, delivery).await;

@@ -185,7 +185,7 @@ async fn run(
             event = events.recv() => match event {
                 Ok(Event::Pending(record)) => deliveries.start(&ctx.approvals, record, delivery),
                 // A request's own delivery task sees its end through its watch.
-                Ok(Event::Resolved(_)) => {}
+                Ok(Event::Resolved(_) | Event::Rules) => {}
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "the Telegram transport fell behind; catching up from the database");
                     deliveries.catch_up(&ctx.approvals, delivery).await;
