@@ -153,6 +153,15 @@ impl Daemon {
             );
         }
 
+        // Rules granted with `approval.remember = "memory"` lasted as long as that run.
+        let forgotten = store.forget_memory_rules().await?;
+        if forgotten > 0 {
+            tracing::info!(
+                count = forgotten,
+                "removed rules granted to last only until execgate stopped"
+            );
+        }
+
         let policy = Arc::new(Policy::new(Arc::clone(&config))?);
         let approvals = Approvals::new(store.clone(), Arc::clone(&policy));
         approvals.reload_rules().await?;

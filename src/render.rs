@@ -155,8 +155,13 @@ pub fn prompt(r: &Record, now: DateTime<Utc>) -> String {
 /// One line saying how a request ended: what, how, by whom, when.
 pub fn outcome(r: &Record) -> String {
     let mut s = format!("{} {}", r.short_id, r.status);
-    if let Some(d) = r.decision {
-        s.push_str(&format!(" ({d})"));
+    match (r.decision, r.rule_expires_at) {
+        (Some(d), Some(t)) => s.push_str(&format!(
+            " ({d}, rule until {})",
+            t.format("%Y-%m-%d %H:%M UTC")
+        )),
+        (Some(d), None) => s.push_str(&format!(" ({d})")),
+        (None, _) => {}
     }
     if let Some(via) = r.via {
         s.push_str(&format!(" via {via}"));
@@ -211,16 +216,31 @@ pub fn rule_list(rules: &[Rule]) -> String {
         .iter()
         .map(|r| {
             format!(
-                "#{}  {}  {}  {}  used {}×",
+                "#{}  {}  {}  {}  {}  used {}×",
                 r.id,
-                r.agent.as_deref().unwrap_or("(all agents)"),
+                clip_chars(&visible(&r.scope()), 60),
                 r.kind,
                 visible(&r.pattern),
+                rule_life(r),
                 r.use_count
             )
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// How long a rule lasts, in a few words: "kept", "until 2026-11-23 14:00 UTC", "until
+/// restart", or both limits.
+pub fn rule_life(r: &Rule) -> String {
+    let until = r
+        .expires_at
+        .map(|t| format!("until {}", t.format("%Y-%m-%d %H:%M UTC")));
+    match (until, r.memory) {
+        (None, false) => "kept".into(),
+        (None, true) => "until restart".into(),
+        (Some(t), false) => t,
+        (Some(t), true) => format!("{t} or restart"),
+    }
 }
 
 /// What an agent (and through it the model and the user) is told of a terminal record:

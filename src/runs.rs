@@ -134,6 +134,7 @@ impl Runs {
         if rests_on_policy(record, config) {
             let subject = Subject {
                 agent: &record.agent,
+                session: record.session.as_deref(),
                 command: record.command.as_ref(),
                 cwd: Some(&here),
                 run: true,

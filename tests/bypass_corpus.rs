@@ -28,6 +28,9 @@ fn rules_of(set: RuleSet) -> Vec<Rule> {
             last_used_at: None,
             last_command: None,
             use_count: 0,
+            session: None,
+            source_request: None,
+            memory: false,
         })
         .collect()
 }
@@ -70,6 +73,7 @@ impl Policies {
     fn subject<'a>(&'a self, command: &'a str) -> Subject<'a> {
         Subject {
             agent: AGENT,
+            session: None,
             command: CommandRef::Line(command),
             cwd: Some(&self.repo),
             run: false,
@@ -210,6 +214,7 @@ fn argv_requests() {
         let v = policies.by_set[&set].evaluate(
             Subject {
                 agent: AGENT,
+                session: None,
                 command: CommandRef::Argv(&argv),
                 cwd: Some(&policies.repo),
                 run: false,

@@ -599,13 +599,80 @@ async fn a_button_naming_another_request_changes_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn this_session_button_saves_a_rule_for_the_session_only() {
+    let c = Chat::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "300")]).await;
+    let d = &c.d;
+    let ask = |session: &'static str| async move {
+        let (status, body) = d
+            .submit(json!({"agent": "claude", "session": session, "command": "make deploy", "wait": false}))
+            .await;
+        assert!(status.is_success(), "{body}");
+        serde_json::from_value::<Record>(body).unwrap()
+    };
+    let r = ask("sess-7").await;
+    let m = c.message_for(&r).await;
+    let buttons: Vec<String> = m.buttons().into_iter().map(|(t, _)| t).collect();
+    assert_eq!(
+        buttons,
+        ["👍 Allow once", "🕘 This session", "✅ Always", "❌ Deny"]
+    );
+    assert!(
+        m.plain.contains(&format!(
+            "Always saves an exact rule for agent claude: make deploy; This session saves it for session sess-7 only. Add a duration for a rule that expires: /approve {0} 30m, /approve {0} always 7d, /approve {0} session 2h.",
+            r.short_id
+        )),
+        "{}",
+        m.plain
+    );
+    c.fake.press_button(
+        c.chat,
+        &owner(),
+        m.message_id,
+        &data(Decision::AllowSession, &r),
+    );
+    let done = c.d.terminal(&r.id).await;
+    assert_eq!(
+        (done.decision, done.via),
+        (Some(Decision::AllowSession), Some(Via::TelegramButton))
+    );
+    let closed = c.closed(&m).await;
+    assert!(
+        closed
+            .plain
+            .starts_with("✅ Approved for this session (rule saved for it)"),
+        "{}",
+        closed.plain
+    );
+    // The same command in that session passes; in another it is asked again, and
+    // a time-boxed grant typed in the chat says until when.
+    assert_eq!(ask("sess-7").await.via, Some(Via::Allowlist));
+    let other = ask("sess-8").await;
+    assert_eq!(other.status, Status::Pending);
+    c.message_for(&other).await;
+    let said = c.owner_says(&format!("/approve {} session 2h", other.short_id));
+    let reply = c.reply_to(said).await;
+    assert!(
+        reply.contains("approved (allow-session, rule until"),
+        "{reply}"
+    );
+    let rules = c.rules().await;
+    assert_eq!(rules.len(), 2, "{rules:?}");
+    assert!(rules[1]["expires_at"].is_string(), "{rules:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_is_not_offered_or_accepted_for_dangerous_commands() {
     let c = Chat::start(&[]).await;
     let (r, m) = c.ask("rm -rf build").await;
     assert_eq!(r.risk, execgate::model::Risk::Dangerous);
     let buttons: Vec<String> = m.buttons().into_iter().map(|(t, _)| t).collect();
     assert_eq!(buttons, ["👍 Allow once", "❌ Deny"]);
-    assert!(m.plain.contains("\"Always\" is not offered"), "{}", m.plain);
+    assert!(
+        m.plain
+            .contains("\"Always\" and \"This session\" are not offered: the command is dangerous"),
+        "{}",
+        m.plain
+    );
 
     let said = c.owner_says(&format!("/approve {} always", r.short_id));
     let reply = c.reply_to(said).await;

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::error::ApiError;
 use super::{AppState, Peer, parse_query, query_number, read_json};
 use crate::approvals::{AddedRule, RuleRequest};
-use crate::model::{Decision, Record, Rule, RuleKind, Status, Via};
+use crate::model::{Answer, Decision, Record, Rule, RuleKind, Status, Via};
 use crate::store::RequestFilter;
 
 /// The admin socket's router: [`routes`] behind the peer-uid check.
@@ -111,6 +111,10 @@ async fn show(
 #[serde(deny_unknown_fields)]
 struct DecisionBody {
     decision: Decision,
+    /// For `allow-always` and `allow-session`: the rule expires this many seconds after
+    /// the decision. Null: it lasts until removed.
+    #[serde(default)]
+    for_secs: Option<u64>,
 }
 
 async fn decide(
@@ -121,10 +125,12 @@ async fn decide(
     body: Body,
 ) -> Result<Json<Record>, ApiError> {
     let body: DecisionBody = read_json(&headers, body, state.read_timeout()).await?;
+    let answer = Answer::new(body.decision, body.for_secs)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     Ok(Json(
         state
             .approvals
-            .resolve(&id, body.decision, decider.via, &decider.by)
+            .resolve(&id, answer, decider.via, &decider.by)
             .await?,
     ))
 }

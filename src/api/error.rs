@@ -129,10 +129,10 @@ impl From<ResolveError> for ApiError {
                 "ALREADY_RESOLVED",
                 format!("approval {} is already resolved ({})", r.short_id, r.status),
             ),
-            ResolveError::AlwaysRefused(why) => ApiError::new(
+            ResolveError::GrantRefused { grant, why } => ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "ALWAYS_REFUSED",
-                format!("\"always\" refused: {why}; the request is still pending"),
+                format!("\"{grant}\" refused: {why}; the request is still pending"),
             ),
             ResolveError::Store(e) => e.into(),
         }

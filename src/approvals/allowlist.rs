@@ -105,10 +105,13 @@ impl Approvals {
         };
         let rule = NewRule {
             agent: request.agent,
+            session: None,
             pattern,
             kind: request.kind,
             created_by: request.created_by,
             expires_at: request.expires_at,
+            source_request: None,
+            memory: false,
         };
         let rule = self.store.add_rule(rule, now).await?;
         self.reload_rules().await?;

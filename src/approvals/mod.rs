@@ -22,7 +22,9 @@ use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
-use crate::model::{Decision, Record, RequestSpec, RuleKind, Status, Via, not_approved_error};
+use crate::model::{
+    Answer, Decision, Record, Remember, RequestSpec, RuleKind, Status, Via, not_approved_error,
+};
 use crate::policy::{Outcome, Policy, Settings, Subject};
 use crate::store::{NewRequest, NewRule, RequestFilter, Resolution, Store, StoreError};
 
@@ -59,6 +61,10 @@ pub struct Offer {
     pub always_refused: Option<String>,
     /// "This session".
     pub session_refused: Option<String>,
+    /// The pattern of the rule a grant would save (an exact command, or a tool's name),
+    /// and its kind; None where no grant is offered.
+    pub rule: Option<String>,
+    pub rule_kind: Option<RuleKind>,
 }
 
 /// What transports hear about.
@@ -96,8 +102,10 @@ pub enum ResolveError {
     NotFound(String),
     #[error("approval {} is already resolved ({})", .0.short_id, .0.status)]
     AlreadyResolved(Box<Record>),
-    #[error("\"always\" refused: {0}")]
-    AlwaysRefused(String),
+    /// A grant that saves a rule (`always`, `session`, time-boxed) asked where it is
+    /// refused; the request stays pending.
+    #[error("\"{grant}\" refused: {why}")]
+    GrantRefused { grant: &'static str, why: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -109,6 +117,8 @@ struct Pending {
     /// The peer uid that asked: pending requests are capped per uid.
     uid: Option<u32>,
     agent: String,
+    /// The session the request named: what a "this session" rule is for.
+    session: Option<String>,
     /// The normalized command (or tool name) an "always" rule would store, and the
     /// rule's kind (`exact`, or `tool`).
     normalized: String,
@@ -360,6 +370,7 @@ impl Approvals {
                     timer: None,
                     uid,
                     agent: new.spec.agent.to_string(),
+                    session: new.spec.session.clone(),
                     normalized: verdict.normalized,
                     always_kind: verdict.always_kind,
                     always_refusal,
@@ -428,12 +439,14 @@ impl Approvals {
         }
     }
 
-    /// Resolves `target` (full id or short id) with a human's decision. Exactly one call
-    /// per request ever succeeds; the rest get `AlreadyResolved` or `NotFound`.
+    /// Resolves `target` (full id or short id) with a human's answer. Exactly one call
+    /// per request ever succeeds; the rest get `AlreadyResolved` or `NotFound`. An
+    /// answer that saves a rule is refused, and changes nothing, where "always" is
+    /// (`GrantRefused`); "this session" also where the request named no session.
     pub async fn resolve(
         &self,
         target: &str,
-        decision: Decision,
+        answer: Answer,
         via: Via,
         by: &str,
     ) -> Result<Record, ResolveError> {
@@ -445,18 +458,18 @@ impl Approvals {
         if record.status.is_terminal() {
             return Err(ResolveError::AlreadyResolved(Box::new(record)));
         }
-        if decision == Decision::AllowAlways {
-            let refusal = match self.lock().get(&record.id) {
-                Some(p) => p.always_refusal.clone(),
-                // Not live here (should not happen): without the verdict, refuse.
-                None => Some("the request is not live in this daemon".into()),
+        if answer.decision.saves_rule() {
+            let offer = self.offer(&record);
+            let (grant, refusal) = match answer.decision {
+                Decision::AllowSession => ("session", offer.session_refused),
+                _ => ("always", offer.always_refused),
             };
             if let Some(why) = refusal {
-                tracing::info!(short_id = %record.short_id, %why, "\"always\" refused");
-                return Err(ResolveError::AlwaysRefused(why));
+                tracing::info!(short_id = %record.short_id, grant, %why, "grant refused");
+                return Err(ResolveError::GrantRefused { grant, why });
             }
         }
-        let status = if decision == Decision::Deny {
+        let status = if answer.decision == Decision::Deny {
             Status::Denied
         } else {
             Status::Approved
@@ -464,7 +477,7 @@ impl Approvals {
         let id = record.id.clone();
         // The record was just read and is pending: no second read before the transition.
         match self
-            .finish_from(record, status, Some(decision), via, Some(by.to_string()))
+            .finish_from(record, status, Some(answer), via, Some(by.to_string()))
             .await?
         {
             Some(r) => Ok(r),
@@ -496,7 +509,7 @@ impl Approvals {
         &self,
         id: &str,
         status: Status,
-        decision: Option<Decision>,
+        answer: Option<Answer>,
         via: Via,
         decided_by: Option<String>,
     ) -> Result<Option<Record>, StoreError> {
@@ -504,7 +517,7 @@ impl Approvals {
         // returned from here always means "nothing changed".
         match self.store.get(id).await? {
             Some(before) if !before.status.is_terminal() => {
-                self.finish_from(before, status, decision, via, decided_by)
+                self.finish_from(before, status, answer, via, decided_by)
                     .await
             }
             _ => Ok(None),
@@ -516,20 +529,27 @@ impl Approvals {
         &self,
         before: Record,
         status: Status,
-        decision: Option<Decision>,
+        answer: Option<Answer>,
         via: Via,
         decided_by: Option<String>,
     ) -> Result<Option<Record>, StoreError> {
         let id = before.id.as_str();
         let now = Utc::now().trunc_subsecs(3);
+        let decision = answer.map(|a| a.decision);
+        let memory = self.policy.config().approval.remember == Remember::Memory;
         let (always_rule, shown) = match self.lock().get(id) {
             Some(p) => (
-                (decision == Some(Decision::AllowAlways)).then(|| NewRule {
+                answer.filter(|a| a.decision.saves_rule()).map(|a| NewRule {
                     agent: Some(p.agent.clone()),
+                    session: (a.decision == Decision::AllowSession)
+                        .then(|| p.session.clone())
+                        .flatten(),
                     pattern: p.normalized.clone(),
                     kind: p.always_kind,
                     created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
-                    expires_at: None,
+                    expires_at: a.for_secs.map(|secs| now + TimeDelta::seconds(secs as i64)),
+                    source_request: Some(id.to_string()),
+                    memory,
                 }),
                 p.shown,
             ),
@@ -546,6 +566,7 @@ impl Approvals {
         };
         let error = not_approved_error(status);
         let saves_rule = always_rule.is_some();
+        let rule_expires_at = always_rule.as_ref().and_then(|r| r.expires_at);
         if !self
             .store
             .resolve(id, resolution, error.clone(), always_rule)
@@ -572,6 +593,7 @@ impl Approvals {
         let record = Record {
             status,
             decision,
+            rule_expires_at,
             via: Some(via),
             decided_by: decided_by.clone(),
             resolved_at: Some(now),
@@ -656,6 +678,14 @@ impl Approvals {
         }
     }
 
+    /// The rule an answer that saves one would store for request `id`: its pattern
+    /// and kind. None when the request is not pending here.
+    pub fn rule_draft(&self, id: &str) -> Option<(String, RuleKind)> {
+        self.lock()
+            .get(id)
+            .map(|p| (p.normalized.clone(), p.always_kind))
+    }
+
     /// How many requests wait for a human right now.
     pub fn pending_count(&self) -> usize {
         self.lock().len()
@@ -717,9 +747,15 @@ impl Approvals {
             (None, None) => Some("the request names no session".into()),
             (None, Some(_)) => None,
         };
+        let (rule, rule_kind) = match self.rule_draft(&record.id) {
+            Some((pattern, kind)) if always_refused.is_none() => (Some(pattern), Some(kind)),
+            _ => (None, None),
+        };
         Offer {
             always_refused,
             session_refused,
+            rule,
+            rule_kind,
         }
     }
 }

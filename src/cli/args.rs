@@ -69,12 +69,16 @@ pub enum Verb {
     Pending(JsonFlag),
     /// List past requests, newest first.
     History(HistoryArgs),
-    /// Approve a pending request: once (default) or always (stores an exact rule).
+    /// Approve a pending request: once (default), always (saves an exact rule for the
+    /// agent) or session (saves it for the request's session only); a duration (30m,
+    /// 2h, 7d) makes the rule expire, and alone means "always" for that long.
     Approve {
         /// Short id (a1b2) or full id.
         id: String,
-        #[arg(value_parser = ["once", "always"], default_value = "once")]
-        mode: String,
+        /// once, always or session; or a duration alone (`execgate approve a1b2 30m`).
+        mode: Option<String>,
+        /// How long the rule lasts: a number and s, m, h, d or w (at most 366d).
+        duration: Option<String>,
         #[command(flatten)]
         json: JsonFlag,
     },

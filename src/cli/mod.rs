@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::client::Client;
 use crate::config::Config;
-use crate::model::{Record, Rule, Status};
+use crate::model::{Answer, Decision, Record, Rule, Status, parse_duration};
 use crate::render;
 use crate::runs::RunEntry;
 use crate::text::visible;
@@ -135,15 +135,16 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
             print_records(&list, args.json.json);
             Ok(0)
         }
-        Verb::Approve { id, mode, json } => {
-            let decision = if mode == "always" {
-                "allow-always"
-            } else {
-                "allow-once"
-            };
-            decide(&admin, &id, decision, json.json).await
+        Verb::Approve {
+            id,
+            mode,
+            duration,
+            json,
+        } => {
+            let answer = approval(mode.as_deref(), duration.as_deref())?;
+            decide(&admin, &id, answer, json.json).await
         }
-        Verb::Deny { id, json } => decide(&admin, &id, "deny", json.json).await,
+        Verb::Deny { id, json } => decide(&admin, &id, Decision::Deny.into(), json.json).await,
         Verb::Allow(AllowVerb::Add {
             agent,
             glob,
@@ -328,13 +329,46 @@ async fn request(client: &Client, args: RequestArgs) -> Result<i32, String> {
     })
 }
 
-async fn decide(admin: &Client, id: &str, decision: &str, as_json: bool) -> Result<i32, String> {
+/// `execgate approve ID [MODE] [DURATION]` as an answer: the mode (once by default), and
+/// for always or session how long the rule lasts; a duration alone means always.
+fn approval(mode: Option<&str>, duration: Option<&str>) -> Result<Answer, String> {
+    const USAGE: &str =
+        "usage: execgate approve ID [once|always|session] [DURATION like 30m, 2h, 7d]";
+    let decision = |word: &str| match word {
+        "once" => Some(Decision::AllowOnce),
+        "always" => Some(Decision::AllowAlways),
+        "session" => Some(Decision::AllowSession),
+        _ => None,
+    };
+    let secs = |word: &str| {
+        parse_duration(word).ok_or_else(|| {
+            format!(
+                "{word:?} is not a duration (a number and s, m, h, d or w, at most 366d); {USAGE}"
+            )
+        })
+    };
+    let (decision, for_secs) = match (mode, duration) {
+        (None, _) => (Decision::AllowOnce, None),
+        (Some(word), None) if decision(word).is_none() && parse_duration(word).is_some() => {
+            (Decision::AllowAlways, Some(secs(word)?))
+        }
+        (Some(word), duration) => {
+            let decision = decision(word).ok_or_else(|| {
+                format!("{word:?} is not a mode (once, always or session) or a duration; {USAGE}")
+            })?;
+            (decision, duration.map(secs).transpose()?)
+        }
+    };
+    Answer::new(decision, for_secs).map_err(|e| format!("{e}; {USAGE}"))
+}
+
+async fn decide(admin: &Client, id: &str, answer: Answer, as_json: bool) -> Result<i32, String> {
     let path = format!("/v1/requests/{}/decision", encode(id));
     let record: Record = expect(
         admin,
         Method::POST,
         &path,
-        Some(&json!({ "decision": decision })),
+        Some(&json!({ "decision": answer.decision, "for_secs": answer.for_secs })),
     )
     .await?;
     if as_json {

@@ -47,7 +47,13 @@ pub(super) fn print_record(r: &Record) {
     );
     println!("status:   {}", r.status);
     if let Some(d) = r.decision {
-        println!("decision: {d}");
+        match r.rule_expires_at {
+            Some(t) => println!(
+                "decision: {d} (rule until {})",
+                t.format("%Y-%m-%d %H:%M UTC")
+            ),
+            None => println!("decision: {d}"),
+        }
     }
     if let Some(v) = r.via {
         println!("via:      {v}");
@@ -158,17 +164,15 @@ pub(super) fn print_rules(rules: &[Rule]) {
         .map(|r| {
             [
                 r.id.to_string(),
-                r.agent.clone().unwrap_or_else(|| "*".into()),
+                clip_chars(&visible(&r.scope()), 48),
                 r.kind.to_string(),
                 r.use_count.to_string(),
-                r.expires_at
-                    .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
-                    .unwrap_or_else(|| "-".into()),
+                render::rule_life(r),
                 clip_chars(&visible(&r.pattern), 60),
             ]
         })
         .collect();
-    print_table(["ID", "AGENT", "KIND", "USES", "EXPIRES", "PATTERN"], &rows);
+    print_table(["ID", "SCOPE", "KIND", "USES", "LASTS", "PATTERN"], &rows);
 }
 
 pub(super) fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {

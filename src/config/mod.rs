@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 
-use crate::model::{Ask, AskFallback, Security};
+use crate::model::{Ask, AskFallback, Remember, Security};
 mod matrix;
 mod reactions;
 
@@ -90,6 +90,10 @@ pub struct ApprovalConfig {
     pub ask: Ask,
     /// What an unanswered request becomes. Default: `deny`.
     pub ask_fallback: AskFallback,
+    /// How long rules saved by a human's answer ("always", "this session", time-boxed)
+    /// last: `persist` (rows, kept) or `memory` (until the daemon stops). Default:
+    /// `persist`.
+    pub remember: Remember,
 }
 
 impl Default for ApprovalConfig {
@@ -98,6 +102,7 @@ impl Default for ApprovalConfig {
             timeout_secs: 120,
             ask: Ask::OnMiss,
             ask_fallback: AskFallback::Deny,
+            remember: Remember::Persist,
         }
     }
 }

@@ -6,11 +6,13 @@
 //! strings are stored in SQLite, so `as_str`/`FromStr` are the single mapping.
 
 mod agent;
+mod answer;
 mod command;
 mod record;
 mod request;
 
 pub use agent::AgentName;
+pub use answer::{Answer, AnswerError, MAX_GRANT_SECS, parse_duration, say_duration};
 pub use command::{Command, CommandRef, ToolCall, shell_join};
 pub use record::{ExecResult, InputSummary, Record, Rule, not_approved_error, sha256_hex};
 pub use request::RequestSpec;
@@ -95,9 +97,18 @@ words!(
     Decision {
         AllowOnce => "allow-once",
         AllowAlways => "allow-always",
+        AllowSession => "allow-session",
         Deny => "deny",
     }
 );
+
+impl Decision {
+    /// Whether approving this way also saves a rule (and so is refused where "always"
+    /// is).
+    pub fn saves_rule(self) -> bool {
+        matches!(self, Decision::AllowAlways | Decision::AllowSession)
+    }
+}
 
 words!(
     /// The path a decision came by.
@@ -116,6 +127,16 @@ words!(
         Shutdown => "shutdown",
         Restart => "restart",
         Disconnect => "disconnect",
+    }
+);
+
+words!(
+    /// How long rules saved by a human's decision last (`approval.remember`): `persist`,
+    /// until removed or expired, like any rule; `memory`, until the daemon stops (their
+    /// rows are marked and removed at the next start).
+    Remember {
+        Persist => "persist",
+        Memory => "memory",
     }
 );
 

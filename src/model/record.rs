@@ -46,6 +46,10 @@ pub struct Record {
     pub reason: Option<String>,
     pub status: Status,
     pub decision: Option<Decision>,
+    /// When the rule this decision saved expires: set only for a time-boxed grant
+    /// (`/approve a1b2 30m`, `always 7d`, `session 2h`).
+    #[serde(default)]
+    pub rule_expires_at: Option<DateTime<Utc>>,
     pub via: Option<Via>,
     pub decided_by: Option<String>,
     pub risk: Risk,
@@ -124,6 +128,10 @@ pub struct Rule {
     pub id: i64,
     /// `None` means the rule applies to every agent.
     pub agent: Option<String>,
+    /// `Some`: the rule applies to this session of `agent` only (a "this session"
+    /// grant); `None`: to every session.
+    #[serde(default)]
+    pub session: Option<String>,
     pub pattern: String,
     pub kind: RuleKind,
     pub created_at: DateTime<Utc>,
@@ -132,4 +140,23 @@ pub struct Rule {
     pub last_used_at: Option<DateTime<Utc>>,
     pub last_command: Option<String>,
     pub use_count: i64,
+    /// The request whose decision saved the rule; `None` for a rule added directly.
+    #[serde(default)]
+    pub source_request: Option<String>,
+    /// True for a rule that lasts until the daemon stops (`approval.remember =
+    /// "memory"`): its row is removed at the next start.
+    #[serde(default)]
+    pub memory: bool,
+}
+
+impl Rule {
+    /// Who the rule applies to, in words: "every agent", "agent claude", "agent
+    /// claude, session s1".
+    pub fn scope(&self) -> String {
+        match (&self.agent, &self.session) {
+            (None, _) => "every agent".into(),
+            (Some(a), None) => format!("agent {a}"),
+            (Some(a), Some(s)) => format!("agent {a}, session {s}"),
+        }
+    }
 }

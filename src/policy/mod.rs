@@ -35,6 +35,8 @@ use programs::Understanding;
 #[derive(Clone, Copy, Debug)]
 pub struct Subject<'a> {
     pub agent: &'a str,
+    /// The session the request named: session rules apply to it alone.
+    pub session: Option<&'a str>,
     pub command: CommandRef<'a>,
     /// The canonical working directory, when the request gave one (run mode always has
     /// one): where git's repository configuration is read from.
@@ -46,10 +48,19 @@ pub struct Subject<'a> {
 }
 
 impl<'a> Subject<'a> {
+    /// Who asks, as the allowlist matches rules.
+    pub fn who(&self) -> rules::Who<'a> {
+        rules::Who {
+            agent: self.agent,
+            session: self.session,
+        }
+    }
+
     /// What policy judges of a request.
     pub fn of(spec: &'a RequestSpec) -> Subject<'a> {
         Subject {
             agent: spec.agent.as_str(),
+            session: spec.session.as_deref(),
             command: spec.command.as_ref(),
             cwd: spec.cwd.as_deref().map(Path::new),
             run: spec.run,
@@ -383,7 +394,7 @@ impl Policy {
             let harmless_ok = config.policy.safe_bins
                 && (!subject.run || inside_roots(subject.cwd, &config.exec.allowed_cwd_roots));
             verdict.rules_matched = self.allowlist().approve(
-                subject.agent,
+                &subject.who(),
                 &line,
                 &segments,
                 risk == Risk::Dangerous,
@@ -481,7 +492,7 @@ impl Policy {
         if understood
             && let Some(rule) = self
                 .allowlist()
-                .approve_tool(subject.agent, &tool.name, now)
+                .approve_tool(&subject.who(), &tool.name, now)
         {
             verdict.rules_matched.push(rule);
         }

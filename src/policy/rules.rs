@@ -103,6 +103,8 @@ impl AllowedBinaries {
 struct CompiledRule {
     id: i64,
     agent: Option<String>,
+    /// Only with `agent`: the one session of it the rule applies to.
+    session: Option<String>,
     /// For a glob, how many of its leading words are written out: the rest of a
     /// command it matches is the wildcard's.
     literal: usize,
@@ -123,6 +125,26 @@ pub fn literal_words(pattern: &str) -> usize {
         .iter()
         .take_while(|w| !w.contains(['*', '?', '[', '{']))
         .count()
+}
+
+/// Who asks, as rules are matched: the agent, and the session it named (if any).
+pub struct Who<'a> {
+    pub agent: &'a str,
+    pub session: Option<&'a str>,
+}
+
+impl Who<'_> {
+    /// How closely `rule` applies to this asker: 0 for a rule for this session of this
+    /// agent, 1 for this agent, 2 for every agent; None when it does not apply (another
+    /// agent, or a session rule for another session or for a request naming none).
+    fn scope_of(&self, rule: &CompiledRule) -> Option<u8> {
+        match (&rule.agent, &rule.session) {
+            (None, _) => Some(2),
+            (Some(a), _) if a != self.agent => None,
+            (Some(_), None) => Some(1),
+            (Some(_), Some(s)) => (self.session == Some(s.as_str())).then_some(0),
+        }
+    }
 }
 
 /// The allowlist, compiled.
@@ -158,6 +180,15 @@ impl Allowlist {
         let mut set = GlobSetBuilder::new();
         let mut tools = GlobSetBuilder::new();
         for rule in rules {
+            // A session rule without an agent would apply to that session name of every
+            // agent; none is ever made, and one found is not trusted.
+            if rule.session.is_some() && rule.agent.is_none() {
+                tracing::warn!(
+                    rule = rule.id,
+                    "skipping a session rule that names no agent"
+                );
+                continue;
+            }
             let index = list.rules.len();
             let literal = match rule.kind {
                 RuleKind::Exact => {
@@ -201,6 +232,7 @@ impl Allowlist {
             list.rules.push(CompiledRule {
                 id: rule.id,
                 agent: rule.agent.clone(),
+                session: rule.session.clone(),
                 literal,
                 expires_at: rule.expires_at,
             });
@@ -225,27 +257,42 @@ impl Allowlist {
         list
     }
 
-    /// The tool rule that approves a call of the tool `name` by `agent`, if one does.
-    pub fn approve_tool(&self, agent: &str, name: &str, now: DateTime<Utc>) -> Option<i64> {
-        self.tool_globs
-            .matches(name)
-            .into_iter()
-            .map(|hit| self.tool_rule[hit])
-            .find(|&i| self.live(i, agent, now))
-            .map(|i| self.rules[i].id)
+    /// The tool rule that approves a call of the tool `name` by `who`, if one does.
+    pub fn approve_tool(&self, who: &Who<'_>, name: &str, now: DateTime<Utc>) -> Option<i64> {
+        self.first_live(
+            self.tool_globs
+                .matches(name)
+                .into_iter()
+                .map(|hit| self.tool_rule[hit]),
+            who,
+            now,
+            |_| true,
+        )
     }
 
-    fn live(&self, i: usize, agent: &str, now: DateTime<Utc>) -> bool {
-        let r = &self.rules[i];
-        r.agent.as_deref().is_none_or(|a| a == agent) && r.expires_at.is_none_or(|t| t > now)
+    /// Among the rules at `candidates` (in the order the rules were given), the one
+    /// that applies to `who` now and passes `also`, most specific first: a rule for
+    /// this session of the agent, then one for the agent, then one for every agent.
+    fn first_live(
+        &self,
+        candidates: impl Iterator<Item = usize>,
+        who: &Who<'_>,
+        now: DateTime<Utc>,
+        also: impl Fn(&CompiledRule) -> bool,
+    ) -> Option<i64> {
+        candidates
+            .filter_map(|i| {
+                let r = &self.rules[i];
+                let scope = who.scope_of(r)?;
+                (r.expires_at.is_none_or(|t| t > now) && also(r)).then_some((scope, i))
+            })
+            .min()
+            .map(|(_, i)| self.rules[i].id)
     }
 
-    fn exact_rule(&self, text: &str, agent: &str, now: DateTime<Utc>) -> Option<i64> {
-        self.exact
-            .get(text)?
-            .iter()
-            .find(|&&i| self.live(i, agent, now))
-            .map(|&i| self.rules[i].id)
+    fn exact_rule(&self, text: &str, who: &Who<'_>, now: DateTime<Utc>) -> Option<i64> {
+        let hits = self.exact.get(text)?;
+        self.first_live(hits.iter().copied(), who, now, |_| true)
     }
 
     /// The rules that approve a plain command: an exact rule for the whole normalized
@@ -260,19 +307,19 @@ impl Allowlist {
     /// under `git log *`. At least one rule must have matched.
     pub fn approve(
         &self,
-        agent: &str,
+        who: &Who<'_>,
         normalized: &str,
         segments: &[Segment<'_>],
         dangerous: bool,
         harmless_ok: bool,
         now: DateTime<Utc>,
     ) -> Vec<i64> {
-        if let Some(id) = self.exact_rule(normalized, agent, now) {
+        if let Some(id) = self.exact_rule(normalized, who, now) {
             return vec![id];
         }
         let mut used = Vec::new();
         for seg in segments {
-            let hit = self.exact_rule(seg.text, agent, now).or_else(|| {
+            let hit = self.exact_rule(seg.text, who, now).or_else(|| {
                 // A glob never approves a dangerous command, nor a wrapper, shell or
                 // interpreter (`timeout *` would approve `timeout 5 rm -rf ~`), unless
                 // the program's profile accounts for the code it runs itself.
@@ -280,14 +327,15 @@ impl Allowlist {
                 if dangerous || (!(u.profiled && u.decides_code) && runs_other_programs(seg.text)) {
                     return None;
                 }
-                self.globs
-                    .matches(seg.text)
-                    .into_iter()
-                    .map(|hit| self.glob_rule[hit])
-                    .find(|&i| {
-                        self.live(i, agent, now) && u.glob_refusal(self.rules[i].literal).is_none()
-                    })
-                    .map(|i| self.rules[i].id)
+                self.first_live(
+                    self.globs
+                        .matches(seg.text)
+                        .into_iter()
+                        .map(|hit| self.glob_rule[hit]),
+                    who,
+                    now,
+                    |r| u.glob_refusal(r.literal).is_none(),
+                )
             });
             match hit {
                 Some(id) => used.push(id),

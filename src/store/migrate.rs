@@ -36,6 +36,7 @@ const MIGRATIONS: &[Migration] = migrations![
     6 "0006_input_summary.sql" "input summary",
     7 "0007_tool_requests.sql" "tool requests and tool rules",
     8 "0008_request_messages.sql" "a message per chat",
+    9 "0009_grants.sql" "session and time-boxed grants",
 ];
 
 /// The schema version this execgate writes.
@@ -53,7 +54,22 @@ pub(super) fn run(conn: &mut Connection) -> Result<(), StoreError> {
             latest()
         )));
     }
-    for m in MIGRATIONS.iter().filter(|m| m.version > applied) {
+    // Foreign keys are off while migrations run (they cannot be switched inside a
+    // transaction): rebuilding a table means dropping the old one, and with them on,
+    // the drop would cascade to every row that points at it. Each migration is checked
+    // whole before it commits instead, and they are switched back on after.
+    let pending: Vec<&Migration> = MIGRATIONS.iter().filter(|m| m.version > applied).collect();
+    if pending.is_empty() {
+        return Ok(());
+    }
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let result = apply(conn, &pending);
+    conn.pragma_update(None, "foreign_keys", true)?;
+    result
+}
+
+fn apply(conn: &mut Connection, pending: &[&Migration]) -> Result<(), StoreError> {
+    for m in pending {
         let failed = |source: rusqlite::Error| StoreError::Migration {
             version: m.version,
             description: m.description,
@@ -63,6 +79,17 @@ pub(super) fn run(conn: &mut Connection) -> Result<(), StoreError> {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(failed)?;
         tx.execute_batch(m.sql).map_err(failed)?;
+        let broken: i64 = tx
+            .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |row| {
+                row.get(0)
+            })
+            .map_err(failed)?;
+        if broken > 0 {
+            return Err(StoreError::Schema(format!(
+                "migration {} ({}) would leave {broken} rows pointing at nothing; nothing was changed",
+                m.version, m.description
+            )));
+        }
         tx.pragma_update(None, "user_version", m.version)
             .map_err(failed)?;
         tx.commit().map_err(failed)?;
@@ -143,5 +170,62 @@ mod tests {
             .unwrap();
         let e = run(&mut conn).unwrap_err().to_string();
         assert!(e.contains("newer than this execgate knows"), "{e}");
+    }
+
+    /// Rebuilding `exec_approval` (0009) must not cascade to the chat messages that point
+    /// at its rows, nor lose a row or a rule.
+    #[test]
+    fn the_grants_migration_keeps_every_row_and_every_message() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        let upto8: Vec<&Migration> = MIGRATIONS.iter().filter(|m| m.version <= 8).collect();
+        apply(&mut conn, &upto8).unwrap();
+        conn.execute_batch(
+            "INSERT INTO exec_approval (id, short_id, agent_id, session_id, command, risk, status, decision, via, \
+                 created_at, resolved_at, message_external_id) \
+             VALUES ('r1', 'a1b2', 'claude', 's1', 'make deploy', 'needs-review', 'approved', 'allow-always', 'cli', \
+                 '2026-11-21T10:00:00.000Z', '2026-11-21T10:00:01.000Z', '42:7'); \
+             INSERT INTO exec_approval_message (external_id, request_id) VALUES ('42:7', 'r1'), ('matrix:!r:$e', 'r1'); \
+             INSERT INTO exec_allowlist (agent_id, pattern, kind, created_at, created_by) \
+             VALUES ('claude', 'make deploy', 'exact', '2026-11-21T10:00:01.000Z', 'cli:0');",
+        )
+        .unwrap();
+        run(&mut conn).unwrap();
+        let count = |sql: &str| -> i64 { conn.query_row(sql, [], |row| row.get(0)).unwrap() };
+        assert_eq!(count("SELECT count(*) FROM exec_approval_message"), 2);
+        assert_eq!(
+            count("SELECT count(*) FROM exec_approval WHERE id = 'r1' AND command = 'make deploy'"),
+            1
+        );
+        assert_eq!(
+            count(
+                "SELECT count(*) FROM exec_allowlist WHERE session_id IS NULL AND memory = 0 AND source_request_id IS NULL"
+            ),
+            1
+        );
+        let fk: bool = conn
+            .pragma_query_value(None, "foreign_keys", |row| row.get(0))
+            .unwrap();
+        assert!(fk, "foreign keys are on again after migrating");
+        // The new decision is accepted; a word outside the contract still is not.
+        conn.execute(
+            "UPDATE exec_approval SET decision = 'allow-session' WHERE id = 'r1'",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.execute(
+                "UPDATE exec_approval SET decision = 'allow-forever' WHERE id = 'r1'",
+                []
+            )
+            .is_err()
+        );
+        // A session rule is distinct from the agent's rule for the same pattern.
+        conn.execute(
+            "INSERT INTO exec_allowlist (agent_id, session_id, pattern, kind, created_at, created_by) \
+             VALUES ('claude', 's1', 'make deploy', 'exact', '2026-11-21T10:00:01.000Z', 'cli:0')",
+            [],
+        )
+        .unwrap();
     }
 }

@@ -107,6 +107,7 @@ impl NewRequest {
             reason: spec.reason.clone(),
             status: resolution.map_or(Status::Pending, |r| r.status),
             decision: resolution.and_then(|r| r.decision),
+            rule_expires_at: None,
             via: resolution.map(|r| r.via),
             decided_by: resolution.and_then(|r| r.decided_by.clone()),
             risk: self.risk,
@@ -152,10 +153,16 @@ pub struct RequestFilter {
 #[derive(Clone, Debug)]
 pub struct NewRule {
     pub agent: Option<String>,
+    /// Only with `agent`: the rule applies to this session of it only.
+    pub session: Option<String>,
     pub pattern: String,
     pub kind: RuleKind,
     pub created_by: String,
     pub expires_at: Option<DateTime<Utc>>,
+    /// The request whose decision saves it.
+    pub source_request: Option<String>,
+    /// It lasts until the daemon stops: its row is removed at the next start.
+    pub memory: bool,
 }
 
 /// How long a short id a human was shown stays out of circulation.
@@ -434,11 +441,20 @@ impl Store {
             .await
     }
 
-    /// Adds a rule; an identical rule (same agent, kind and pattern) is returned instead
-    /// of duplicated.
+    /// Adds a rule. A rule with the same agent, session, kind and pattern is returned
+    /// instead of duplicated, living as long as the longer of the two asks (an expired
+    /// or time-boxed rule granted again for longer is renewed; a kept rule is never made
+    /// to expire, nor one kept across restarts made to end with this run).
     #[instrument(skip_all)]
     pub async fn add_rule(&self, rule: NewRule, now: DateTime<Utc>) -> Result<Rule, StoreError> {
         self.writer.write(writes::AddRule { rule, now }).await
+    }
+
+    /// Removes the rules that were to last only until the daemon stopped (`memory`), at
+    /// start. Returns how many.
+    #[instrument(skip_all)]
+    pub async fn forget_memory_rules(&self) -> Result<usize, StoreError> {
+        self.writer.write(writes::ForgetMemoryRules).await
     }
 
     /// Returns false when no rule had that id.

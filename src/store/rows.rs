@@ -14,11 +14,11 @@ use crate::model::{Command, ExecResult, InputSummary, Record, Rule, ToolCall};
 pub(super) const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
      risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid, \
      exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes, input_bytes, input_sha256, input_head, \
-     tool_name, tool_input, front";
+     tool_name, tool_input, front, rule_expires_at";
 
 /// Every column a rule is read from, in the order [`rule`] reads them.
 pub(super) const RULE_COLUMNS: &str = "id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, \
-     last_command, use_count";
+     last_command, use_count, session_id, source_request_id, memory";
 
 /// Reads a row selected with [`REQUEST_COLUMNS`].
 pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
@@ -45,6 +45,7 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
     let tool_name: Option<String> = row.get(30)?;
     let tool_input: Option<String> = row.get(31)?;
     let front: Option<String> = row.get(32)?;
+    let rule_expires_at: Option<String> = row.get(33)?;
     let peer_uid: Option<i64> = row.get(19)?;
     let peer_pid: Option<i64> = row.get(20)?;
     let (short_id, agent, session, cwd, reason, decided_by, error, run) = (
@@ -81,6 +82,7 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
             reason,
             status: word(&id, &status)?,
             decision: decision.map(|d| word(&id, &d)).transpose()?,
+            rule_expires_at: rule_expires_at.map(|t| time(&id, &t)).transpose()?,
             via: via.map(|v| word(&id, &v)).transpose()?,
             decided_by,
             risk: word(&id, &risk)?,
@@ -136,6 +138,7 @@ pub(super) fn rule(row: &Row<'_>) -> Result<Rule, StoreError> {
         row.get(8)?,
         row.get(9)?,
     );
+    let (session, source_request, memory) = (row.get(10)?, row.get(11)?, row.get(12)?);
     let name = format!("rule {id}");
     let decode = || -> Result<Rule, StoreError> {
         Ok(Rule {
@@ -149,6 +152,9 @@ pub(super) fn rule(row: &Row<'_>) -> Result<Rule, StoreError> {
             last_used_at: last_used_at.map(|t| time(&name, &t)).transpose()?,
             last_command,
             use_count,
+            session,
+            source_request,
+            memory,
         })
     };
     decode()

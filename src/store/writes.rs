@@ -135,7 +135,7 @@ impl Write for Resolve {
         let done = conn
             .prepare_cached(
                 "UPDATE exec_approval SET status = ?1, decision = ?2, via = ?3, decided_by = ?4, resolved_at = ?5, \
-                 error = ?6, shown = max(shown, ?8) WHERE id = ?7 AND status = 'pending'",
+                 error = ?6, shown = max(shown, ?8), rule_expires_at = ?9 WHERE id = ?7 AND status = 'pending'",
             )?
             .execute(params![
                 r.status.as_str(),
@@ -146,6 +146,7 @@ impl Write for Resolve {
                 self.error,
                 self.id,
                 r.shown,
+                self.always_rule.as_ref().and_then(|rule| rule.expires_at).map(ts),
             ])?
             == 1;
         // Only the winner of the transition stores the rule.
@@ -347,6 +348,24 @@ impl Write for RemoveRule {
     }
 }
 
+/// Deletes the rules meant to last only until the daemon stopped; answers how many.
+#[derive(Debug)]
+pub(super) struct ForgetMemoryRules;
+
+impl Write for ForgetMemoryRules {
+    type Output = usize;
+
+    fn is_one_statement(&self) -> bool {
+        true
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<usize, StoreError> {
+        Ok(conn
+            .prepare_cached("DELETE FROM exec_allowlist WHERE memory = 1")?
+            .execute([])?)
+    }
+}
+
 fn random_short_id() -> String {
     format!("{:04x}", rand::rng().random::<u16>())
 }
@@ -412,27 +431,39 @@ fn insert_request(conn: &Connection, new: &NewRequest, row: &Row<'_>) -> Result<
     Ok(())
 }
 
-/// Inserts a rule unless an identical one exists; returns the rule's id either way.
+/// Inserts a rule, or lengthens the identical one (same agent, session, kind and
+/// pattern) to live as long as the longer of the two: no expiry beats any, a later
+/// expiry beats an earlier, and a rule kept across restarts stays kept. Returns the
+/// rule's id either way.
 fn insert_rule(conn: &Connection, rule: &NewRule, now: DateTime<Utc>) -> Result<i64, StoreError> {
     conn.prepare_cached(
-        "INSERT INTO exec_allowlist (agent_id, pattern, kind, created_at, created_by, expires_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        "INSERT INTO exec_allowlist \
+         (agent_id, session_id, pattern, kind, created_at, created_by, expires_at, source_request_id, memory) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         ON CONFLICT (ifnull(agent_id, ''), ifnull(session_id, ''), kind, pattern) DO UPDATE SET \
+             expires_at = CASE WHEN expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL \
+                               ELSE max(expires_at, excluded.expires_at) END, \
+             memory = min(memory, excluded.memory)",
     )?
     .execute(params![
         rule.agent,
+        rule.session,
         rule.pattern,
         rule.kind.as_str(),
         ts(now),
         rule.created_by,
         rule.expires_at.map(ts),
+        rule.source_request,
+        rule.memory,
     ])?;
     Ok(conn
         .prepare_cached(
             "SELECT id FROM exec_allowlist \
-             WHERE ifnull(agent_id, '') = ifnull(?1, '') AND kind = ?2 AND pattern = ?3",
+             WHERE ifnull(agent_id, '') = ifnull(?1, '') AND ifnull(session_id, '') = ifnull(?2, '') \
+               AND kind = ?3 AND pattern = ?4",
         )?
         .query_row(
-            params![rule.agent, rule.kind.as_str(), rule.pattern],
+            params![rule.agent, rule.session, rule.kind.as_str(), rule.pattern],
             |row| row.get(0),
         )?)
 }

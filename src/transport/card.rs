@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::config::ReactionMap;
-use crate::model::{Decision, Record, Status, Via, sha256_hex};
+use crate::model::{Decision, Record, RuleKind, Status, Via, sha256_hex};
 use crate::render::{self, agent_line, input_line, run_line};
 use crate::text::{clip_utf16, utf16_len, visible};
 
@@ -70,8 +70,8 @@ impl Html {
 
 /// How the owner may answer, for the message of one pending request.
 pub struct Offer<'a> {
-    /// Why "always" would be refused; None when it is on offer.
-    pub always_refused: Option<&'a str>,
+    /// Which grants an answer may make (`Approvals::offer`).
+    pub grants: &'a crate::approvals::Offer,
     pub reactions: &'a ReactionMap,
 }
 
@@ -106,24 +106,24 @@ pub fn approval(r: &Record, offer: &Offer<'_>, now: DateTime<Utc>) -> Card {
         .expires_at
         .map_or(0, |t| ((t - now).num_milliseconds().max(0) + 999) / 1000);
     tail.text(&format!("Expires in: {left}s\n"));
+    let grants = offer.grants;
+    let id = &r.short_id;
     tail.text("Reply: ")
         .tag("<code>")
-        .text(&format!("/approve {}", r.short_id))
-        .tag("</code>")
-        .text(&format!(" · /approve {0} always · /deny {0}", r.short_id));
+        .text(&format!("/approve {id}"))
+        .tag("</code>");
+    if grants.always_refused.is_none() {
+        tail.text(&format!(" · /approve {id} always"));
+    }
+    if grants.session_refused.is_none() {
+        tail.text(&format!(" · /approve {id} session"));
+    }
+    tail.text(&format!(" · /deny {id}"));
     let reactions = reaction_help(offer);
     if !reactions.is_empty() {
         tail.text(&format!("\nOr react: {reactions}"));
     }
-    if let Some(why) = offer.always_refused {
-        tail.text("\n")
-            .tag("<i>")
-            .text(&format!(
-                "\"Always\" is not offered: {}",
-                clip_utf16(why, REASON_SHOWN)
-            ))
-            .tag("</i>");
-    }
+    grant_help(&mut tail, r, grants);
     assemble(head, r, tail)
 }
 
@@ -154,6 +154,47 @@ pub fn closed(r: &Record) -> Card {
     assemble(head, r, tail)
 }
 
+/// What each grant on offer would save, so that a click is never a surprise; or why
+/// none is offered.
+fn grant_help(out: &mut Html, r: &Record, grants: &crate::approvals::Offer) {
+    if let Some(why) = &grants.always_refused {
+        out.text("\n")
+            .tag("<i>")
+            .text(&format!(
+                "\"Always\" and \"This session\" are not offered: {}",
+                clip_utf16(why, REASON_SHOWN)
+            ))
+            .tag("</i>");
+        return;
+    }
+    let Some(pattern) = &grants.rule else {
+        return;
+    };
+    let what = match grants.rule_kind {
+        Some(RuleKind::Tool) => "a tool rule",
+        _ => "an exact rule",
+    };
+    let agent = clip_utf16(&visible(&r.agent), FIELD_SHOWN);
+    out.text(&format!("\nAlways saves {what} for agent {agent}: "))
+        .tag("<code>")
+        .text(&clip_utf16(&visible(pattern), REASON_SHOWN))
+        .tag("</code>");
+    if let (None, Some(session)) = (&grants.session_refused, &r.session) {
+        out.text(&format!(
+            "; This session saves it for session {} only",
+            clip_utf16(&visible(session), FIELD_SHOWN)
+        ));
+    }
+    out.text(&format!(
+        ". Add a duration for a rule that expires: /approve {0} 30m, /approve {0} always 7d",
+        r.short_id
+    ));
+    if grants.session_refused.is_none() {
+        out.text(&format!(", /approve {} session 2h", r.short_id));
+    }
+    out.text(".");
+}
+
 fn mark(status: Status) -> &'static str {
     match status {
         Status::Pending => "🔒",
@@ -164,7 +205,25 @@ fn mark(status: Status) -> &'static str {
     }
 }
 
-fn title(r: &Record) -> &'static str {
+fn title(r: &Record) -> String {
+    let until = r
+        .rule_expires_at
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string());
+    match (r.status, r.decision, until) {
+        (Status::Approved, Some(Decision::AllowAlways), Some(t)) => {
+            format!("Approved; exact rule saved until {t}")
+        }
+        (Status::Approved, Some(Decision::AllowSession), Some(t)) => {
+            format!("Approved for this session; rule saved until {t}")
+        }
+        (Status::Approved, Some(Decision::AllowSession), None) => {
+            "Approved for this session (rule saved for it)".into()
+        }
+        _ => fixed_title(r).into(),
+    }
+}
+
+fn fixed_title(r: &Record) -> &'static str {
     match (r.status, r.decision, r.via) {
         (Status::Approved, Some(Decision::AllowAlways), _) => "Approved always (exact rule saved)",
         (Status::Approved, _, Some(Via::Timeout)) => "Approved by the fallback policy on timeout",
@@ -268,7 +327,7 @@ fn reaction_help(offer: &Offer<'_>) -> String {
         (Decision::AllowAlways, "always"),
         (Decision::Deny, "deny"),
     ] {
-        if decision == Decision::AllowAlways && offer.always_refused.is_some() {
+        if decision == Decision::AllowAlways && offer.grants.always_refused.is_some() {
             continue;
         }
         let emoji: Vec<&str> = offer
@@ -304,6 +363,7 @@ mod tests {
             risk_reasons: vec!["writes files".into()],
             status: Status::Pending,
             decision: None,
+            rule_expires_at: None,
             via: None,
             decided_by: None,
             created_at: now,
@@ -346,9 +406,29 @@ mod tests {
             .replace("&amp;", "&")
     }
 
+    fn grants(always_refused: Option<&str>, session: bool) -> crate::approvals::Offer {
+        crate::approvals::Offer {
+            always_refused: always_refused.map(String::from),
+            session_refused: match (always_refused, session) {
+                (Some(why), _) => Some(why.into()),
+                (None, false) => Some("the request names no session".into()),
+                (None, true) => None,
+            },
+            rule: always_refused.is_none().then(|| "make test".into()),
+            rule_kind: always_refused.is_none().then_some(RuleKind::Exact),
+        }
+    }
+
+    const OFFERED: &crate::approvals::Offer = &crate::approvals::Offer {
+        always_refused: None,
+        session_refused: None,
+        rule: None,
+        rule_kind: None,
+    };
+
     fn offer(map: &ReactionMap) -> Offer<'_> {
         Offer {
-            always_refused: None,
+            grants: OFFERED,
             reactions: map,
         }
     }
@@ -415,12 +495,75 @@ mod tests {
         let map = ReactionMap::default();
         let r = record("rm -rf build");
         let refused = Offer {
-            always_refused: Some("the command is dangerous"),
+            grants: &grants(Some("the command is dangerous"), true),
             reactions: &map,
         };
         let text = plain(&approval(&r, &refused, Utc::now()));
         assert!(text.contains("Or react: 👍 once | ❌ 👎 deny"), "{text}");
-        assert!(text.contains("\"Always\" is not offered: the command is dangerous"));
+        assert!(
+            text.contains("Reply: /approve a1b2 · /deny a1b2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\"Always\" and \"This session\" are not offered: the command is dangerous"
+            )
+        );
+    }
+
+    #[test]
+    fn the_message_says_what_each_grant_would_save() {
+        let map = ReactionMap::default();
+        let mut r = record("make  test");
+        r.session = Some("s-<1>".into());
+        let with_session = Offer {
+            grants: &grants(None, true),
+            reactions: &map,
+        };
+        let card = approval(&r, &with_session, Utc::now());
+        let text = plain(&card);
+        assert!(
+            text.contains(
+                "Reply: /approve a1b2 · /approve a1b2 always · /approve a1b2 session · /deny a1b2"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("Always saves an exact rule for agent claude: make test; This session saves it for session s-<1> only. Add a duration for a rule that expires: /approve a1b2 30m, /approve a1b2 always 7d, /approve a1b2 session 2h."),
+            "{text}"
+        );
+        assert!(card.html.contains("session s-&lt;1&gt; only"));
+
+        r.session = None;
+        let without = Offer {
+            grants: &grants(None, false),
+            reactions: &map,
+        };
+        let text = plain(&approval(&r, &without, Utc::now()));
+        assert!(!text.contains("session"), "{text}");
+        assert!(text.contains("Always saves an exact rule for agent claude: make test. Add"));
+    }
+
+    #[test]
+    fn a_time_boxed_or_session_grant_says_so_when_closed() {
+        let mut r = record("make test");
+        r.status = Status::Approved;
+        r.decision = Some(Decision::AllowAlways);
+        r.rule_expires_at = Some("2026-11-21T12:30:00Z".parse().unwrap());
+        assert!(
+            plain(&closed(&r))
+                .starts_with("✅ Approved; exact rule saved until 2026-11-21 12:30 UTC\n")
+        );
+        r.decision = Some(Decision::AllowSession);
+        assert!(
+            plain(&closed(&r)).starts_with(
+                "✅ Approved for this session; rule saved until 2026-11-21 12:30 UTC\n"
+            )
+        );
+        r.rule_expires_at = None;
+        assert!(
+            plain(&closed(&r)).starts_with("✅ Approved for this session (rule saved for it)\n")
+        );
     }
 
     #[test]

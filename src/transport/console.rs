@@ -109,7 +109,11 @@ async fn handle(approvals: &Approvals, text: &str) -> Option<String> {
         Some(Err(e)) => return Some(e.to_string()),
         Some(Ok(c)) => c,
     };
-    let ChatCommand::Resolve { short_id, decision } = command else {
+    let ChatCommand::Resolve {
+        short_id,
+        answer: grant,
+    } = command
+    else {
         // The console has no reactions: its help lists commands only.
         let none = ReactionMap::from_pairs([]).expect("an empty map is valid");
         return super::listing(approvals, &command, &none).await;
@@ -133,7 +137,7 @@ async fn handle(approvals: &Approvals, text: &str) -> Option<String> {
         approvals,
         &short_id,
         &short_id,
-        decision,
+        grant,
         Via::Console,
         CONSOLE_USER,
     )

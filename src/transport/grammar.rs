@@ -4,7 +4,7 @@
 //! `/approve a1b2 always` or a 👍 reaction means.
 
 use crate::config::ReactionMap;
-use crate::model::Decision;
+use crate::model::{Answer, Decision, parse_duration};
 
 /// One parsed chat command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,7 +13,7 @@ pub enum ChatCommand {
     /// request from the message being replied to).
     Resolve {
         short_id: Option<String>,
-        decision: Decision,
+        answer: Answer,
     },
     Pending,
     Allowlist,
@@ -24,7 +24,7 @@ pub enum ChatCommand {
 #[error("{0}")]
 pub struct GrammarError(pub String);
 
-const APPROVE_USAGE: &str = "usage: /approve ID [once|always|deny], or reply to the request with /approve [once|always|deny]";
+const APPROVE_USAGE: &str = "usage: /approve ID [once|always|session|deny] [DURATION like 30m, 2h, 7d], or reply to the request with /approve [once|always|session|deny] [DURATION]";
 const DENY_USAGE: &str = "usage: /deny ID, or reply to the request with /deny";
 
 /// Parses one chat message. None: not addressed to us (ignore silently).
@@ -64,15 +64,16 @@ fn mode(word: &str) -> Option<Decision> {
     match word.to_ascii_lowercase().as_str() {
         "once" => Some(Decision::AllowOnce),
         "always" => Some(Decision::AllowAlways),
+        "session" => Some(Decision::AllowSession),
         "deny" => Some(Decision::Deny),
         _ => None,
     }
 }
 
-fn resolve(short_id: Option<&str>, decision: Decision) -> ChatCommand {
+fn resolve(short_id: Option<&str>, answer: Answer) -> ChatCommand {
     ChatCommand::Resolve {
         short_id: short_id.map(str::to_ascii_lowercase),
-        decision,
+        answer,
     }
 }
 
@@ -82,43 +83,81 @@ fn bad_id(word: &str, usage: &str) -> GrammarError {
     ))
 }
 
+/// `/approve [ID] [MODE] [DURATION]`. A duration alone means "always" for that long
+/// (`/approve a1b2 30m`); with a mode, it must be always or session.
 fn approve(args: &[&str]) -> Result<ChatCommand, GrammarError> {
-    match *args {
-        [] => Ok(resolve(None, Decision::AllowOnce)),
-        // No id collides with a mode word (none of them is 4 hex chars), so one word is
-        // unambiguous: a mode means the reply form, anything else must be an id.
-        [word] => match mode(word) {
-            Some(decision) => Ok(resolve(None, decision)),
-            None if is_short_id(word) => Ok(resolve(Some(word), Decision::AllowOnce)),
-            None => Err(bad_id(word, APPROVE_USAGE)),
+    if args.len() > 3 {
+        return Err(GrammarError(format!(
+            "/approve takes at most an id, a mode and a duration, got {} words; {APPROVE_USAGE}",
+            args.len()
+        )));
+    }
+    // A mode word is never an id (none is 4 hex characters), but a duration can be:
+    // `100d`. Alone, such a word is refused rather than guessed at: approving request
+    // 100d once and granting a rule for 100 days are too different to pick one.
+    let (id, rest) = match args {
+        [word] if is_short_id(word) && parse_duration(word).is_some() => {
+            return Err(GrammarError(format!(
+                "{word:?} is both a request id and a duration: write /approve {word} once for request {word}, or /approve always {word} for a grant of that long; {APPROVE_USAGE}"
+            )));
+        }
+        [first, rest @ ..] if is_short_id(first) => (Some(*first), rest),
+        _ => (None, args),
+    };
+    let answer = match *rest {
+        [] => Answer::plain(Decision::AllowOnce),
+        [word] => match (mode(word), parse_duration(word)) {
+            (Some(decision), _) => Answer::plain(decision),
+            (None, Some(secs)) => timed(Decision::AllowAlways, secs)?,
+            (None, None) if id.is_none() => return Err(bad_id(word, APPROVE_USAGE)),
+            (None, None) => {
+                return Err(GrammarError(format!(
+                    "{word:?} is not a mode or a duration (expected once, always, session, deny, or a duration like 30m); {APPROVE_USAGE}"
+                )));
+            }
         },
-        [id, word] => {
-            if !is_short_id(id) {
-                if mode(id).is_some() && is_short_id(word) {
+        [first, second] => {
+            let Some(decision) = mode(first) else {
+                return Err(match id {
+                    None => bad_id(first, APPROVE_USAGE),
+                    Some(_) => GrammarError(format!(
+                        "{first:?} is not a mode (expected once, always, session or deny); {APPROVE_USAGE}"
+                    )),
+                });
+            };
+            match parse_duration(second) {
+                Some(secs) => timed(decision, secs)?,
+                None if id.is_none() && is_short_id(second) => {
                     return Err(GrammarError(format!(
-                        "the id comes before the mode: /approve {word} {id}; {APPROVE_USAGE}"
+                        "the id comes before the mode: /approve {second} {first}; {APPROVE_USAGE}"
                     )));
                 }
-                return Err(bad_id(id, APPROVE_USAGE));
-            }
-            match mode(word) {
-                Some(decision) => Ok(resolve(Some(id), decision)),
-                None => Err(GrammarError(format!(
-                    "{word:?} is not a mode (expected once, always or deny); {APPROVE_USAGE}"
-                ))),
+                None => {
+                    return Err(GrammarError(format!(
+                        "{second:?} is not a duration (a number and s, m, h, d or w, like 30m or 7d, at most 366d); {APPROVE_USAGE}"
+                    )));
+                }
             }
         }
-        _ => Err(GrammarError(format!(
-            "/approve takes at most an id and a mode, got {} words; {APPROVE_USAGE}",
-            args.len()
-        ))),
-    }
+        _ => {
+            return Err(GrammarError(format!(
+                "{:?} is not a request id (an id is 4 hex characters, like a1b2); {APPROVE_USAGE}",
+                rest[0]
+            )));
+        }
+    };
+    Ok(resolve(id, answer))
+}
+
+/// `decision` for `secs`, refused where a duration means nothing (once, deny).
+fn timed(decision: Decision, secs: u64) -> Result<Answer, GrammarError> {
+    Answer::new(decision, Some(secs)).map_err(|e| GrammarError(format!("{e}; {APPROVE_USAGE}")))
 }
 
 fn deny(args: &[&str]) -> Result<ChatCommand, GrammarError> {
     match *args {
-        [] => Ok(resolve(None, Decision::Deny)),
-        [id] if is_short_id(id) => Ok(resolve(Some(id), Decision::Deny)),
+        [] => Ok(resolve(None, Decision::Deny.into())),
+        [id] if is_short_id(id) => Ok(resolve(Some(id), Decision::Deny.into())),
         [word] => Err(bad_id(word, DENY_USAGE)),
         _ => Err(GrammarError(format!(
             "/deny takes at most an id, got {} words; {DENY_USAGE}",
@@ -144,13 +183,19 @@ pub fn help_text(map: &ReactionMap) -> String {
         "Commands (ID is the 4-character id shown on the request):".to_owned(),
         "/approve ID - allow once".to_owned(),
         "/approve ID once - allow once".to_owned(),
-        "/approve ID always - allow and add to the allowlist".to_owned(),
+        "/approve ID always - allow and add an exact rule for the agent".to_owned(),
+        "/approve ID session - allow and add the rule for this session of the agent only"
+            .to_owned(),
+        "/approve ID 30m - allow and add the rule for 30 minutes (also s, h, d, w)".to_owned(),
+        "/approve ID always 7d, /approve ID session 2h - a rule that expires".to_owned(),
         "/approve ID deny - deny".to_owned(),
         "/deny ID - deny".to_owned(),
         "Replying to a request, the ID can be left out:".to_owned(),
         "/approve - allow once".to_owned(),
         "/approve once - allow once".to_owned(),
-        "/approve always - allow and add to the allowlist".to_owned(),
+        "/approve always - allow and add an exact rule for the agent".to_owned(),
+        "/approve session - allow and add the rule for this session only".to_owned(),
+        "/approve 30m - allow and add the rule for 30 minutes".to_owned(),
         "/approve deny - deny".to_owned(),
         "/deny - deny".to_owned(),
         "/pending - list requests waiting for an answer".to_owned(),
@@ -167,19 +212,26 @@ pub fn help_text(map: &ReactionMap) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Decision::{AllowAlways, AllowOnce, Deny};
+    use Decision::{AllowAlways, AllowOnce, AllowSession, Deny};
 
     fn id(short_id: &str, decision: Decision) -> ChatCommand {
         ChatCommand::Resolve {
             short_id: Some(short_id.to_owned()),
-            decision,
+            answer: Answer::plain(decision),
         }
     }
 
     fn reply(decision: Decision) -> ChatCommand {
         ChatCommand::Resolve {
             short_id: None,
-            decision,
+            answer: Answer::plain(decision),
+        }
+    }
+
+    fn timed(short_id: Option<&str>, decision: Decision, secs: u64) -> ChatCommand {
+        ChatCommand::Resolve {
+            short_id: short_id.map(str::to_owned),
+            answer: Answer::new(decision, Some(secs)).unwrap(),
         }
     }
 
@@ -229,6 +281,51 @@ mod tests {
     ok!(approve_reply_always, "/approve always", reply(AllowAlways));
     ok!(approve_reply_deny, "/approve deny", reply(Deny));
     ok!(deny_reply, "/deny", reply(Deny));
+    ok!(
+        approve_id_session,
+        "/approve a1b2 session",
+        id("a1b2", AllowSession)
+    );
+    ok!(
+        approve_reply_session,
+        "/approve session",
+        reply(AllowSession)
+    );
+    ok!(
+        approve_id_duration,
+        "/approve a1b2 30m",
+        timed(Some("a1b2"), AllowAlways, 1800)
+    );
+    ok!(
+        approve_id_always_duration,
+        "/approve a1b2 always 7d",
+        timed(Some("a1b2"), AllowAlways, 7 * 86_400)
+    );
+    ok!(
+        approve_id_session_duration,
+        "/approve a1b2 session 2h",
+        timed(Some("a1b2"), AllowSession, 7200)
+    );
+    ok!(
+        approve_reply_duration,
+        "/approve 2h",
+        timed(None, AllowAlways, 7200)
+    );
+    ok!(
+        approve_reply_session_duration,
+        "/approve session 45s",
+        timed(None, AllowSession, 45)
+    );
+    ok!(
+        duration_like_id_with_mode,
+        "/approve 100d once",
+        id("100d", AllowOnce)
+    );
+    ok!(
+        duration_like_id_as_duration,
+        "/approve always 100d",
+        timed(None, AllowAlways, 100 * 86_400)
+    );
     ok!(pending, "/pending", ChatCommand::Pending);
     ok!(allowlist, "/allowlist", ChatCommand::Allowlist);
     ok!(help, "/help", ChatCommand::Help);
@@ -283,13 +380,51 @@ mod tests {
         bad_mode,
         "/approve a1b2 sometimes",
         "\"sometimes\"",
-        "once, always or deny"
+        "once, always, session, deny"
     );
     err!(
         too_many_approve,
-        "/approve a1b2 once extra",
+        "/approve a1b2 always 2h extra",
         "at most",
-        "3 words"
+        "4 words"
+    );
+    err!(
+        once_takes_no_duration,
+        "/approve a1b2 once 2h",
+        "a duration goes with",
+        "always or session"
+    );
+    err!(
+        deny_takes_no_duration,
+        "/approve a1b2 deny 2h",
+        "not with deny"
+    );
+    err!(
+        not_a_duration,
+        "/approve a1b2 always soon",
+        "\"soon\" is not a duration"
+    );
+    err!(
+        too_long,
+        "/approve a1b2 always 400d",
+        "\"400d\" is not a duration",
+        "366d"
+    );
+    err!(
+        zero_duration,
+        "/approve a1b2 0m",
+        "\"0m\" is not a mode or a duration"
+    );
+    err!(
+        id_or_duration,
+        "/approve 100d",
+        "both a request id and a duration",
+        "/approve 100d once"
+    );
+    err!(
+        bad_reply_mode,
+        "/approve sometimes 2h",
+        "\"sometimes\" is not a request id"
     );
     err!(too_many_deny, "/deny a1b2 x", "at most", "2 words");
     err!(

@@ -15,7 +15,7 @@ pub mod telegram;
 
 use crate::approvals::{Approvals, ResolveError};
 use crate::config::ReactionMap;
-use crate::model::{Decision, Record, Via};
+use crate::model::{Answer, Record, Via};
 use grammar::ChatCommand;
 
 /// A request a previous run left pending, cancelled at this start, with the chat
@@ -115,7 +115,7 @@ pub fn named_request(
 }
 
 /// What a transport tells the person who answered.
-pub struct Answer {
+pub struct Reply {
     pub text: String,
     /// True when this answer resolved the request.
     pub resolved: bool,
@@ -127,23 +127,28 @@ pub async fn answer(
     approvals: &Approvals,
     target: &str,
     label: &str,
-    decision: Decision,
+    answer: impl Into<Answer>,
     via: Via,
     by: &str,
-) -> Answer {
-    let text = match approvals.resolve(target, decision, via, by).await {
+) -> Reply {
+    let answer = answer.into();
+    let text = match approvals.resolve(target, answer, via, by).await {
         Ok(r) => {
-            return Answer {
-                text: format!("{} {} ({})", r.short_id, r.status, decision),
+            let grant = match r.rule_expires_at {
+                Some(t) => format!(", rule until {}", t.format("%Y-%m-%d %H:%M UTC")),
+                None => String::new(),
+            };
+            return Reply {
+                text: format!("{} {} ({}{grant})", r.short_id, r.status, answer.decision),
                 resolved: true,
             };
         }
         Err(ResolveError::NotFound(_) | ResolveError::AlreadyResolved(_)) => {
             format!("approval {label} not found or already resolved")
         }
-        Err(ResolveError::AlwaysRefused(why)) => {
+        Err(ResolveError::GrantRefused { grant, why }) => {
             format!(
-                "\"always\" refused for {label}: {why}. It is still pending: answer once or deny."
+                "\"{grant}\" refused for {label}: {why}. It is still pending: answer once or deny."
             )
         }
         Err(ResolveError::Store(e)) => {
@@ -153,7 +158,7 @@ pub async fn answer(
             )
         }
     };
-    Answer {
+    Reply {
         text,
         resolved: false,
     }

@@ -32,6 +32,9 @@ fn rule(id: usize, agent: Option<&str>, pattern: String, kind: RuleKind) -> Rule
         last_used_at: None,
         last_command: None,
         use_count: 0,
+        session: None,
+        source_request: None,
+        memory: false,
     }
 }
 
@@ -75,6 +78,7 @@ pub fn policy(dir: &std::path::Path) -> (Policy, PathBuf) {
 fn subject<'a>(command: &'a str, repo: &'a Path) -> Subject<'a> {
     Subject {
         agent: "agent",
+        session: None,
         command: CommandRef::Line(command),
         cwd: Some(repo),
         run: false,

@@ -24,7 +24,7 @@ use tokio::sync::{Semaphore, mpsc};
 
 use super::Context;
 use super::deliver::external_id;
-use crate::model::{Decision, Via};
+use crate::model::{Answer, Via};
 use crate::shutdown::Shutdown;
 use crate::transport::card::MAX_TEXT;
 use crate::transport::grammar::{self, ChatCommand};
@@ -253,9 +253,10 @@ async fn on_message(
         None => return,
     };
     let text = match command {
-        ChatCommand::Resolve { short_id, decision } => {
-            resolve_command(ctx, sender, replied, short_id, decision).await
-        }
+        ChatCommand::Resolve {
+            short_id,
+            answer: grant,
+        } => resolve_command(ctx, sender, replied, short_id, grant).await,
         reading => listing(&ctx.approvals, &reading, &ctx.reactions)
             .await
             .unwrap_or_default(),
@@ -269,7 +270,7 @@ async fn resolve_command(
     sender: &UserId,
     replied: Option<&OwnedEventId>,
     short_id: Option<String>,
-    decision: Decision,
+    grant: Answer,
 ) -> String {
     let found = match replied {
         Some(event) => match request_at(ctx, event).await {
@@ -286,7 +287,7 @@ async fn resolve_command(
         &ctx.approvals,
         &target,
         &label,
-        decision,
+        grant,
         Via::MatrixCommand,
         &who(sender),
     )

@@ -88,9 +88,9 @@ async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<(Room, 
         if !ctx.approvals.show(&record.id) {
             return None;
         }
-        let refusal = ctx.approvals.always_refusal(&record.id);
+        let grants = ctx.approvals.offer(record);
         let offer = card::Offer {
-            always_refused: refusal.as_deref(),
+            grants: &grants,
             reactions: &ctx.reactions,
         };
         let message = content(card::approval(record, &offer, Utc::now()));

@@ -55,9 +55,9 @@ async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<Message
         if !ctx.approvals.show(&record.id) {
             return None;
         }
-        let refusal = ctx.approvals.always_refusal(&record.id);
+        let grants = ctx.approvals.offer(record);
         let offer = card::Offer {
-            always_refused: refusal.as_deref(),
+            grants: &grants,
             reactions: &ctx.reactions,
         };
         // Not raced against the request's end: a send cut off halfway may still land,
@@ -68,7 +68,7 @@ async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<Message
             .send_message(ctx.chat, card::approval(record, &offer, Utc::now()).html)
             .parse_mode(ParseMode::Html)
             .link_preview_options(no_preview())
-            .reply_markup(message::keyboard(&record.id, refusal.is_none()))
+            .reply_markup(message::keyboard(&record.id, &grants))
             .await;
         match sent {
             Ok(m) => {

@@ -3,16 +3,23 @@
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 
+use crate::approvals::Offer;
 use crate::model::Decision;
 
-/// The buttons under a pending request: Allow once · Always · Deny, without Always when
-/// it would be refused.
-pub fn keyboard(id: &str, always_offered: bool) -> InlineKeyboardMarkup {
+/// The buttons under a pending request: Allow once · This session · Always · Deny,
+/// without the grants that would be refused.
+pub fn keyboard(id: &str, grants: &Offer) -> InlineKeyboardMarkup {
     let mut row = vec![InlineKeyboardButton::callback(
         "👍 Allow once",
         callback_data(Decision::AllowOnce, id),
     )];
-    if always_offered {
+    if grants.session_refused.is_none() {
+        row.push(InlineKeyboardButton::callback(
+            "🕘 This session",
+            callback_data(Decision::AllowSession, id),
+        ));
+    }
+    if grants.always_refused.is_none() {
         row.push(InlineKeyboardButton::callback(
             "✅ Always",
             callback_data(Decision::AllowAlways, id),
@@ -52,17 +59,30 @@ mod tests {
                 .map(|b| b.text.clone())
                 .collect()
         };
+        let offer = |always: bool, session: bool| Offer {
+            always_refused: (!always).then(|| "no".into()),
+            session_refused: (!session).then(|| "no".into()),
+            rule: None,
+            rule_kind: None,
+        };
         assert_eq!(
-            buttons(keyboard(id, true)),
+            buttons(keyboard(id, &offer(true, true))),
+            ["👍 Allow once", "🕘 This session", "✅ Always", "❌ Deny"]
+        );
+        assert_eq!(
+            buttons(keyboard(id, &offer(true, false))),
             ["👍 Allow once", "✅ Always", "❌ Deny"]
         );
-        assert_eq!(buttons(keyboard(id, false)), ["👍 Allow once", "❌ Deny"]);
+        assert_eq!(
+            buttons(keyboard(id, &offer(false, false))),
+            ["👍 Allow once", "❌ Deny"]
+        );
     }
 
     #[test]
     fn callback_data_round_trips_and_fits() {
         let id = "0192f0c4-5d2e-7aa1-9b11-4c3d2e1f0a9b";
-        for d in [Decision::AllowOnce, Decision::AllowAlways, Decision::Deny] {
+        for d in Decision::ALL.iter().copied() {
             let data = callback_data(d, id);
             assert!(data.len() <= 64);
             assert_eq!(parse_callback(&data), Some((d, id)));

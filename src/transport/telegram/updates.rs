@@ -24,7 +24,7 @@ use tokio::sync::Semaphore;
 use super::deliver::external_id;
 use super::fetch::{self, Read};
 use super::{Backoff, Context, message};
-use crate::model::{Decision, Via};
+use crate::model::{Answer, Via};
 use crate::shutdown::Shutdown;
 use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::posted::Target;
@@ -281,9 +281,10 @@ async fn on_message(ctx: &Context, m: &Message) {
         None => return,
     };
     let text = match command {
-        ChatCommand::Resolve { short_id, decision } => {
-            resolve_command(ctx, m, user, short_id, decision).await
-        }
+        ChatCommand::Resolve {
+            short_id,
+            answer: grant,
+        } => resolve_command(ctx, m, user, short_id, grant).await,
         reading => listing(&ctx.approvals, &reading, &ctx.reactions)
             .await
             .unwrap_or_default(),
@@ -310,7 +311,7 @@ async fn resolve_command(
     m: &Message,
     user: &User,
     short_id: Option<String>,
-    decision: Decision,
+    grant: Answer,
 ) -> String {
     let replied = match m.reply_to_message() {
         Some(original) if from_us(ctx, original) => match request_at(ctx, original.id).await {
@@ -328,7 +329,7 @@ async fn resolve_command(
         &ctx.approvals,
         &target,
         &label,
-        decision,
+        grant,
         Via::TelegramCommand,
         &by,
     )
