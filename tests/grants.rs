@@ -99,7 +99,9 @@ async fn a_session_rule_approves_the_same_command_in_that_session_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grants_are_refused_where_always_is_and_session_without_a_session() {
     let d = TestDaemon::start(&[LONG]).await;
-    // No session named: "this session" has nothing to hold on to.
+    // No session named, or an empty one: "this session" has nothing to hold on to.
+    let empty = ask_in(&d, "claude", Some(""), "make deploy").await;
+    assert_eq!(empty.session, None, "an empty session is none");
     let plain = ask_in(&d, "claude", None, "make deploy").await;
     let (status, body) = grant(&d, &plain.short_id, json!({"decision": "allow-session"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");

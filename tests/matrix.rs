@@ -15,6 +15,7 @@ use common::synapse::{Account, Synapse, unique};
 use common::*;
 use execgate::model::{Decision, Record, Status, Via};
 use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, UserId};
+use hyper::StatusCode;
 use serde_json::json;
 use tempfile::TempDir;
 
@@ -279,6 +280,25 @@ async fn every_answer_path(encrypted: bool) {
         .say(&t.room, &format!("/approve {} always", r.short_id))
         .await;
     assert!(t.closed(&m).await.body.starts_with("✅ Approved always"));
+    // A time-boxed grant for this session only.
+    let (status, body) = t
+        .d
+        .submit(json!({"agent": "claude", "session": "m-1", "command": "make lint", "wait": false}))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let r: Record = serde_json::from_value(body).unwrap();
+    let m = t.message_for(&r).await;
+    assert!(m.body.contains("This session saves it for session m-1 only"), "{}", m.body);
+    t.owner
+        .say(&t.room, &format!("/approve {} session 2h", r.short_id))
+        .await;
+    assert!(
+        t.closed(&m)
+            .await
+            .body
+            .starts_with("✅ Approved for this session; rule saved until"),
+    );
+    assert_eq!(t.d.record(&r.id).await.decision, Some(Decision::AllowSession));
     let (pending, _) = t.ask("make bench").await;
     let asked = t.owner.say(&t.room, "/pending").await;
     assert!(t.reply_to(&asked).await.contains(&pending.short_id));

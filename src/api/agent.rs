@@ -257,7 +257,9 @@ impl ExecRequest {
         };
         let spec = RequestSpec {
             agent,
-            session: self.session,
+            // An empty session names none: a "this session" rule for "" would share the
+            // agent-wide rule's key (the store keys rules by session, NULL as "").
+            session: self.session.filter(|s| !s.is_empty()),
             cwd: cwd
                 .as_ref()
                 .map(|c| c.path().to_string_lossy().into_owned()),
