@@ -14,8 +14,8 @@ use common::matrix_owner::{Owner, Seen};
 use common::synapse::{Account, Synapse, unique};
 use common::*;
 use execgate::model::{Decision, Record, Status, Via};
-use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, UserId};
 use hyper::StatusCode;
+use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, UserId};
 use serde_json::json;
 use tempfile::TempDir;
 
@@ -288,7 +288,12 @@ async fn every_answer_path(encrypted: bool) {
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let r: Record = serde_json::from_value(body).unwrap();
     let m = t.message_for(&r).await;
-    assert!(m.body.contains("This session saves it for session m-1 only"), "{}", m.body);
+    assert!(
+        m.body
+            .contains("This session saves it for session m-1 only"),
+        "{}",
+        m.body
+    );
     t.owner
         .say(&t.room, &format!("/approve {} session 2h", r.short_id))
         .await;
@@ -298,7 +303,10 @@ async fn every_answer_path(encrypted: bool) {
             .body
             .starts_with("✅ Approved for this session; rule saved until"),
     );
-    assert_eq!(t.d.record(&r.id).await.decision, Some(Decision::AllowSession));
+    assert_eq!(
+        t.d.record(&r.id).await.decision,
+        Some(Decision::AllowSession)
+    );
     let (pending, _) = t.ask("make bench").await;
     let asked = t.owner.say(&t.room, "/pending").await;
     assert!(t.reply_to(&asked).await.contains(&pending.short_id));

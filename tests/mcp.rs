@@ -533,6 +533,43 @@ async fn a_human_approves_while_the_call_waits_with_progress() {
     assert!(text(&r).contains("stdout: \"") && text(&r).contains("tmp\\n"));
 }
 
+/// One MCP server process is one session: "This session" covers that client's calls,
+/// and a new server starts a new session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn this_session_grants_last_as_long_as_the_server() {
+    let d = TestDaemon::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "300")]).await;
+    async fn ask(mcp: &Mcp) -> execgate::model::Record {
+        record(
+            &mcp.ok(
+                "request_approval",
+                json!({"command": "make deploy", "wait": false}),
+            )
+            .await,
+        )
+    }
+    let first = server(&d, &[]).await;
+    let asked = ask(&first).await;
+    assert_eq!(asked.status, Status::Pending);
+    let session = asked
+        .session
+        .clone()
+        .expect("an MCP request names its session");
+    assert!(session.starts_with("mcp-"), "{session}");
+    let out = d.cli(&["approve", &asked.short_id, "session"]).await;
+    assert!(out.status.success(), "{}", common::stderr(&out));
+
+    let again = ask(&first).await;
+    assert_eq!(
+        (again.status, again.via),
+        (Status::Approved, Some(Via::Allowlist))
+    );
+    assert_eq!(again.session, Some(session.clone()));
+    let second = server(&d, &[]).await;
+    let other = ask(&second).await;
+    assert_eq!(other.status, Status::Pending);
+    assert_ne!(other.session, Some(session));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_denial_is_an_error_naming_the_short_id_and_how_to_approve() {
     let d = TestDaemon::start(&[]).await;

@@ -74,6 +74,7 @@ pub async fn serve(config: Result<Config, String>, agent: Option<String>) -> i32
     let server = Server(Arc::new(Shared {
         config,
         agent: agent.unwrap_or_else(|| "mcp".into()),
+        session: format!("mcp-{}", uuid::Uuid::now_v7()),
         narrowing: Narrowing::from_env(),
         here: std::env::current_dir().map_err(|e| e.to_string()),
         gone: gone.clone(),
@@ -136,6 +137,9 @@ struct Server(Arc<Shared>);
 struct Shared {
     config: Result<Config, String>,
     agent: String,
+    /// One client's connection is one session: what "This session" grants are bound
+    /// to, so they end with this server process.
+    session: String,
     narrowing: Narrowing,
     /// The server's working directory when it started: where a call without `cwd` runs.
     here: Result<PathBuf, String>,
@@ -230,6 +234,7 @@ impl Server {
         let cwd = self.workdir(ask.cwd.as_deref())?;
         let mut body = json!({
             "agent": self.0.agent,
+            "session": self.0.session,
             "front": "mcp",
             "cwd": cwd,
             "wait": ask.wait,
