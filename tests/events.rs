@@ -61,6 +61,14 @@ async fn a_reader_sees_the_snapshot_then_pending_and_resolved_in_order() {
         .await;
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(events.expect("allowlist").await, json!({}));
+
+    // The agent socket has no event stream: agents never learn of each other's requests.
+    let (status, _) = d
+        .agent()
+        .call(Method::GET, "/v1/events", None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
