@@ -123,7 +123,17 @@ fn seconds_left(expires: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
 }
 
 /// The approval prompt, plain text, one field a line.
-pub fn prompt(r: &Record, now: DateTime<Utc>) -> String {
+/// Which grants the console offers for one request (from `Approvals::offer`, which this
+/// layer cannot see): why "always" is refused, if it is; whether "session" is on offer;
+/// the rule either would save.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Grants<'a> {
+    pub always_refused: Option<&'a str>,
+    pub session: bool,
+    pub rule: Option<&'a str>,
+}
+
+pub fn prompt(r: &Record, grants: Grants<'_>, now: DateTime<Utc>) -> String {
     let mut lines = vec![
         "🔒 Exec approval required".to_string(),
         format!("ID: {}", r.short_id),
@@ -145,10 +155,35 @@ pub fn prompt(r: &Record, now: DateTime<Utc>) -> String {
         lines.push(format!("  - {}", visible(why)));
     }
     lines.push(format!("Expires in: {}", seconds_left(r.expires_at, now)));
-    lines.push(format!(
-        "Reply: /approve {0} · /approve {0} always · /deny {0}",
-        r.short_id
-    ));
+    let id = &r.short_id;
+    let mut reply = format!("Reply: /approve {id}");
+    if grants.always_refused.is_none() {
+        reply.push_str(&format!(" · /approve {id} always"));
+    }
+    if grants.session {
+        reply.push_str(&format!(" · /approve {id} session"));
+    }
+    reply.push_str(&format!(" · /deny {id}"));
+    lines.push(reply);
+    match (grants.always_refused, grants.rule) {
+        (Some(why), _) => lines.push(format!(
+            "\"Always\" and \"session\" are not offered: {}",
+            visible(why)
+        )),
+        (None, Some(rule)) => {
+            let mut grant = format!(
+                "Always saves a rule for agent {}: {}",
+                visible(&r.agent),
+                clip_chars(&visible(rule), 200)
+            );
+            if let (true, Some(session)) = (grants.session, &r.session) {
+                grant.push_str(&format!("; session, for session {} only", visible(session)));
+            }
+            grant.push_str(&format!(". A duration makes it expire: /approve {id} 30m"));
+            lines.push(grant);
+        }
+        (None, None) => {}
+    }
     lines.join("\n")
 }
 
@@ -314,7 +349,7 @@ mod tests {
             "file_path": "/repo/a\u{202e}txt.sh",
             "content": "line one\nline two\u{1b}[2J",
         }));
-        let text = prompt(&r, Utc::now());
+        let text = prompt(&r, Grants::default(), Utc::now());
         assert!(text.contains("\nTool: Write\nInput:\n  {\n"), "{text}");
         assert!(
             text.contains(r#"    "file_path": "/repo/a\u{202e}txt.sh""#),
@@ -334,7 +369,7 @@ mod tests {
     fn a_long_tool_input_is_cut_with_its_length_and_hash() {
         let content = "x".repeat(10_000);
         let r = tool_record(serde_json::json!({ "content": content }));
-        let text = prompt(&r, Utc::now());
+        let text = prompt(&r, Grants::default(), Utc::now());
         let raw = serde_json::to_string_pretty(&serde_json::json!({ "content": content })).unwrap();
         assert!(
             text.contains(&format!(

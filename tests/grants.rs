@@ -342,7 +342,15 @@ async fn the_cli_grants_for_a_session_and_for_a_while() {
 async fn the_console_grants_for_a_session_and_for_a_while() {
     let mut d = TestDaemon::start(&[LONG]).await;
     let r = ask_in(&d, "claude", Some("s-1"), "make deploy").await;
-    d.console_expect("/approve ").await;
+    d.console_expect(&format!(
+        "Reply: /approve {0} · /approve {0} always · /approve {0} session · /deny {0}",
+        r.short_id
+    ))
+    .await;
+    d.console_expect(
+        "Always saves a rule for agent claude: make deploy; session, for session s-1 only.",
+    )
+    .await;
     d.console_say(&format!("/approve {} session", r.short_id))
         .await;
     d.console_expect(&format!("{} approved (allow-session)", r.short_id))

@@ -63,7 +63,15 @@ pub async fn run(
                 match event {
                     // Noted as shown before it is, so its id stays out of circulation; one
                     // that already ended is not shown (its outcome line follows).
-                    Ok(Event::Pending(r)) if approvals.show(&r.id) => render::prompt(&r, Utc::now()),
+                    Ok(Event::Pending(r)) if approvals.show(&r.id) => {
+                        let offer = approvals.offer(&r);
+                        let grants = render::Grants {
+                            always_refused: offer.always_refused.as_deref(),
+                            session: offer.session_refused.is_none(),
+                            rule: offer.rule.as_deref(),
+                        };
+                        render::prompt(&r, grants, Utc::now())
+                    }
                     Ok(Event::Pending(_) | Event::Rules) => continue,
                     Ok(Event::Resolved(r)) => {
                         let mark = if r.status == Status::Approved { "✔" } else { "✖" };
