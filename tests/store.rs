@@ -261,6 +261,7 @@ async fn listing_filters_and_short_id_lookups() {
             status,
             agent: agent.map(str::to_string),
             limit: 10,
+            before: None,
         };
         async move {
             store
@@ -301,6 +302,73 @@ async fn listing_filters_and_short_id_lookups() {
     }
 }
 
+/// Paging with `before` walks every combination of filters to its end, page by page,
+/// with nothing skipped or repeated: also across requests created in the same
+/// millisecond, which listing orders by id.
+#[tokio::test]
+async fn paging_with_before_walks_each_listing_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let base = Utc::now();
+    for i in 0..11 {
+        let mut new = new_request(i);
+        new.spec.agent = AgentName::new(["a", "b"][i % 2].into()).unwrap();
+        // Two by two in the same millisecond.
+        new.created_at = base + chrono::TimeDelta::milliseconds((i / 2) as i64);
+        match i % 3 {
+            0 => {
+                store.insert_pending(new, base).await.unwrap();
+            }
+            n => {
+                let status = [Status::Approved, Status::Denied][n - 1];
+                store
+                    .insert_decided(new, resolution(status), None, vec![])
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+    let list = |status: Option<Status>, agent: Option<&str>, limit: u32, before: Option<String>| {
+        let store = store.clone();
+        let filter = execgate::store::RequestFilter {
+            status,
+            agent: agent.map(str::to_string),
+            limit,
+            before,
+        };
+        async move {
+            store
+                .list(&filter)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect::<Vec<_>>()
+        }
+    };
+    for status in [None, Some(Status::Pending), Some(Status::Denied)] {
+        for agent in [None, Some("a")] {
+            let whole = list(status, agent, 100, None).await;
+            assert!(!whole.is_empty());
+            let mut paged = Vec::new();
+            let mut before = None;
+            loop {
+                let page = list(status, agent, 2, before.clone()).await;
+                assert!(page.len() <= 2);
+                let Some(last) = page.last() else { break };
+                before = Some(last.clone());
+                paged.extend(page);
+            }
+            assert_eq!(paged, whole, "status {status:?}, agent {agent:?}");
+        }
+    }
+    assert!(
+        list(None, None, 100, Some("no-such-id".into()))
+            .await
+            .is_empty()
+    );
+}
+
 /// A database written by the release before execgate ran its own migrations (sqlx kept
 /// the list of applied migrations in `_sqlx_migrations`) opens in place: nothing is
 /// migrated twice, and every request and rule reads back as it was written.
@@ -322,6 +390,7 @@ async fn a_database_from_the_sqlx_era_upgrades_in_place() {
             status: None,
             agent: None,
             limit: 100,
+            before: None,
         })
         .await
         .unwrap();

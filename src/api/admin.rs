@@ -80,13 +80,23 @@ async fn list(
         status: None,
         agent: None,
         limit: 50,
+        before: None,
     };
-    for (k, v) in parse_query(query.as_deref(), &["status", "agent", "limit"])? {
+    for (k, v) in parse_query(query.as_deref(), &["status", "agent", "limit", "before"])? {
         match k.as_str() {
             "status" => filter.status = Some(v.parse::<Status>().map_err(ApiError::bad_request)?),
             "agent" => filter.agent = Some(v),
+            "before" => filter.before = Some(v),
             _ => filter.limit = query_number(&v, "limit")?.clamp(1, 10_000) as u32,
         }
+    }
+    // A page that starts after a request nobody has would silently be empty.
+    if let Some(before) = &filter.before
+        && state.approvals.record(before).await?.is_none()
+    {
+        return Err(ApiError::bad_request(format!(
+            "query parameter `before`: no request has the id {before:?} (give a full id from the previous page)"
+        )));
     }
     let list = state.approvals.list(&filter).await?;
     // The owner sees these ids now: pending ones stay out of circulation for a day.

@@ -705,6 +705,7 @@ impl Approvals {
                 status: Some(Status::Pending),
                 agent: None,
                 limit: u32::MAX,
+                before: None,
             })
             .await?;
         list.reverse();

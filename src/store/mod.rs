@@ -147,6 +147,9 @@ pub struct RequestFilter {
     pub status: Option<Status>,
     pub agent: Option<String>,
     pub limit: u32,
+    /// Only requests older than the one with this id (a page after the one that ended
+    /// with it; listing is newest first). An id no request has lists nothing.
+    pub before: Option<String>,
 }
 
 /// A rule about to be inserted.
@@ -314,34 +317,45 @@ impl Store {
         // the indexes from SQLite's planner, and listing what is pending would read the
         // whole history.
         // Parameters: ?1 the limit, then the agent if filtered by, then the status if
-        // filtered by one other than pending.
-        let tail = match (filter.status, filter.agent.is_some()) {
-            (Some(Status::Pending), false) => {
-                "WHERE status = 'pending' ORDER BY created_at DESC, id DESC LIMIT ?1"
-            }
+        // filtered by one other than pending, then the `before` id.
+        let (index, mut conditions) = match (filter.status, filter.agent.is_some()) {
+            (Some(Status::Pending), false) => ("", vec!["status = 'pending'".to_string()]),
             // Few rows are pending, while one agent may have a million.
-            (Some(Status::Pending), true) => {
-                "INDEXED BY exec_approval_pending WHERE status = 'pending' AND agent_id = ?2 \
-                 ORDER BY created_at DESC, id DESC LIMIT ?1"
-            }
+            (Some(Status::Pending), true) => (
+                "INDEXED BY exec_approval_pending ",
+                vec!["status = 'pending'".into(), "agent_id = ?2".into()],
+            ),
             // Newest first until the limit is met, rather than sorting the whole history.
-            (Some(_), false) => {
-                "INDEXED BY exec_approval_created WHERE status = ?2 \
-                 ORDER BY created_at DESC, id DESC LIMIT ?1"
-            }
-            (Some(_), true) => {
-                "WHERE agent_id = ?2 AND status = ?3 ORDER BY created_at DESC, id DESC LIMIT ?1"
-            }
-            (None, false) => "ORDER BY created_at DESC, id DESC LIMIT ?1",
-            (None, true) => "WHERE agent_id = ?2 ORDER BY created_at DESC, id DESC LIMIT ?1",
+            (Some(_), false) => (
+                "INDEXED BY exec_approval_created ",
+                vec!["status = ?2".into()],
+            ),
+            (Some(_), true) => ("", vec!["agent_id = ?2".into(), "status = ?3".into()]),
+            (None, false) => ("", vec![]),
+            (None, true) => ("", vec!["agent_id = ?2".into()]),
         };
         let mut values: Vec<rusqlite::types::Value> = vec![i64::from(filter.limit).into()];
         values.extend(filter.agent.clone().map(Into::into));
         if let Some(status) = filter.status.filter(|s| *s != Status::Pending) {
             values.push(status.as_str().to_string().into());
         }
+        if let Some(before) = &filter.before {
+            values.push(before.clone().into());
+            let n = values.len();
+            // Listing's order is (created_at, id); the first term lets the planner walk
+            // the index on created_at from the page's end instead of from the newest.
+            conditions.push(format!(
+                "created_at <= (SELECT created_at FROM exec_approval WHERE id = ?{n}) \
+                 AND (created_at, id) < (SELECT created_at, id FROM exec_approval WHERE id = ?{n})"
+            ));
+        }
+        let filters = match conditions.is_empty() {
+            true => String::new(),
+            false => format!("WHERE {} ", conditions.join(" AND ")),
+        };
+        let tail = format!("{index}{filters}ORDER BY created_at DESC, id DESC LIMIT ?1");
         self.reads
-            .read(move |conn| requests(conn, tail, rusqlite::params_from_iter(values)))
+            .read(move |conn| requests(conn, &tail, rusqlite::params_from_iter(values)))
             .await
     }
 
