@@ -46,7 +46,8 @@
 //! - [`config`]: layered configuration (defaults < file < environment < flags), with the
 //!   reaction map and deny patterns checked as it loads, and [`trusted_file`]: reading
 //!   the config file and `--env-file` only when nobody but execgate's user or root could
-//!   have written them.
+//!   have written them. [`web_token`]: the approvals page's token, made once and kept
+//!   beside the database.
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets;
 //!   among them (`cli::hook`) the coding agents' hooks, which answer each agent in its own
 //!   format, and the editing of those agents' settings that installs them; and
@@ -81,5 +82,6 @@ pub mod systemd;
 pub mod text;
 pub mod transport;
 pub mod trusted_file;
+pub mod web_token;
 pub mod workdir;
 pub mod yaml;

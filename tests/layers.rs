@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("sys", 0),
     ("shutdown", 0),
     ("trusted_file", 1),
+    ("web_token", 1),
     ("workdir", 1),
     ("systemd", 1),
     ("yaml", 1),

@@ -50,6 +50,7 @@ impl Global {
             socket: self.socket.clone(),
             admin_socket: self.admin_socket.clone(),
             database: self.database.clone(),
+            web: false,
         }
     }
 }

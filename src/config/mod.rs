@@ -10,9 +10,11 @@ use serde::{Deserialize, Deserializer};
 use crate::model::{Ask, AskFallback, Remember, Security};
 mod matrix;
 mod reactions;
+mod web;
 
 pub use matrix::MatrixConfig;
 pub use reactions::{ReactionMap, ReactionMapError};
+pub use web::WebConfig;
 
 /// Environment variables with our prefix that are not configuration keys: they belong to
 /// the CLI (or to logging) and must not be rejected as unknown keys.
@@ -49,6 +51,9 @@ pub struct Overrides {
     pub socket: Option<PathBuf>,
     pub admin_socket: Option<PathBuf>,
     pub database: Option<PathBuf>,
+    /// `serve --web`: the approvals page on at [`WebConfig::DEFAULT_LISTEN`] when
+    /// `web.listen` is unset.
+    pub web: bool,
 }
 
 /// The resolved configuration the daemon and the CLI run with.
@@ -74,6 +79,7 @@ pub struct Config {
     pub exec: ExecConfig,
     pub telegram: TelegramConfig,
     pub matrix: MatrixConfig,
+    pub web: WebConfig,
     pub limits: LimitsConfig,
     /// The file the configuration was read from, if any.
     pub source_file: Option<PathBuf>,
@@ -357,6 +363,7 @@ struct Raw {
     exec: ExecConfig,
     telegram: TelegramConfig,
     matrix: MatrixConfig,
+    web: WebConfig,
     limits: LimitsConfig,
 }
 
@@ -417,7 +424,11 @@ impl Config {
             .build()
             .map_err(|e| in_file(e, file.as_deref()))?
             .try_deserialize()?;
-        Self::resolve(raw, file, overrides.env_file.clone(), &var)
+        let mut config = Self::resolve(raw, file, overrides.env_file.clone(), &var)?;
+        if overrides.web {
+            config.web.listen.get_or_insert(WebConfig::DEFAULT_LISTEN);
+        }
+        Ok(config)
     }
 
     fn resolve(
@@ -464,6 +475,7 @@ impl Config {
             exec: raw.exec,
             telegram: raw.telegram,
             matrix: raw.matrix,
+            web: raw.web,
             limits: raw.limits,
             source_file,
             env_file,
@@ -539,7 +551,8 @@ impl Config {
             }
         }
         self.telegram.validate()?;
-        self.matrix.validate()
+        self.matrix.validate()?;
+        self.web.validate()
     }
 
     /// True when at least one chat transport is configured (the console is then off).
@@ -790,6 +803,7 @@ mod tests {
         let c = load(&pairs, None).unwrap();
         assert_eq!(c.telegram.chat(), Some(-1001234567890));
         assert_eq!(c.policy.deny, ["rm -rf /*", "*mkfs*"]);
+        assert_eq!(c.web.listen, Some(WebConfig::DEFAULT_LISTEN));
         assert_eq!(
             c.telegram.reaction_map().unwrap().decision("👌"),
             Some(crate::model::Decision::AllowAlways)
@@ -838,6 +852,33 @@ mod tests {
             None,
             "a configured map replaces the default"
         );
+    }
+
+    #[test]
+    fn the_web_page_is_off_unless_configured_or_asked_for() {
+        assert_eq!(load(&[], None).unwrap().web.listen, None);
+        let c = load(&[("EXECGATE_WEB__LISTEN", "127.0.0.1:9123")], None).unwrap();
+        assert_eq!(c.web.listen, Some("127.0.0.1:9123".parse().unwrap()));
+        let c = load(&[], Some("[web]\nlisten = \"[::1]:8000\"\n")).unwrap();
+        assert_eq!(c.web.listen, Some("[::1]:8000".parse().unwrap()));
+        let e = load(&[("EXECGATE_WEB__LISTEN", "localhost:8787")], None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("web.listen"), "{e}");
+
+        // `serve --web`: the default address, unless one is configured.
+        let dir = tempfile::tempdir().unwrap();
+        let home = vec![("HOME".to_string(), dir.path().display().to_string())];
+        let web = Overrides {
+            web: true,
+            ..Default::default()
+        };
+        let c = Config::load_from(&web, &home).unwrap();
+        assert_eq!(c.web.listen, Some(WebConfig::DEFAULT_LISTEN));
+        let mut env = home.clone();
+        env.push(("EXECGATE_WEB__LISTEN".into(), "127.0.0.1:9000".into()));
+        let c = Config::load_from(&web, &env).unwrap();
+        assert_eq!(c.web.listen, Some("127.0.0.1:9000".parse().unwrap()));
     }
 
     #[test]
