@@ -1,7 +1,9 @@
 //! `execgate serve`: takes the database, ends what a crash left pending, binds both
-//! sockets, serves until told to stop, then cancels what is pending and leaves cleanly.
+//! sockets (and the approvals page's port, when configured), serves until told to stop,
+//! then cancels what is pending and leaves cleanly.
 
 use std::io;
+use std::net::SocketAddr;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,6 +48,8 @@ pub enum StartError {
     Telegram(String),
     #[error("matrix: {0}")]
     Matrix(String),
+    #[error("the approvals page: {0}")]
+    Web(#[from] crate::web::WebError),
 }
 
 /// The tokio runtime execgate runs on: half as many workers as cores, at least one.
@@ -77,6 +81,8 @@ pub struct Daemon {
     transports: Vec<JoinHandle<()>>,
     /// Socket files this daemon bound (not those systemd passed in): removed at shutdown.
     owned_sockets: Vec<PathBuf>,
+    /// The approvals page, when on: where it listens, and its URL with the token.
+    web: Option<(SocketAddr, String)>,
     /// Held for the daemon's life: one daemon per database.
     _lock: LockFile,
 }
@@ -200,6 +206,13 @@ impl Daemon {
             ),
         };
 
+        // The page's token and port are taken before anything is served: a token file
+        // others could read, or a port in use, stops the start here.
+        let web = match config.web.listen {
+            Some(listen) => Some(crate::web::Front::bind(&config, listen).await?),
+            None => None,
+        };
+
         let (stop, shutdown) = crate::shutdown::channel();
         // Transports start listening for requests before any request can arrive: each
         // subscribes to the approval events here, synchronously, before the sockets exist.
@@ -226,15 +239,27 @@ impl Daemon {
         let agent = listener(activated.agent, &config.socket, 0o660)?;
         let admin = listener(activated.admin, &config.admin_socket, 0o600)?;
         let policy = Arc::clone(approvals.policy());
-        let tasks = vec![
+        let mut tasks = vec![
             server::serve(
                 agent,
                 crate::api::agent::router(state.clone()),
                 Arc::clone(&policy),
+                &[],
                 shutdown.clone(),
             ),
-            server::serve(admin, crate::api::admin::router(state), policy, shutdown),
+            server::serve(
+                admin,
+                crate::api::admin::router(state.clone()),
+                Arc::clone(&policy),
+                &[],
+                shutdown.clone(),
+            ),
         ];
+        let web = web.map(|front| {
+            let opened = (front.addr(), front.url());
+            tasks.push(front.serve(state, shutdown));
+            opened
+        });
         tracing::info!(
             socket = %config.socket.display(),
             admin_socket = %config.admin_socket.display(),
@@ -249,14 +274,27 @@ impl Daemon {
             tasks,
             transports,
             owned_sockets,
+            web,
             _lock: lock,
         })
+    }
+
+    /// Where the approvals page listens, when it is on.
+    pub fn web_addr(&self) -> Option<SocketAddr> {
+        self.web.as_ref().map(|(addr, _)| *addr)
+    }
+
+    /// The approvals page's URL with its token, when it is on: for the owner's terminal,
+    /// never for a log.
+    pub fn web_url(&self) -> Option<&str> {
+        self.web.as_ref().map(|(_, url)| url.as_str())
     }
 
     /// Puts a re-read configuration in force and reloads the allowlist, without dropping
     /// a connection or a pending request. An invalid configuration is refused with a log
     /// line and the running one stays. What only a restart can change (sockets, database,
-    /// Telegram, `exec.max_concurrent`) keeps its running value, with a warning.
+    /// Telegram, Matrix, `web.listen`, `exec.max_concurrent`) keeps its running value,
+    /// with a warning.
     pub async fn reload(&self, loaded: Result<Config, crate::config::ConfigError>) {
         let new = match loaded {
             Ok(c) => c,
@@ -286,6 +324,9 @@ impl Daemon {
         {
             needs_restart.push("matrix.*");
         }
+        if new.web.listen != old.web.listen {
+            needs_restart.push("web.listen");
+        }
         if new.exec.max_concurrent != old.exec.max_concurrent
             || new.exec.max_concurrent_per_uid != old.exec.max_concurrent_per_uid
         {
@@ -304,6 +345,7 @@ impl Daemon {
             database_busy_timeout_ms: old.database_busy_timeout_ms,
             telegram: old.telegram.clone(),
             matrix: old.matrix.clone(),
+            web: old.web.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,
                 max_concurrent_per_uid: old.exec.max_concurrent_per_uid,

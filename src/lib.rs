@@ -5,7 +5,8 @@
 //! once. Every request and decision is a row in SQLite. Anything that fails, fails closed.
 //!
 //! The layers, from the top: the daemon wires the fronts together; the fronts (API,
-//! transports, CLI) never import each other; below them approvals and the run queue;
+//! transports, CLI, the web page) never import each other, though the page serves the
+//! admin API's routes; below them approvals and the run queue;
 //! then policy and the store; then configuration; and the model and small leaf helpers at
 //! the bottom. `tests/layers.rs` checks that every import points down and that no two
 //! sibling modules import each other. `docs/` holds the contract the code keeps.
@@ -41,13 +42,16 @@
 //!   (`transport::matrix`) keeps its own device and end-to-end encryption keys.
 //! - [`render`] and [`text`]: the text a human reads about a request, and the helpers
 //!   that make an agent's text visible and clip it, shared by every front.
+//! - [`web`]: the approvals page, a front beside the admin socket: a single page served
+//!   on `web.listen`, the owner's queue live with its answers, history and allowlist,
+//!   behind a token ([`web_token`]: made once, kept beside the database), an exact
+//!   `Host`, a same-origin check and a strict Content-Security-Policy.
 //! - [`daemon`]: `execgate serve`: startup (lock, crash sweep, transports, sockets),
 //!   reload and shutdown ([`shutdown`]: the signal every task stops on).
 //! - [`config`]: layered configuration (defaults < file < environment < flags), with the
 //!   reaction map and deny patterns checked as it loads, and [`trusted_file`]: reading
 //!   the config file and `--env-file` only when nobody but execgate's user or root could
-//!   have written them. [`web_token`]: the approvals page's token, made once and kept
-//!   beside the database.
+//!   have written them.
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets;
 //!   among them (`cli::hook`) the coding agents' hooks, which answer each agent in its own
 //!   format, and the editing of those agents' settings that installs them; and
@@ -82,6 +86,7 @@ pub mod systemd;
 pub mod text;
 pub mod transport;
 pub mod trusted_file;
+pub mod web;
 pub mod web_token;
 pub mod workdir;
 pub mod yaml;

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use anyhow::Context;
 use clap::Parser;
 use execgate::cli::{Cli, Verb};
-use execgate::config::Config;
+use execgate::config::{Config, Overrides};
 use execgate::daemon::{Daemon, StartOptions};
 use execgate::systemd;
 use execgate::transport::console::ConsoleIo;
@@ -16,11 +16,11 @@ fn main() {
     // What a verb exits with when execgate itself fails before doing anything: `serve`
     // could not start, `run` needs a code no command is likely to use for itself.
     let failed = match cli.verb {
-        Verb::Serve => 1,
+        Verb::Serve(_) => 1,
         Verb::Run(_) => 125,
         _ => 2,
     };
-    if matches!(cli.verb, Verb::Serve) {
+    if matches!(cli.verb, Verb::Serve(_)) {
         // First, before any secret is read: the commands the daemon runs share its uid,
         // and a dumpable process's environment and memory are theirs to read in /proc.
         if let Err(e) = execgate::sys::make_non_dumpable() {
@@ -62,7 +62,7 @@ fn main() {
     }
     // Sockets from systemd are taken now, while this is the only thread.
     let activated = match cli.verb {
-        Verb::Serve => match execgate::systemd::take_activated_sockets() {
+        Verb::Serve(_) => match execgate::systemd::take_activated_sockets() {
             Ok(a) => a,
             Err(e) => {
                 eprintln!("execgate: {e}");
@@ -109,7 +109,7 @@ fn main() {
     // one thread serves it without the cost of starting others (which a hook, run per
     // tool call, would pay every time).
     let runtime = match cli.verb {
-        Verb::Serve => execgate::daemon::runtime(),
+        Verb::Serve(_) => execgate::daemon::runtime(),
         _ => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build(),
@@ -117,7 +117,7 @@ fn main() {
     .expect("a tokio runtime");
     let code = runtime.block_on(async {
         match cli.verb {
-            Verb::Serve => match serve(&cli.global, activated).await {
+            Verb::Serve(args) => match serve(&cli.global, args, activated).await {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("execgate: {e:#}");
@@ -132,9 +132,15 @@ fn main() {
 
 async fn serve(
     global: &execgate::cli::Global,
+    args: execgate::cli::ServeArgs,
     activated: execgate::systemd::Activated,
 ) -> anyhow::Result<()> {
-    let config = Config::load(&global.overrides()).context("loading configuration")?;
+    // `--web` is kept with the flags, so that a reload loads what the start loaded.
+    let overrides = Overrides {
+        web: args.web,
+        ..global.overrides()
+    };
+    let config = Config::load(&overrides).context("loading configuration")?;
     // The console approver stands in for a chat, and needs a person at a terminal;
     // under systemd there is none.
     let console = if config.has_chat() {
@@ -153,8 +159,15 @@ async fn serve(
     let daemon = Daemon::start(config, StartOptions { console, activated })
         .await
         .context("starting execgate")?;
+    // The page's URL carries its token: shown to the person at the terminal, never
+    // written to a log (stderr is the journal under systemd).
+    if let Some(url) = daemon.web_url()
+        && std::io::stderr().is_terminal()
+    {
+        eprintln!("execgate: the approvals page is at {url}");
+    }
     systemd::ready(&daemon.status_line());
-    serve_until_stopped(&daemon, global, signals).await?;
+    serve_until_stopped(&daemon, &overrides, signals).await?;
     systemd::stopping();
     daemon.shutdown().await;
     Ok(())
@@ -181,7 +194,7 @@ impl Signals {
 
 async fn serve_until_stopped(
     daemon: &Daemon,
-    global: &execgate::cli::Global,
+    overrides: &Overrides,
     signals: Signals,
 ) -> anyhow::Result<()> {
     let Signals {
@@ -207,7 +220,7 @@ async fn serve_until_stopped(
             _ = hup.recv() => {
                 tracing::info!("SIGHUP received: reloading the configuration and the allowlist");
                 systemd::reloading();
-                daemon.reload(Config::load(&global.overrides())).await;
+                daemon.reload(Config::load(overrides)).await;
                 systemd::ready(&daemon.status_line());
             }
             _ = ticker.tick() => {

@@ -33,8 +33,14 @@ const LAYERS: &[(&str, u32)] = &[
     ("api", 6),
     ("transport", 6),
     ("cli", 6),
+    ("web", 6),
     ("daemon", 7),
 ];
+
+/// Imports across one layer that are allowed, each for its reason. The approvals page
+/// is a front that serves the admin API's own routes, through the API's server loop;
+/// the API knows nothing of it (the circle check below would catch it).
+const ACROSS: &[(&str, &str)] = &[("web", "api")];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -178,7 +184,8 @@ fn every_import_points_down_the_layers() {
     for (from, to) in graph() {
         for target in to {
             let (a, b) = (&from[0], &target[0]);
-            if a != b && layer(a) <= layer(b) {
+            let allowed = ACROSS.contains(&(a.as_str(), b.as_str()));
+            if a != b && layer(a) <= layer(b) && !allowed {
                 upward.push(format!("{} -> {}", from.join("::"), target.join("::")));
             }
         }

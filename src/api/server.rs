@@ -1,12 +1,15 @@
 //! Accepting connections on a socket: HTTP/1.1 via hyper, each request handed to the
 //! router with the peer's credentials. This is where one client's flood stops: each uid
 //! may hold a bounded number of open connections (more are answered `429` and closed),
-//! and a client that is slow to send its headers is cut off. Between the socket and hyper
+//! and a client that is slow to send its headers is cut off. The same loop serves the
+//! approvals page's TCP port, whose clients have no uid and share one bound. Between the socket and hyper
 //! sits [`wire::Guarded`], so that what hyper would refuse is refused with the JSON error
 //! and an early answer is not lost to a reset; a path that is not UTF-8 is refused here,
 //! before routing, for the same reason.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,8 +19,8 @@ use axum::extract::ConnectInfo;
 use axum::response::IntoResponse;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::AsyncWriteExt;
-use tokio::net::{UnixListener, UnixStream};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::task::JoinHandle;
 use tower::ServiceExt;
 
@@ -71,12 +74,50 @@ impl Drop for Slot {
     }
 }
 
+/// Header lines every answer carries, beside its own (a front's security headers).
+pub type Headers = &'static [(&'static str, &'static str)];
+
+/// Where connections come from, and who is on the other end of each.
+pub trait Listener: Send + 'static {
+    type Io: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    fn accept(&self) -> impl Future<Output = io::Result<(Self::Io, Peer)>> + Send;
+}
+
+impl Listener for UnixListener {
+    type Io = UnixStream;
+    async fn accept(&self) -> io::Result<(UnixStream, Peer)> {
+        let (stream, _) = UnixListener::accept(self).await?;
+        let peer = peer_of(&stream);
+        Ok((stream, peer))
+    }
+}
+
+/// A TCP client's uid is not the kernel's to say: it has none, matches no uid rule, and
+/// every TCP client shares the one connection bound kept for unknown peers.
+impl Listener for TcpListener {
+    type Io = TcpStream;
+    async fn accept(&self) -> io::Result<(TcpStream, Peer)> {
+        let (stream, _) = TcpListener::accept(self).await?;
+        // Events are small and must not wait for more to fill a segment.
+        let _ = stream.set_nodelay(true);
+        Ok((
+            stream,
+            Peer {
+                uid: None,
+                pid: None,
+            },
+        ))
+    }
+}
+
 /// Serves `router` on `listener` until `stopped`, then lets open connections finish
 /// (at most `DRAIN`). Limits are read from the configuration in force at each accept.
-pub fn serve(
-    listener: UnixListener,
+/// Every answer carries `headers`, those made before routing included.
+pub fn serve<L: Listener>(
+    listener: L,
     router: Router,
     policy: Arc<Policy>,
+    headers: Headers,
     mut shutdown: Shutdown,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
@@ -87,8 +128,8 @@ pub fn serve(
                 _ = shutdown.recv() => break,
                 a = listener.accept() => a,
             };
-            let stream = match accepted {
-                Ok((stream, _)) => stream,
+            let (stream, peer) = match accepted {
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors, most likely: back off instead of spinning.
                     tracing::warn!(error = %e, "cannot accept a connection");
@@ -96,16 +137,20 @@ pub fn serve(
                     continue;
                 }
             };
-            let peer = peer_of(&stream);
             let limits = policy.config().limits.clone();
             let Some(slot) = counts.take(peer.uid, limits.max_connections_per_uid) else {
                 tracing::warn!(uid = ?peer.uid, cap = limits.max_connections_per_uid, "too many connections from one uid");
-                tokio::spawn(refuse(stream, limits.max_connections_per_uid));
+                tokio::spawn(refuse(
+                    stream,
+                    peer,
+                    limits.max_connections_per_uid,
+                    headers,
+                ));
                 continue;
             };
             let router = router.clone();
             let read_timeout = Duration::from_millis(limits.request_read_timeout_ms);
-            let stream = Guarded::new(stream, read_timeout);
+            let stream = Guarded::new(stream, read_timeout).with_headers(headers);
             let answered = stream.answered();
             let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
                 let mut request = request.map(Body::new);
@@ -120,9 +165,14 @@ pub fn serve(
                         ApiError::bad_request("the request path is not UTF-8 once percent-decoded")
                             .into_response()
                     };
-                    Ok::<_, std::convert::Infallible>(
-                        response.map(|body| Counted::new(body, answered)),
-                    )
+                    let mut response = response.map(|body| Counted::new(body, answered));
+                    for (name, value) in headers {
+                        response.headers_mut().insert(
+                            axum::http::HeaderName::from_static(name),
+                            axum::http::HeaderValue::from_static(value),
+                        );
+                    }
+                    Ok::<_, std::convert::Infallible>(response)
                 }
             });
             let connection = hyper::server::conn::http1::Builder::new()
@@ -164,14 +214,22 @@ fn peer_of(stream: &UnixStream) -> Peer {
 }
 
 /// Answers a connection over its uid's cap with a clear 429, without reading it.
-async fn refuse(mut stream: UnixStream, cap: usize) {
+async fn refuse<S: AsyncWrite + Unpin>(mut stream: S, peer: Peer, cap: usize, headers: Headers) {
+    let who = match peer.uid {
+        Some(_) => "this uid already has",
+        None => "clients execgate cannot tell apart (no uid) already have",
+    };
     let body = serde_json::json!({"error": {
         "code": "TOO_MANY_CONNECTIONS",
-        "message": format!("this uid already has {cap} open connections to execgate (limits.max_connections_per_uid); close some and retry"),
+        "message": format!("{who} {cap} open connections to execgate (limits.max_connections_per_uid); close some and retry"),
     }})
     .to_string();
+    let headers: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     let response = format!(
-        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n{headers}\r\n{body}",
         body.len()
     );
     let _ = tokio::time::timeout(Duration::from_secs(1), async {

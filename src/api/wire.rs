@@ -145,6 +145,9 @@ pub struct Guarded<S> {
     shut: bool,
     linger: Option<Linger>,
     read_timeout: Duration,
+    /// Header lines (each ending in CRLF) every answer written here carries beside its
+    /// own: a front's security headers.
+    headers: String,
 }
 
 /// A refused head's answer, written once hyper has nothing more to write.
@@ -178,7 +181,17 @@ impl<S> Guarded<S> {
             shut: false,
             linger: None,
             read_timeout,
+            headers: String::new(),
         }
+    }
+
+    /// Adds `headers` to every answer written here (a refused head's).
+    pub fn with_headers(mut self, headers: &[(&str, &str)]) -> Guarded<S> {
+        self.headers = headers
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}\r\n"))
+            .collect();
+        self
     }
 
     /// What the service wraps its response bodies with ([`Counted`]).
@@ -266,10 +279,11 @@ impl<S> Guarded<S> {
         };
         let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
         let head = format!(
-            "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n{}\r\n",
             status.as_u16(),
             status.canonical_reason().unwrap_or(""),
-            body.len()
+            body.len(),
+            self.headers
         );
         self.refused = Some(Refusal {
             bytes: [head.into_bytes(), body.into_bytes()].concat(),

@@ -58,7 +58,7 @@ impl Global {
 #[derive(Debug, Subcommand)]
 pub enum Verb {
     /// Run the daemon.
-    Serve,
+    Serve(ServeArgs),
     /// Ask for a decision on a command and print the record.
     /// Exit 0 approved, 1 not approved (or still pending with --no-wait), 2 error.
     Request(RequestArgs),
@@ -101,6 +101,23 @@ pub enum Verb {
     /// the daemon's agent socket; ALLOWED_COMMANDS and ALLOWED_CWD_ROOTS narrow what it
     /// asks for.
     Mcp(McpArgs),
+    /// The approvals page.
+    #[command(subcommand)]
+    Web(WebVerb),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve the approvals page, at web.listen or, when that is unset, 127.0.0.1:8787.
+    #[arg(long)]
+    pub web: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WebVerb {
+    /// Print the page's URL with its token (from the configuration and the token file
+    /// beside the database; no running daemon needed).
+    Url,
 }
 
 #[derive(Debug, Args)]

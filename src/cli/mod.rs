@@ -95,7 +95,8 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
     let agent = Client::new(&config.socket);
     let admin = Client::new(&config.admin_socket);
     match verb {
-        Verb::Serve => unreachable!("serve is handled by main"),
+        Verb::Serve(_) => unreachable!("serve is handled by main"),
+        Verb::Web(WebVerb::Url) => web_url(config),
         Verb::Mcp(_) => unreachable!("mcp is handled by run"),
         // (`hook install|uninstall` returned above.)
         Verb::Hook(HookArgs {
@@ -203,6 +204,22 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
             Ok(0)
         }
     }
+}
+
+/// `execgate web url`: the address `web.listen` names (else the one `serve --web` uses)
+/// and the token the daemon made; read from files, so it works with the daemon stopped.
+fn web_url(config: &Config) -> Result<i32, String> {
+    use crate::config::WebConfig;
+    let addr = config.web.listen.unwrap_or(WebConfig::DEFAULT_LISTEN);
+    if addr.port() == 0 {
+        return Err(format!(
+            "web.listen is {addr}: port 0 takes any free port, so the URL is only known to the running daemon (it prints it at start on a terminal); name a port"
+        ));
+    }
+    let token = crate::web_token::read(&WebConfig::token_file(&config.database))
+        .map_err(|e| e.to_string())?;
+    println!("{}", crate::web_token::url(addr, &token));
+    Ok(0)
 }
 
 /// A relative --cwd means the caller's directory, not the daemon's.
