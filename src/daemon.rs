@@ -48,7 +48,8 @@ pub enum StartError {
     Telegram(String),
     #[error("matrix: {0}")]
     Matrix(String),
-    #[error("the approvals page: {0}")]
+    /// The approvals page's token or port (each message says which).
+    #[error(transparent)]
     Web(#[from] crate::web::WebError),
 }
 

@@ -309,15 +309,15 @@
 
   // Newest at the top, the oldest nearest the corner.
   function placeCard(card, item) {
-    const stack = $('stack');
-    for (const other of stack.children) {
+    const cards = $('cards');
+    for (const other of cards.children) {
       const entry = pending.get(other.dataset.id);
       if (entry && entry.item.created_at < item.created_at) {
-        stack.insertBefore(card, other);
+        cards.insertBefore(card, other);
         return;
       }
     }
-    stack.appendChild(card);
+    cards.appendChild(card);
   }
 
   function removeCard(id) {
@@ -330,6 +330,8 @@
 
   function counted() {
     const n = pending.size;
+    $('stack-bar').hidden = n === 0;
+    $('stack-count').textContent = n === 1 ? '1 request waiting' : n + ' requests waiting';
     const count = $('pending-count');
     count.textContent = String(n);
     count.classList.toggle('some', n > 0);
@@ -359,6 +361,13 @@
     ['604800', 'for 7 days'],
   ];
 
+  function button(className, label, decision) {
+    const node = el('button', className, label);
+    node.type = 'button';
+    node.dataset.decision = decision;
+    return node;
+  }
+
   function buildCard(r) {
     const card = el('article', 'card risk-' + r.risk);
     card.dataset.id = r.id;
@@ -376,7 +385,7 @@
     card.appendChild(head);
 
     const what = asked(r);
-    card.appendChild(el('div', 'label', what.label));
+    if (what.label !== 'Command') card.appendChild(el('div', 'label', what.label));
     card.appendChild(el('pre', 'asked command', what.text));
 
     if (r.cwd) card.appendChild(field('in', visible(r.cwd), 'mono'));
@@ -398,37 +407,32 @@
       card.appendChild(list);
     }
 
+    // Once or not at all first; then the grants that save a rule, where offered, with
+    // how long the rule lasts.
     const offer = r.offer || {};
     const actions = el('div', 'actions');
-    const once = el('button', 'allow', 'Allow once');
-    once.type = 'button';
-    once.dataset.decision = 'allow-once';
-    actions.appendChild(once);
+    const answers = el('div', 'answers');
+    answers.appendChild(button('allow', 'Allow once', 'allow-once'));
+    answers.appendChild(button('deny', 'Deny', 'deny'));
+    actions.appendChild(answers);
     const grants = [];
-    if (!offer.session_refused) grants.push(['allow-session', 'This session']);
-    if (!offer.always_refused) grants.push(['allow-always', 'Always']);
+    if (!offer.session_refused) grants.push(button('grant', 'This session', 'allow-session'));
+    if (!offer.always_refused) grants.push(button('grant', 'Always', 'allow-always'));
     let time = null;
-    for (const [decision, label] of grants) {
-      const button = el('button', 'grant', label);
-      button.type = 'button';
-      button.dataset.decision = decision;
-      actions.appendChild(button);
-    }
     if (grants.length > 0) {
+      const row = el('div', 'grants');
+      for (const grant of grants) row.appendChild(grant);
       time = el('select', 'grant-time');
-      time.title = 'How long a rule made by This session or Always lasts';
+      time.title = 'How long the rule This session or Always saves lasts';
       time.setAttribute('aria-label', time.title);
       for (const [value, label] of GRANT_TIMES) {
         const option = el('option', null, label);
         option.value = value;
         time.appendChild(option);
       }
-      actions.appendChild(time);
+      row.appendChild(time);
+      actions.appendChild(row);
     }
-    const deny = el('button', 'deny', 'Deny');
-    deny.type = 'button';
-    deny.dataset.decision = 'deny';
-    actions.appendChild(deny);
     card.appendChild(actions);
 
     if (offer.always_refused) {
@@ -497,6 +501,10 @@
 
   function remember(r) {
     const feed = $('feed');
+    // The page's own answer and its `resolved` event tell the same thing.
+    for (const seen of feed.children) {
+      if (seen.dataset.id === r.id) return;
+    }
     const item = el('li');
     item.dataset.id = r.id;
     item.appendChild(el('span', 'muted', when(r.resolved_at || r.created_at)));
@@ -744,6 +752,16 @@
     });
     $('history-more').addEventListener('click', () => loadHistory(true));
     $('rule-form').addEventListener('submit', addRule);
+    // On a small screen the stack covers the tabs: it folds away to its bar.
+    $('stack-toggle').addEventListener('click', () => {
+      const folded = $('stack').classList.toggle('folded');
+      $('stack-toggle').textContent = folded ? 'Show' : 'Hide';
+      $('stack-toggle').setAttribute('aria-expanded', String(!folded));
+    });
+    // A URL with a token opened in this tab again (a new token, say) starts afresh.
+    window.addEventListener('hashchange', () => {
+      if (/(?:^#|&)token=/.test(location.hash)) location.reload();
+    });
     counted();
     if (!token) {
       needToken('No token was given: this address was opened without one.');
