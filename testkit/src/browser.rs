@@ -13,6 +13,9 @@ use serde_json::json;
 
 use crate::peers::chromedriver;
 
+/// How a test finds an element in the page.
+pub use fantoccini::Locator;
+
 /// A browser window (1280×800 unless a test resizes it), and the driver behind it; both
 /// end when this is dropped.
 pub struct Browser {

@@ -20,6 +20,7 @@
 //!   installed on first use; [`synapse`]: a real Matrix homeserver on a free port, and
 //!   [`matrix_owner`]: the owner's Matrix client; [`browser`]: a headless Chromium over
 //!   WebDriver.
+//! - [`web`](mod@web): the approvals page's port, reached with the headers a test chooses.
 //! - [`corpus`]: the bypass corpus, commands with the verdicts policy must reach.
 //! - [`policy_bench`]: the benches' 10,000-rule policy over that corpus.
 
@@ -41,6 +42,7 @@ pub mod policy_bench;
 pub mod process;
 pub mod synapse;
 pub mod uid;
+pub mod web;
 
 pub use binary::execgate_binary;
 pub use cli::{run_cli, stderr, stdout};

@@ -20,6 +20,8 @@ pub struct Process {
 pub struct Options<'a> {
     /// Global flags given before `serve` (e.g. `--env-file F`).
     pub args: &'a [&'a str],
+    /// Flags of `serve` itself (e.g. `--web`).
+    pub serve_args: &'a [&'a str],
     /// Run the daemon as this uid and gid (the test must be root).
     pub as_user: Option<(u32, u32)>,
 }
@@ -39,6 +41,7 @@ impl Process {
         cmd.current_dir(dir)
             .args(options.args)
             .arg("serve")
+            .args(options.serve_args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default());
         cmd.stdin(Stdio::null())
