@@ -1193,3 +1193,24 @@ async fn serve_web_listens_on_the_default_address_and_logs_no_token() {
     assert!(log.contains("the approvals page is listening"), "{log}");
     assert!(!log.contains(&token), "the token reached the log:\n{log}");
 }
+
+/// A reload does not move the page: `web.listen` takes a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_leaves_the_page_where_it_is() {
+    let d = TestDaemon::start(&[LONG, WEB]).await;
+    let page = Page::of(&d);
+    let mut env = d.env.clone();
+    env.retain(|(k, _)| k != "EXECGATE_WEB__LISTEN");
+    let daemon = d.daemon.as_ref().unwrap();
+    daemon
+        .reload(execgate::config::Config::load_from(
+            &Default::default(),
+            &env,
+        ))
+        .await;
+    assert_eq!(daemon.web_addr(), Some(page.addr));
+    assert_eq!(page.get("/v1/health").await.status, StatusCode::OK);
+    // The configuration in force keeps the running value, as for the sockets.
+    let in_force = daemon.approvals.policy().config();
+    assert_eq!(in_force.web.listen, Some("127.0.0.1:0".parse().unwrap()));
+}
