@@ -245,6 +245,8 @@ async fn the_owner_sees_requests_live_and_answers_them() {
         write_text.contains("Tool Write") && write_text.contains("/srv/app/.env"),
         "{write_text}"
     );
+    // Room for more than one card.
+    b.client.set_window_size(1280, 1000).await.unwrap();
     let shot = artefact("pending.png");
     b.screenshot(&shot).await;
     println!(
