@@ -204,8 +204,11 @@
 
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+  // How long to wait before the next try; back to the first step once a snapshot
+  // arrives (a stream that is refused or ends at once keeps backing off).
+  let backoff = BACKOFF_FIRST_MS;
+
   async function follow() {
-    let backoff = BACKOFF_FIRST_MS;
     while (!refused) {
       const abort = new AbortController();
       let lastByte = Date.now();
@@ -224,8 +227,6 @@
         }
         if (!response.ok || !response.body) throw new Error('execgate answered ' + response.status);
         noteServerDate(response);
-        setStatus('live', 'live');
-        backoff = BACKOFF_FIRST_MS;
         const feed = sseParser(onEvent);
         const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
         for (;;) {
@@ -276,7 +277,10 @@
       default:
         break;
     }
-    if (name === 'snapshot') setStatus('live', 'live');
+    if (name === 'snapshot') {
+      backoff = BACKOFF_FIRST_MS;
+      setStatus('live', 'live');
+    }
   }
 
   // ---- Pending requests: the stack ---------------------------------------------------
@@ -659,7 +663,12 @@
     row.appendChild(el('td', null, rule.kind));
     row.appendChild(el('td', 'mono pattern', visible(rule.pattern)));
     const expired = rule.expires_at && Date.parse(rule.expires_at) <= now();
-    row.appendChild(el('td', expired ? 'muted' : null, rule.expires_at ? (expired ? 'expired ' : '') + when(rule.expires_at) : 'never'));
+    // approval.remember = memory: the daemon also forgets it when it stops.
+    const stops = rule.memory ? 'when execgate stops' : 'never';
+    const expires = rule.expires_at
+      ? (expired ? 'expired ' : '') + when(rule.expires_at) + (rule.memory ? ', or ' + stops : '')
+      : stops;
+    row.appendChild(el('td', expired ? 'muted' : null, expires));
     row.appendChild(el('td', null, String(rule.use_count)));
     const used = el('td');
     if (rule.last_used_at) {
