@@ -245,6 +245,13 @@ async fn the_owner_sees_requests_live_and_answers_them() {
         write_text.contains("Tool Write") && write_text.contains("/srv/app/.env"),
         "{write_text}"
     );
+    // What each grant would save.
+    assert!(
+        write_text.contains(
+            "Always saves a tool rule for agent claude-code: Write; This session saves it for session b7e2c9 only."
+        ),
+        "{write_text}"
+    );
     // Room for more than one card.
     b.client.set_window_size(1280, 1000).await.unwrap();
     let shot = artefact("pending.png");

@@ -439,11 +439,20 @@
     }
     card.appendChild(actions);
 
+    // What a grant would save, so that a click is never a surprise; or why none is
+    // offered.
     if (offer.always_refused) {
-      card.appendChild(el('div', 'refused', 'Always is not offered: ' + visible(offer.always_refused)));
-    }
-    if (offer.session_refused && offer.session_refused !== offer.always_refused) {
-      card.appendChild(el('div', 'refused', 'This session is not offered: ' + visible(offer.session_refused)));
+      card.appendChild(el('div', 'refused', 'Always and This session are not offered: ' + visible(offer.always_refused)));
+    } else if (offer.rule) {
+      const kind = offer.rule_kind === 'tool' ? 'a tool rule' : 'an exact rule';
+      const saves = el('div', 'refused saves');
+      saves.appendChild(document.createTextNode('Always saves ' + kind + ' for agent ' + visible(r.agent) + ': '));
+      saves.appendChild(el('code', null, visible(offer.rule)));
+      if (!offer.session_refused && r.session) {
+        saves.appendChild(document.createTextNode('; This session saves it for session ' + visible(r.session) + ' only'));
+      }
+      saves.appendChild(document.createTextNode('.'));
+      card.appendChild(saves);
     }
     const error = el('div', 'card-error');
     error.hidden = true;
