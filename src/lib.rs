@@ -5,11 +5,12 @@
 //! once. Every request and decision is a row in SQLite. Anything that fails, fails closed.
 //!
 //! The layers, from the top: the daemon wires the fronts together; the fronts (API,
-//! transports, CLI, the web page) never import each other, though the page serves the
-//! admin API's routes; below them approvals and the run queue;
-//! then policy and the store; then configuration; and the model and small leaf helpers at
-//! the bottom. `tests/layers.rs` checks that every import points down and that no two
-//! sibling modules import each other. `docs/` holds the contract the code keeps.
+//! transports, CLI, the web page) never import each other, save the page, which serves
+//! the admin API's routes through the API's server loop; below them approvals and the
+//! run queue; then policy and the store; then configuration; and the model and small
+//! leaf helpers at the bottom. `tests/layers.rs` checks that every import points down
+//! and that no two sibling modules import each other. `docs/` holds the contract the
+//! code keeps.
 //!
 //! A tour, in the order a request travels:
 //!

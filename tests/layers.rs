@@ -3,9 +3,10 @@
 //! directly or around a circle.
 //!
 //! The layers, from the bottom: the model and leaf helpers; configuration; policy and
-//! the store; running; approvals and the run queue; the fronts (API, transports, CLI),
-//! which never import each other; the daemon, which wires them together. `docs/` and
-//! `src/lib.rs` describe each.
+//! the store; running; approvals and the run queue; the fronts (API, transports, CLI,
+//! the web page), which never import each other (but for the one import `ACROSS`
+//! names); the daemon, which wires them together. `docs/` and `src/lib.rs` describe
+//! each.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
