@@ -85,6 +85,13 @@ pub fn parse_duration(word: &str) -> Option<u64> {
     (1..=MAX_GRANT_SECS).contains(&secs).then_some(secs)
 }
 
+/// Whether a 4-hex short id also reads as a duration word: three digits and `d`
+/// (`120d`). Such ids are never issued, so the word means the duration.
+pub fn looks_like_duration(short_id: &str) -> bool {
+    let b = short_id.as_bytes();
+    b.len() == 4 && b[..3].iter().all(u8::is_ascii_digit) && b[3].eq_ignore_ascii_case(&b'd')
+}
+
 /// `secs` in the largest unit that divides it: `1800` → "30m", `90` → "90s".
 pub fn say_duration(secs: u64) -> String {
     for (unit, scale) in [("w", 7 * 86_400), ("d", 86_400), ("h", 3600), ("m", 60)] {
@@ -127,6 +134,23 @@ mod tests {
             assert_eq!(parse_duration(bad), None, "{bad:?}");
         }
         assert_eq!(parse_duration("366d"), Some(MAX_GRANT_SECS));
+    }
+
+    #[test]
+    fn ids_that_read_as_durations_are_recognised() {
+        for id in ["120d", "000d", "999D", "366d"] {
+            assert!(looks_like_duration(id), "{id}");
+        }
+        for id in ["a1b2", "12dd", "d120", "1200", "12d"] {
+            assert!(!looks_like_duration(id), "{id}");
+        }
+        // Every id a duration could be mistaken for is among them.
+        for n in 0..=0xffff_u32 {
+            let id = format!("{n:04x}");
+            if parse_duration(&id).is_some() {
+                assert!(looks_like_duration(&id), "{id}");
+            }
+        }
     }
 
     #[test]

@@ -12,7 +12,9 @@ mod record;
 mod request;
 
 pub use agent::AgentName;
-pub use answer::{Answer, AnswerError, MAX_GRANT_SECS, parse_duration, say_duration};
+pub use answer::{
+    Answer, AnswerError, MAX_GRANT_SECS, looks_like_duration, parse_duration, say_duration,
+};
 pub use command::{Command, CommandRef, ToolCall, shell_join};
 pub use record::{ExecResult, InputSummary, Record, Rule, not_approved_error, sha256_hex};
 pub use request::RequestSpec;

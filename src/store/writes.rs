@@ -366,8 +366,16 @@ impl Write for ForgetMemoryRules {
     }
 }
 
+/// A random short id, never one that also reads as a duration (three digits and a `d`,
+/// `120d`): the owner's `/approve 120d` then always means a grant of 120 days, never
+/// request 120d.
 fn random_short_id() -> String {
-    format!("{:04x}", rand::rng().random::<u16>())
+    loop {
+        let id = format!("{:04x}", rand::rng().random::<u16>());
+        if !crate::model::looks_like_duration(&id) {
+            return id;
+        }
+    }
 }
 
 /// What a request's row holds beyond the request itself.

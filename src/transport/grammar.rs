@@ -4,7 +4,7 @@
 //! `/approve a1b2 always` or a 👍 reaction means.
 
 use crate::config::ReactionMap;
-use crate::model::{Answer, Decision, parse_duration};
+use crate::model::{Answer, Decision, looks_like_duration, parse_duration};
 
 /// One parsed chat command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,16 +92,13 @@ fn approve(args: &[&str]) -> Result<ChatCommand, GrammarError> {
             args.len()
         )));
     }
-    // A mode word is never an id (none is 4 hex characters), but a duration can be:
-    // `100d`. Alone, such a word is refused rather than guessed at: approving request
-    // 100d once and granting a rule for 100 days are too different to pick one.
+    // A mode word is never an id (none is 4 hex characters), and a word that reads as a
+    // duration (`100d`) is never issued as one (`looks_like_duration`), so the first
+    // word says which form this is. Alone, `100d` is a grant of 100 days in reply.
     let (id, rest) = match args {
-        [word] if is_short_id(word) && parse_duration(word).is_some() => {
-            return Err(GrammarError(format!(
-                "{word:?} is both a request id and a duration: write /approve {word} once for request {word}, or /approve always {word} for a grant of that long; {APPROVE_USAGE}"
-            )));
+        [first, rest @ ..] if is_short_id(first) && !looks_like_duration(first) => {
+            (Some(*first), rest)
         }
-        [first, rest @ ..] if is_short_id(first) => (Some(*first), rest),
         _ => (None, args),
     };
     let answer = match *rest {
@@ -317,9 +314,9 @@ mod tests {
         timed(None, AllowSession, 45)
     );
     ok!(
-        duration_like_id_with_mode,
-        "/approve 100d once",
-        id("100d", AllowOnce)
+        a_word_that_reads_as_a_duration_is_one,
+        "/approve 100d",
+        timed(None, AllowAlways, 100 * 86_400)
     );
     ok!(
         duration_like_id_as_duration,
@@ -415,12 +412,7 @@ mod tests {
         "/approve a1b2 0m",
         "\"0m\" is not a mode or a duration"
     );
-    err!(
-        id_or_duration,
-        "/approve 100d",
-        "both a request id and a duration",
-        "/approve 100d once"
-    );
+
     err!(
         bad_reply_mode,
         "/approve sometimes 2h",
