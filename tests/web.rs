@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use execgate_testkit as common;
 
-use common::browser::{Browser, Locator};
+use common::browser::Browser;
 use common::web::{Page, raw};
 use common::*;
 use execgate::config::WebConfig;
@@ -76,13 +76,7 @@ async fn card(b: &Browser, id: &str) -> String {
         json!(true),
     )
     .await;
-    b.client
-        .find(Locator::Css(&css))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+    b.element(&css).await.text().await.unwrap()
 }
 
 async fn card_gone(b: &Browser, id: &str) {
@@ -98,13 +92,7 @@ async fn card_gone(b: &Browser, id: &str) {
 /// Clicks a card's answer, as the owner does.
 async fn answer(b: &Browser, id: &str, decision: &str) {
     let css = format!("{} button[data-decision=\"{decision}\"]", card_css(id));
-    b.client
-        .find(Locator::Css(&css))
-        .await
-        .unwrap_or_else(|e| panic!("no {decision} button on {id}: {e}"))
-        .click()
-        .await
-        .unwrap();
+    b.click(&css).await;
 }
 
 async fn decided(d: &TestDaemon, id: &str) -> Record {
@@ -282,13 +270,7 @@ async fn the_owner_sees_requests_live_and_answers_them() {
 
     // This session, for 2 hours: a rule for this agent and session only, that expires.
     let select = format!("{} select.grant-time", card_css(&write.id));
-    b.client
-        .find(Locator::Css(&select))
-        .await
-        .unwrap()
-        .select_by_value("7200")
-        .await
-        .unwrap();
+    b.choose(&select, "7200").await;
     answer(&b, &write.id, "allow-session").await;
     let done = decided(&d, &write.id).await;
     assert_eq!(
@@ -346,53 +328,20 @@ async fn history_and_allowlist_tabs() {
     let b = open(&page).await;
 
     // History: everything, then one agent's, then by status.
-    b.client
-        .find(Locator::Id("tab-history"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click("#tab-history").await;
     let rows =
         "return [...document.querySelectorAll('#history-rows tr.row')].map(r => r.dataset.id)";
     until(&b, rows, json!([newer.id, older.id])).await;
-    let agent = b.client.find(Locator::Id("history-agent")).await.unwrap();
-    agent.send_keys("reviewer").await.unwrap();
-    b.client
-        .find(Locator::Id("history-apply"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.type_in("#history-agent", "reviewer").await;
+    b.click("#history-apply").await;
     until(&b, rows, json!([older.id])).await;
-    agent.clear().await.unwrap();
-    b.client
-        .find(Locator::Id("history-status"))
-        .await
-        .unwrap()
-        .select_by_value("pending")
-        .await
-        .unwrap();
-    b.client
-        .find(Locator::Id("history-apply"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.element("#history-agent").await.clear().await.unwrap();
+    b.choose("#history-status", "pending").await;
+    b.click("#history-apply").await;
     until(&b, rows, json!([newer.id])).await;
     // A row opens to its details.
-    b.client
-        .find(Locator::Css(&format!(
-            "#history-rows tr.row[data-id=\"{}\"]",
-            newer.id
-        )))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click(&format!("#history-rows tr.row[data-id=\"{}\"]", newer.id))
+        .await;
     until(
         &b,
         "return document.querySelector('#history-rows tr.details') !== null",
@@ -401,41 +350,11 @@ async fn history_and_allowlist_tabs() {
     .await;
 
     // The allowlist: add a rule for one agent, expiring in a day.
-    b.client
-        .find(Locator::Id("tab-allowlist"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    b.client
-        .find(Locator::Id("rule-pattern"))
-        .await
-        .unwrap()
-        .send_keys("cargo test --workspace")
-        .await
-        .unwrap();
-    b.client
-        .find(Locator::Id("rule-agent"))
-        .await
-        .unwrap()
-        .send_keys("builder")
-        .await
-        .unwrap();
-    b.client
-        .find(Locator::Id("rule-expiry"))
-        .await
-        .unwrap()
-        .select_by_value("86400")
-        .await
-        .unwrap();
-    b.client
-        .find(Locator::Id("rule-add"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click("#tab-allowlist").await;
+    b.type_in("#rule-pattern", "cargo test --workspace").await;
+    b.type_in("#rule-agent", "builder").await;
+    b.choose("#rule-expiry", "86400").await;
+    b.click("#rule-add").await;
     let patterns =
         "return [...document.querySelectorAll('#rules-rows td.pattern')].map(t => t.textContent)";
     until(&b, patterns, json!(["cargo test --workspace"])).await;
@@ -455,27 +374,9 @@ async fn history_and_allowlist_tabs() {
     assert_eq!(scope, json!("agent builder"));
 
     // A glob that would approve everything is refused, and the page says why.
-    b.client
-        .find(Locator::Id("rule-pattern"))
-        .await
-        .unwrap()
-        .send_keys("*")
-        .await
-        .unwrap();
-    b.client
-        .find(Locator::Id("rule-kind"))
-        .await
-        .unwrap()
-        .select_by_value("glob")
-        .await
-        .unwrap();
-    b.client
-        .find(Locator::Id("rule-add"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.type_in("#rule-pattern", "*").await;
+    b.choose("#rule-kind", "glob").await;
+    b.click("#rule-add").await;
     until(
         &b,
         "return document.getElementById('rule-message').className",
@@ -495,13 +396,7 @@ async fn history_and_allowlist_tabs() {
     // Removing asks once more, then removes.
     let id = rule["id"].as_i64().unwrap();
     let row = format!("#rules-rows tr[data-rule-id=\"{id}\"]");
-    b.client
-        .find(Locator::Css(&format!("{row} button.remove")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click(&format!("{row} button.remove")).await;
     assert_eq!(
         page.get("/v1/allowlist")
             .await
@@ -512,13 +407,7 @@ async fn history_and_allowlist_tabs() {
         1,
         "not before the confirmation"
     );
-    b.client
-        .find(Locator::Css(&format!("{row} button.confirm-remove")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click(&format!("{row} button.confirm-remove")).await;
     until(&b, patterns, json!([])).await;
     assert_eq!(page.get("/v1/allowlist").await.json(), json!([]));
 

@@ -73,6 +73,33 @@ impl Browser {
         }
     }
 
+    /// The element `css` selects; panics naming the selector when there is none.
+    pub async fn element(&self, css: &str) -> fantoccini::elements::Element {
+        self.client
+            .find(fantoccini::Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no element {css}: {e}"))
+    }
+
+    /// Clicks the element `css` selects, as a person does.
+    pub async fn click(&self, css: &str) {
+        self.element(css).await.click().await.unwrap();
+    }
+
+    /// Types `text` into the field `css` selects.
+    pub async fn type_in(&self, css: &str, text: &str) {
+        self.element(css).await.send_keys(text).await.unwrap();
+    }
+
+    /// Picks the option of value `value` in the list `css` selects.
+    pub async fn choose(&self, css: &str, value: &str) {
+        self.element(css)
+            .await
+            .select_by_value(value)
+            .await
+            .unwrap();
+    }
+
     /// Saves what the window shows as a PNG at `path` (a test's artefact).
     pub async fn screenshot(&self, path: &Path) {
         let png = self.client.screenshot().await.expect("a screenshot");
