@@ -30,6 +30,29 @@ fn new_request(i: usize) -> NewRequest {
     }
 }
 
+/// The ids `Store::list` gives for a filter, newest first.
+async fn listed(
+    store: &Store,
+    status: Option<Status>,
+    agent: Option<&str>,
+    limit: u32,
+    before: Option<String>,
+) -> Vec<String> {
+    let filter = execgate::store::RequestFilter {
+        status,
+        agent: agent.map(str::to_string),
+        limit,
+        before,
+    };
+    store
+        .list(&filter)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect()
+}
+
 async fn open(dir: &tempfile::TempDir) -> Store {
     Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
         .await
@@ -255,23 +278,8 @@ async fn listing_filters_and_short_id_lookups() {
     asked.spec.agent = AgentName::new("b".into()).unwrap();
     let pending = store.insert_pending(asked, Utc::now()).await.unwrap();
 
-    let list = |status: Option<Status>, agent: Option<&str>| {
-        let store = store.clone();
-        let filter = execgate::store::RequestFilter {
-            status,
-            agent: agent.map(str::to_string),
-            limit: 10,
-            before: None,
-        };
-        async move {
-            store
-                .list(&filter)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|r| r.id)
-                .collect::<Vec<_>>()
-        }
+    let list = |status: Option<Status>, agent: Option<&'static str>| {
+        listed(&store, status, agent, 10, None)
     };
     let id = |i: usize| decided[i].id.clone();
     let p = pending.id.clone();
@@ -328,24 +336,11 @@ async fn paging_with_before_walks_each_listing_whole() {
             }
         }
     }
-    let list = |status: Option<Status>, agent: Option<&str>, limit: u32, before: Option<String>| {
-        let store = store.clone();
-        let filter = execgate::store::RequestFilter {
-            status,
-            agent: agent.map(str::to_string),
-            limit,
-            before,
-        };
-        async move {
-            store
-                .list(&filter)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|r| r.id)
-                .collect::<Vec<_>>()
-        }
-    };
+    let list =
+        |status: Option<Status>,
+         agent: Option<&'static str>,
+         limit: u32,
+         before: Option<String>| { listed(&store, status, agent, limit, before) };
     for status in [None, Some(Status::Pending), Some(Status::Denied)] {
         for agent in [None, Some("a")] {
             let whole = list(status, agent, 100, None).await;

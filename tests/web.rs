@@ -95,6 +95,20 @@ async fn answer(b: &Browser, id: &str, decision: &str) {
     b.click(&css).await;
 }
 
+/// The record says the page decided it, as `decision`.
+fn by_web(done: &Record, status: Status, decision: Decision) {
+    assert_eq!(
+        (
+            done.status,
+            done.decision,
+            done.via,
+            done.decided_by.as_deref()
+        ),
+        (status, Some(decision), Some(Via::Web), Some("web")),
+        "{done:?}"
+    );
+}
+
 async fn decided(d: &TestDaemon, id: &str) -> Record {
     d.terminal(id).await
 }
@@ -166,20 +180,7 @@ async fn the_owner_sees_requests_live_and_answers_them() {
 
     answer(&b, &r.id, "allow-once").await;
     let done = decided(&d, &r.id).await;
-    assert_eq!(
-        (
-            done.status,
-            done.decision,
-            done.via,
-            done.decided_by.as_deref()
-        ),
-        (
-            Status::Approved,
-            Some(Decision::AllowOnce),
-            Some(Via::Web),
-            Some("web")
-        )
-    );
+    by_web(&done, Status::Approved, Decision::AllowOnce);
     card_gone(&b, &r.id).await;
     // The Pending tab tells what was decided meanwhile.
     until(
@@ -252,20 +253,7 @@ async fn the_owner_sees_requests_live_and_answers_them() {
     // Deny.
     answer(&b, &push.id, "deny").await;
     let done = decided(&d, &push.id).await;
-    assert_eq!(
-        (
-            done.status,
-            done.decision,
-            done.via,
-            done.decided_by.as_deref()
-        ),
-        (
-            Status::Denied,
-            Some(Decision::Deny),
-            Some(Via::Web),
-            Some("web")
-        )
-    );
+    by_web(&done, Status::Denied, Decision::Deny);
     card_gone(&b, &push.id).await;
 
     // This session, for 2 hours: a rule for this agent and session only, that expires.
