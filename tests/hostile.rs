@@ -531,3 +531,78 @@ async fn stdin_is_shown_to_the_owner_and_recorded() {
         "{v}"
     );
 }
+
+/// A "this session" rule is the owner's grant to one agent in one session. A hostile
+/// agent on its own uid that names that session, as that agent (which its uid may not
+/// speak as) or as itself, is not approved by it; nor can it read the event stream that
+/// shows the owner's queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_rule_is_not_borrowed_by_another_uid_or_agent() {
+    if !can_switch_uid("a_session_rule_is_not_borrowed_by_another_uid_or_agent") {
+        return;
+    }
+    let owner_uid = common::uid().to_string();
+    let d = TestDaemon::start(&[
+        ("EXECGATE_APPROVAL__TIMEOUT_SECS", "300"),
+        ("EXECGATE_AGENTS__CLAUDE__UIDS", owner_uid.as_str()),
+    ])
+    .await;
+    let (status, body) = d
+        .submit(
+            json!({"agent": "claude", "session": "s-1", "command": "make deploy", "wait": false}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let short = body["short_id"].as_str().unwrap().to_string();
+    let (status, body) = d
+        .admin()
+        .call(
+            Method::POST,
+            &format!("/v1/requests/{short}/decision"),
+            Some(&json!({"decision": "allow-session"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let_agent_in(d.dir.path(), &d.config().socket);
+    let (agent, admin) = (d.config().socket.clone(), d.config().admin_socket.clone());
+    let answers = tokio::task::spawn_blocking(move || {
+        as_agent(move || async move {
+            let mut answers = Vec::new();
+            for name in ["claude", "codex"] {
+                let body = json!({"agent": name, "session": "s-1", "command": "make deploy", "wait": false});
+                answers.push(
+                    Client::new(agent.clone())
+                        .call(Method::POST, "/v1/requests", Some(&body))
+                        .await
+                        .unwrap(),
+                );
+            }
+            let events = Client::new(admin)
+                .call(Method::GET, "/v1/events", None)
+                .await
+                .map(|(s, _)| s);
+            (answers, events)
+        })
+    })
+    .await
+    .unwrap();
+    let (answers, events) = answers;
+    // As claude: its uid may not speak as claude.
+    assert_eq!(answers[0].0, StatusCode::FORBIDDEN, "{}", answers[0].1);
+    // As itself in claude's session: asked, not approved.
+    assert_eq!(answers[1].0, StatusCode::ACCEPTED, "{}", answers[1].1);
+    assert_eq!(answers[1].1["status"], "pending");
+    assert!(
+        events.is_err() || events.as_ref().is_ok_and(|s| *s == StatusCode::FORBIDDEN),
+        "the admin socket's event stream answered the agent: {events:?}"
+    );
+    // The owner's own agent in that session still passes.
+    assert_eq!(
+        d.submit(json!({"agent": "claude", "session": "s-1", "command": "make deploy"}))
+            .await
+            .1["via"],
+        "allowlist"
+    );
+}

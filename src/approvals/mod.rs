@@ -539,18 +539,23 @@ impl Approvals {
         let memory = self.policy.config().approval.remember == Remember::Memory;
         let (always_rule, shown) = match self.lock().get(id) {
             Some(p) => (
-                answer.filter(|a| a.decision.saves_rule()).map(|a| NewRule {
-                    agent: Some(p.agent.clone()),
-                    session: (a.decision == Decision::AllowSession)
-                        .then(|| p.session.clone())
-                        .flatten(),
-                    pattern: p.normalized.clone(),
-                    kind: p.always_kind,
-                    created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
-                    expires_at: a.for_secs.map(|secs| now + TimeDelta::seconds(secs as i64)),
-                    source_request: Some(id.to_string()),
-                    memory,
-                }),
+                answer
+                    .filter(|a| a.decision.saves_rule())
+                    // A session grant without a session saves nothing rather than a
+                    // rule for every session (`resolve` refuses it before this).
+                    .filter(|a| a.decision != Decision::AllowSession || p.session.is_some())
+                    .map(|a| NewRule {
+                        agent: Some(p.agent.clone()),
+                        session: (a.decision == Decision::AllowSession)
+                            .then(|| p.session.clone())
+                            .flatten(),
+                        pattern: p.normalized.clone(),
+                        kind: p.always_kind,
+                        created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
+                        expires_at: a.for_secs.map(|secs| now + TimeDelta::seconds(secs as i64)),
+                        source_request: Some(id.to_string()),
+                        memory,
+                    }),
                 p.shown,
             ),
             // Not live here (should not happen): whether anyone saw it is unknown.
@@ -678,14 +683,6 @@ impl Approvals {
         }
     }
 
-    /// The rule an answer that saves one would store for request `id`: its pattern
-    /// and kind. None when the request is not pending here.
-    pub fn rule_draft(&self, id: &str) -> Option<(String, RuleKind)> {
-        self.lock()
-            .get(id)
-            .map(|p| (p.normalized.clone(), p.always_kind))
-    }
-
     /// How many requests wait for a human right now.
     pub fn pending_count(&self) -> usize {
         self.lock().len()
@@ -742,16 +739,26 @@ impl Approvals {
     /// Which grants an answer to the pending request `record` may make, and why the
     /// others would be refused (the page hides a button it would refuse, with the reason).
     pub fn offer(&self, record: &Record) -> Offer {
-        let always_refused = self.always_refusal(&record.id);
+        // One look at the live entry: its refusal and the rule a grant would save.
+        let live = self.lock().get(&record.id).map(|p| {
+            (
+                p.always_refusal.clone(),
+                p.normalized.clone(),
+                p.always_kind,
+            )
+        });
+        let (always_refused, rule) = match live {
+            Some((None, pattern, kind)) => (None, Some((pattern, kind))),
+            Some((Some(why), _, _)) => (Some(why), None),
+            // Not live here: without the verdict, nothing that saves a rule is offered.
+            None => (Some("the request is not pending".to_string()), None),
+        };
         let session_refused = match (&always_refused, &record.session) {
             (Some(why), _) => Some(why.clone()),
             (None, None) => Some("the request names no session".into()),
             (None, Some(_)) => None,
         };
-        let (rule, rule_kind) = match self.rule_draft(&record.id) {
-            Some((pattern, kind)) if always_refused.is_none() => (Some(pattern), Some(kind)),
-            _ => (None, None),
-        };
+        let (rule, rule_kind) = rule.map_or((None, None), |(p, k)| (Some(p), Some(k)));
         Offer {
             always_refused,
             session_refused,
