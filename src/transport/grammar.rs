@@ -116,6 +116,9 @@ fn approve(args: &[&str]) -> Result<ChatCommand, GrammarError> {
         [first, second] => {
             let Some(decision) = mode(first) else {
                 return Err(match id {
+                    None if looks_like_duration(first) => GrammarError(format!(
+                        "{first:?} is a duration, not a request id (no id is three digits and a d); a duration comes last: /approve always {first}; {APPROVE_USAGE}"
+                    )),
                     None => bad_id(first, APPROVE_USAGE),
                     Some(_) => GrammarError(format!(
                         "{first:?} is not a mode (expected once, always, session or deny); {APPROVE_USAGE}"
