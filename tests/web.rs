@@ -578,7 +578,9 @@ async fn without_the_token_nothing_is_read_or_changed() {
     let host = page.host();
     let origin = page.origin();
     let wrong = format!("Bearer {}", "0".repeat(64));
-    let almost = format!("Bearer {}0", &page.token[..63]);
+    // The token with its last digit changed (to another digit, whatever it was).
+    let last = if page.token.ends_with('0') { '1' } else { '0' };
+    let almost = format!("Bearer {}{last}", &page.token[..63]);
     let basic = format!("Basic {}", page.token);
     let cookie = format!("token={}", page.token);
     let ways: Vec<Vec<(&str, &str)>> = vec![
