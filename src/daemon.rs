@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 
 use crate::api::{AppState, server};
 use crate::approvals::Approvals;
+use crate::cluster::Cluster;
 use crate::config::Config;
 use crate::model::{Status, Via};
 use crate::policy::Policy;
@@ -134,11 +135,22 @@ impl Daemon {
             })?
             .ok_or_else(|| StartError::DatabaseInUse(config.database.clone()))?;
 
-        let store = Store::open(
-            &config.database,
-            Duration::from_millis(config.database_busy_timeout_ms),
-        )
-        .await?;
+        let busy = Duration::from_millis(config.database_busy_timeout_ms);
+        let store = match &config.postgres {
+            Some(url) => {
+                let options = crate::store::postgres::Options {
+                    acquire_timeout: busy,
+                    max_connections: PG_CONNECTIONS,
+                };
+                Store::open_postgres(url, &config.node, options).await?
+            }
+            None => Store::open_sqlite(&config.database, busy, &config.node).await?,
+        };
+        if let Some(pg) = store.shared() {
+            // Alive before anything else, so the leader never takes this node for dead.
+            pg.heartbeat().await?;
+        }
+        // On a shared database, only this node's: the others' agents still wait.
         let swept = store
             .sweep_pending(
                 Resolution {
@@ -172,26 +184,17 @@ impl Daemon {
         let policy = Arc::new(Policy::new(Arc::clone(&config))?);
         let approvals = Approvals::new(store.clone(), Arc::clone(&policy));
         approvals.reload_rules().await?;
-        // Before the sockets exist: a token Telegram rejects stops the start here.
-        let telegram = match config.telegram.bot_token {
-            Some(_) => Some(
-                Telegram::connect(&config.telegram, Arc::clone(&approvals))
-                    .await
-                    .map_err(StartError::Telegram)?,
-            ),
-            None => None,
+        let cluster = Cluster::of(&approvals, &store, &config.cluster);
+        // Alone, the chats are this daemon's; on a shared database, the leader's, started
+        // once this node takes the lock (below).
+        let chats = match cluster {
+            // Before the sockets exist: a token Telegram rejects stops the start here.
+            None => Some(Chats::connect(&config, &approvals).await?),
+            Some(_) => None,
         };
-        // Checked here; the homeserver is reached in the background, so that one that is
-        // down does not stop the daemon.
-        let matrix = match config.matrix.is_configured() {
-            true => Some(
-                Matrix::new(&config.matrix, &config.database, Arc::clone(&approvals))
-                    .map_err(StartError::Matrix)?,
-            ),
-            false => None,
-        };
+        let has_chats = config.telegram.bot_token.is_some() || config.matrix.is_configured();
         // Their messages say they are still waiting: the chats edit them.
-        let left: Arc<[crate::transport::Left]> = match telegram.is_some() || matrix.is_some() {
+        let left: Arc<[crate::transport::Left]> = match has_chats {
             true => crate::transport::left_by_last_run(&approvals, &swept)
                 .await
                 .into(),
@@ -226,15 +229,22 @@ impl Daemon {
                 shutdown.clone(),
             )));
         }
-        if let Some(telegram) = telegram {
-            transports.push(telegram.spawn(
-                approvals.subscribe(),
-                Arc::clone(&left),
-                shutdown.clone(),
-            ));
-        }
-        if let Some(matrix) = matrix {
-            transports.push(matrix.spawn(approvals.subscribe(), left, shutdown.clone()));
+        let mut background = Vec::new();
+        match (chats, &cluster) {
+            (Some(chats), _) => transports.extend(chats.spawn(&approvals, left, &shutdown)),
+            (None, Some(cluster)) => {
+                background.extend(cluster.spawn(&shutdown));
+                if has_chats {
+                    transports.push(tokio::spawn(lead_chats(
+                        cluster.clone(),
+                        Arc::clone(&config),
+                        Arc::clone(&approvals),
+                        left,
+                        shutdown.clone(),
+                    )));
+                }
+            }
+            (None, None) => {}
         }
 
         let agent = listener(activated.agent, &config.socket, 0o660)?;
@@ -256,6 +266,7 @@ impl Daemon {
                 shutdown.clone(),
             ),
         ];
+        tasks.extend(background);
         let web = web.map(|front| {
             let opened = (front.addr(), front.url());
             tasks.push(front.serve(state, shutdown));
@@ -264,7 +275,11 @@ impl Daemon {
         tracing::info!(
             socket = %config.socket.display(),
             admin_socket = %config.admin_socket.display(),
-            database = %config.database.display(),
+            database = %match &config.postgres {
+                Some(url) => url.redacted(),
+                None => config.database.display().to_string(),
+            },
+            node = %config.node,
             "execgate ready"
         );
         Ok(Daemon {
@@ -310,9 +325,13 @@ impl Daemon {
             needs_restart.push("socket, admin_socket");
         }
         if new.database != old.database
+            || new.postgres != old.postgres
             || new.database_busy_timeout_ms != old.database_busy_timeout_ms
         {
             needs_restart.push("database, database_busy_timeout_ms");
+        }
+        if new.node != old.node || format!("{:?}", new.cluster) != format!("{:?}", old.cluster) {
+            needs_restart.push("node, cluster.*");
         }
         if format!("{:?}", new.telegram) != format!("{:?}", old.telegram)
             || new.telegram.bot_token != old.telegram.bot_token
@@ -343,6 +362,9 @@ impl Daemon {
             socket: old.socket.clone(),
             admin_socket: old.admin_socket.clone(),
             database: old.database.clone(),
+            postgres: old.postgres.clone(),
+            node: old.node.clone(),
+            cluster: old.cluster.clone(),
             database_busy_timeout_ms: old.database_busy_timeout_ms,
             telegram: old.telegram.clone(),
             matrix: old.matrix.clone(),
@@ -425,6 +447,104 @@ impl Daemon {
         }
         self.store.close().await;
         tracing::info!("execgate stopped");
+    }
+}
+
+/// Connections a node keeps to a shared PostgreSQL database at most: enough for 64
+/// concurrent requests to commit without queueing long, few enough for a dozen nodes on
+/// a server's default `max_connections` (100).
+const PG_CONNECTIONS: u32 = 8;
+
+/// The chat transports this daemon runs (Telegram, Matrix; each when configured).
+struct Chats {
+    telegram: Option<Telegram>,
+    matrix: Option<Matrix>,
+}
+
+impl Chats {
+    /// Connects what is configured. A Telegram token the Bot API rejects, or a Matrix
+    /// configuration that cannot work, is an error; a chat server that cannot be reached
+    /// is not (each transport keeps trying).
+    async fn connect(config: &Config, approvals: &Arc<Approvals>) -> Result<Chats, StartError> {
+        let telegram = match config.telegram.bot_token {
+            Some(_) => Some(
+                Telegram::connect(&config.telegram, Arc::clone(approvals))
+                    .await
+                    .map_err(StartError::Telegram)?,
+            ),
+            None => None,
+        };
+        let matrix = match config.matrix.is_configured() {
+            true => Some(
+                Matrix::new(&config.matrix, &config.database, Arc::clone(approvals))
+                    .map_err(StartError::Matrix)?,
+            ),
+            false => None,
+        };
+        Ok(Chats { telegram, matrix })
+    }
+
+    /// Starts them; each ends when `shutdown` fires. `left`: requests the last run left
+    /// pending, whose messages they edit.
+    fn spawn(
+        self,
+        approvals: &Approvals,
+        left: Arc<[crate::transport::Left]>,
+        shutdown: &crate::shutdown::Shutdown,
+    ) -> Vec<JoinHandle<()>> {
+        let mut running = Vec::new();
+        if let Some(telegram) = self.telegram {
+            running.push(telegram.spawn(
+                approvals.subscribe(),
+                Arc::clone(&left),
+                shutdown.clone(),
+            ));
+        }
+        if let Some(matrix) = self.matrix {
+            running.push(matrix.spawn(approvals.subscribe(), left, shutdown.clone()));
+        }
+        running
+    }
+}
+
+/// On a shared database: runs the chats whenever this node holds the leader's lock, and
+/// stops them at once when the lock may be lost, until shutdown.
+async fn lead_chats(
+    cluster: Cluster,
+    config: Arc<Config>,
+    approvals: Arc<Approvals>,
+    left: Arc<[crate::transport::Left]>,
+    mut shutdown: crate::shutdown::Shutdown,
+) {
+    let mut left = Some(left);
+    while let Some(mut lease) = cluster.lead(&mut shutdown).await {
+        let (term_over, term) = crate::shutdown::channel();
+        let running = match Chats::connect(&config, &approvals).await {
+            Ok(chats) => chats.spawn(
+                &approvals,
+                left.take().unwrap_or_else(|| Arc::from([])),
+                &term,
+            ),
+            Err(e) => {
+                tracing::error!(error = %e, "this node leads the chats but cannot run them");
+                Vec::new()
+            }
+        };
+        let lost = cluster.keep(&mut lease, &mut shutdown).await;
+        term_over.notify();
+        for chat in running {
+            if tokio::time::timeout(Duration::from_secs(15), chat)
+                .await
+                .is_err()
+            {
+                tracing::warn!("a chat transport did not stop within 15 s");
+            }
+        }
+        if !lost {
+            // Shutdown: the lock goes to another node now, not when the process ends.
+            lease.release().await;
+            return;
+        }
     }
 }
 

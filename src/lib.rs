@@ -73,6 +73,7 @@ pub mod api;
 pub mod approvals;
 pub mod cli;
 pub mod client;
+pub mod cluster;
 pub mod config;
 pub mod daemon;
 pub mod exec;

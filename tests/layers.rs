@@ -35,6 +35,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("transport", 6),
     ("cli", 6),
     ("web", 6),
+    // Beside the fronts: it drives approvals from other nodes' changes.
+    ("cluster", 6),
     ("daemon", 7),
 ];
 

@@ -27,6 +27,7 @@ fn new_request(i: usize) -> NewRequest {
         risk: Risk::NeedsReview,
         risk_reasons: vec![],
         created_at: Utc::now(),
+        grant: None,
     }
 }
 

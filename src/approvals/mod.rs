@@ -23,7 +23,8 @@ use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
 use crate::model::{
-    Answer, Decision, Record, Remember, RequestSpec, RuleKind, Status, Via, not_approved_error,
+    Answer, Decision, GrantDraft, Record, Remember, RequestSpec, RuleKind, Status, Via,
+    not_approved_error,
 };
 use crate::policy::{Outcome, Policy, Settings, Subject};
 use crate::store::{NewRequest, NewRule, RequestFilter, Resolution, Store, StoreError};
@@ -116,9 +117,6 @@ struct Pending {
     timer: Option<AbortHandle>,
     /// The peer uid that asked: pending requests are capped per uid.
     uid: Option<u32>,
-    agent: String,
-    /// The session the request named: what a "this session" rule is for.
-    session: Option<String>,
     /// The normalized command (or tool name) an "always" rule would store, and the
     /// rule's kind (`exact`, or `tool`).
     normalized: String,
@@ -192,6 +190,10 @@ pub struct Approvals {
     pending: Mutex<PendingSet>,
     /// Where policy's analysis runs.
     analysts: analysts::Analysts,
+    /// Requests pending on other nodes sharing the database, as this node has heard of
+    /// them (see [`Approvals::heard_pending`]): the chats post them and streams show them
+    /// from here, and a delivery waits on the watch for their end.
+    remote: Mutex<HashMap<String, watch::Sender<Option<Record>>>>,
     /// Asks per uid in the last minute; taken only under `pending`'s lock.
     asks: Mutex<rate::AskRate>,
     events: broadcast::Sender<Event>,
@@ -210,6 +212,7 @@ impl Approvals {
             store,
             policy,
             pending: Mutex::new(PendingSet::default()),
+            remote: Mutex::new(HashMap::new()),
             analysts: analysts::Analysts::start(),
             asks: Mutex::new(rate::AskRate::default()),
             events,
@@ -230,6 +233,10 @@ impl Approvals {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, PendingSet> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn remote(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<Option<Record>>>> {
+        self.remote.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Reloads the compiled allowlist from the database.
@@ -274,12 +281,19 @@ impl Approvals {
             .await
             .ok_or(ApprovalError::Analysis)?;
         let agent = spec.agent.clone();
+        // Kept with the request, so that a node other than this one can answer it.
+        let grant = matches!(verdict.outcome, Outcome::Ask).then(|| GrantDraft {
+            pattern: verdict.normalized.clone(),
+            kind: verdict.always_kind,
+            refused: always_refusal.clone(),
+        });
         let new = NewRequest {
             id: uuid::Uuid::now_v7().to_string(),
             spec,
             risk: verdict.risk,
             risk_reasons: verdict.risk_reasons.clone(),
             created_at: now,
+            grant,
         };
 
         let decided = |status, via| Resolution {
@@ -369,13 +383,13 @@ impl Approvals {
                     done,
                     timer: None,
                     uid,
-                    agent: new.spec.agent.to_string(),
-                    session: new.spec.session.clone(),
                     normalized: verdict.normalized,
                     always_kind: verdict.always_kind,
                     always_refusal,
                     fallback_approves: verdict.fallback_approves,
-                    shown: false,
+                    // On a shared database another node's chat may show it at any time:
+                    // its id is kept out of circulation for a day, as if shown.
+                    shown: self.store.shared().is_some(),
                 },
             );
         }
@@ -537,30 +551,45 @@ impl Approvals {
         let now = Utc::now().trunc_subsecs(3);
         let decision = answer.map(|a| a.decision);
         let memory = self.policy.config().approval.remember == Remember::Memory;
-        let (always_rule, shown) = match self.lock().get(id) {
+        // What a grant saves: from the live entry, else (a request pending on another
+        // node) as stored with the request when it was asked.
+        let (draft, shown) = match self.lock().get(id) {
             Some(p) => (
-                answer
-                    .filter(|a| a.decision.saves_rule())
-                    // A session grant without a session saves nothing rather than a
-                    // rule for every session (`resolve` refuses it before this).
-                    .filter(|a| a.decision != Decision::AllowSession || p.session.is_some())
-                    .map(|a| NewRule {
-                        agent: Some(p.agent.clone()),
-                        session: (a.decision == Decision::AllowSession)
-                            .then(|| p.session.clone())
-                            .flatten(),
-                        pattern: p.normalized.clone(),
-                        kind: p.always_kind,
-                        created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
-                        expires_at: a.for_secs.map(|secs| now + TimeDelta::seconds(secs as i64)),
-                        source_request: Some(id.to_string()),
-                        memory,
-                    }),
+                Some((
+                    p.normalized.clone(),
+                    p.always_kind,
+                    p.always_refusal.is_none(),
+                )),
                 p.shown,
             ),
-            // Not live here (should not happen): whether anyone saw it is unknown.
-            None => (None, true),
+            None => (
+                before
+                    .grant
+                    .as_ref()
+                    .map(|g| (g.pattern.clone(), g.kind, g.refused.is_none())),
+                // Whether anyone saw it is not known here: assume so.
+                true,
+            ),
         };
+        let always_rule = answer
+            .filter(|a| a.decision.saves_rule())
+            // Never a rule where a grant is refused (`resolve` refuses it before this).
+            .zip(draft.filter(|(_, _, offered)| *offered))
+            // A session grant without a session saves nothing rather than a rule for
+            // every session (`resolve` refuses it before this too).
+            .filter(|(a, _)| a.decision != Decision::AllowSession || before.session.is_some())
+            .map(|(a, (pattern, kind, _))| NewRule {
+                agent: Some(before.agent.clone()),
+                session: (a.decision == Decision::AllowSession)
+                    .then(|| before.session.clone())
+                    .flatten(),
+                pattern,
+                kind,
+                created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
+                expires_at: a.for_secs.map(|secs| now + TimeDelta::seconds(secs as i64)),
+                source_request: Some(id.to_string()),
+                memory,
+            });
         let resolution = Resolution {
             status,
             decision,
@@ -580,6 +609,7 @@ impl Approvals {
             return Ok(None);
         }
         let entry = self.lock().remove(id);
+        let elsewhere = self.remote().remove(id);
         // Shown while the transition was being written: keep the id out of circulation
         // too. Best effort; should it fail, only this id could come back early.
         if !shown
@@ -611,6 +641,9 @@ impl Approvals {
             }
             p.done.send_replace(Some(record.clone()));
         }
+        if let Some(done) = elsewhere {
+            done.send_replace(Some(record.clone()));
+        }
         tracing::info!(short_id = %record.short_id, %status, %via, by = ?decided_by, "request resolved");
         let _ = self.events.send(Event::Resolved(record.clone()));
         Ok(Some(record))
@@ -626,7 +659,8 @@ impl Approvals {
                 p.shown = true;
                 true
             }
-            None => false,
+            // Pending on another node: its id is already kept as shown (see `register`).
+            None => self.remote().contains_key(id),
         }
     }
 
@@ -664,14 +698,28 @@ impl Approvals {
         self.store.message_external_ids(id).await
     }
 
+    /// A small value kept in the database across restarts and nodes (a transport's
+    /// place in its stream of updates).
+    pub async fn kept(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.store.state(key).await
+    }
+
+    pub async fn keep(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.store.set_state(key, value).await
+    }
+
     /// The request a chat message shows, by the id `note_message` stored.
     pub async fn find_by_message(&self, external: &str) -> Result<Option<Record>, StoreError> {
         self.store.find_by_message_external_id(external).await
     }
 
-    /// A receiver for the terminal record of a request pending in this daemon.
+    /// A receiver for the terminal record of a request pending in this daemon, or on
+    /// another node that this one has heard of.
     pub fn watch(&self, id: &str) -> Option<watch::Receiver<Option<Record>>> {
-        self.lock().get(id).map(|p| p.done.subscribe())
+        match self.lock().get(id) {
+            Some(p) => Some(p.done.subscribe()),
+            None => self.remote().get(id).map(watch::Sender::subscribe),
+        }
     }
 
     /// Why an "always" answer to request `id` would be refused, or None when it would be
@@ -736,6 +784,91 @@ impl Approvals {
         self.stopped.subscribe()
     }
 
+    /// Another node put request `id` to a human: it is shown and posted from here too
+    /// (by this node's chats when it leads them, by its event streams always).
+    pub async fn heard_pending(&self, id: &str) -> Result<(), StoreError> {
+        if self.lock().get(id).is_some() || self.remote().contains_key(id) {
+            return Ok(());
+        }
+        let Some(record) = self.store.get(id).await? else {
+            return Ok(());
+        };
+        if record.status != Status::Pending || record.node == self.store.node() {
+            return Ok(());
+        }
+        // Checked again: a resolution heard meanwhile must not be followed by this.
+        if self
+            .remote()
+            .insert(id.to_string(), watch::Sender::new(None))
+            .is_none()
+        {
+            let _ = self.events.send(Event::Pending(record));
+        }
+        Ok(())
+    }
+
+    /// Request `id` may have left `pending` through another node (or behind this one's
+    /// back while it could not listen): if so, whoever waits here hears its end.
+    pub async fn heard_resolved(&self, id: &str) -> Result<(), StoreError> {
+        if self.lock().get(id).is_none() && !self.remote().contains_key(id) {
+            return Ok(());
+        }
+        let Some(record) = self.store.get(id).await? else {
+            return Ok(());
+        };
+        if !record.status.is_terminal() {
+            return Ok(());
+        }
+        let entry = self.lock().remove(id);
+        let elsewhere = self.remote().remove(id);
+        if entry.is_none() && elsewhere.is_none() {
+            // Resolved here meanwhile: that resolution told everyone.
+            return Ok(());
+        }
+        if let Some(p) = entry {
+            if let Some(t) = p.timer {
+                t.abort();
+            }
+            p.done.send_replace(Some(record.clone()));
+        }
+        if let Some(done) = elsewhere {
+            done.send_replace(Some(record.clone()));
+        }
+        tracing::info!(short_id = %record.short_id, status = %record.status, via = ?record.via, node = %record.node, "request resolved elsewhere");
+        let _ = self.events.send(Event::Resolved(record));
+        Ok(())
+    }
+
+    /// Another node changed the allowlist: this node's compiled rules follow.
+    pub async fn heard_rules(&self) -> Result<(), StoreError> {
+        self.reload_rules().await?;
+        let _ = self.events.send(Event::Rules);
+        Ok(())
+    }
+
+    /// Reads afresh what notices may have been missed: every request this node holds as
+    /// pending is checked, and every request pending elsewhere is heard of.
+    pub async fn resync(&self) -> Result<(), StoreError> {
+        let mut known = self.lock().ids();
+        known.extend(self.remote().keys().cloned());
+        for id in known {
+            self.heard_resolved(&id).await?;
+        }
+        let pending = self
+            .store
+            .list(&RequestFilter {
+                status: Some(Status::Pending),
+                agent: None,
+                limit: u32::MAX,
+                before: None,
+            })
+            .await?;
+        for record in pending.iter().rev() {
+            self.heard_pending(&record.id).await?;
+        }
+        self.heard_rules().await
+    }
+
     /// Which grants an answer to the pending request `record` may make, and why the
     /// others would be refused (the page hides a button it would refuse, with the reason).
     pub fn offer(&self, record: &Record) -> Offer {
@@ -747,10 +880,18 @@ impl Approvals {
                 p.always_kind,
             )
         });
-        let (always_refused, rule) = match live {
+        // Not live here: pending on another node, whose verdict was stored with it.
+        let stored = || {
+            record
+                .grant
+                .as_ref()
+                .filter(|_| record.status == Status::Pending)
+                .map(|g| (g.refused.clone(), g.pattern.clone(), g.kind))
+        };
+        let (always_refused, rule) = match live.or_else(stored) {
             Some((None, pattern, kind)) => (None, Some((pattern, kind))),
             Some((Some(why), _, _)) => (Some(why), None),
-            // Not live here: without the verdict, nothing that saves a rule is offered.
+            // Without the verdict, nothing that saves a rule is offered.
             None => (Some("the request is not pending".to_string()), None),
         };
         let session_refused = match (&always_refused, &record.session) {

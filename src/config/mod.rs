@@ -8,10 +8,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 
 use crate::model::{Ask, AskFallback, Remember, Security};
+mod cluster;
 mod matrix;
 mod reactions;
 mod web;
 
+pub use cluster::ClusterConfig;
 pub use matrix::MatrixConfig;
 pub use reactions::{ReactionMap, ReactionMapError};
 pub use web::WebConfig;
@@ -65,8 +67,17 @@ pub struct Config {
     /// Admin socket (mode 0600). Default: `admin.sock` beside `socket`.
     pub admin_socket: PathBuf,
     /// SQLite file. Default: `$XDG_STATE_HOME/execgate/execgate.db`, else
-    /// `~/.local/state/execgate/execgate.db`.
+    /// `~/.local/state/execgate/execgate.db`. With [`Config::postgres`], no database is
+    /// opened here: the path only places the files kept beside it (the lock, the page's
+    /// token, the Matrix keys).
     pub database: PathBuf,
+    /// `database = "postgres://…"`: the store is this PostgreSQL database, shared with
+    /// the daemons of other hosts.
+    pub postgres: Option<crate::store::postgres::Url>,
+    /// This daemon's name among those sharing a database, stored on every row. Default:
+    /// the host name.
+    pub node: String,
+    pub cluster: ClusterConfig,
     /// How long a write waits for SQLite's lock before the request fails with 503.
     /// Default: 5000.
     pub database_busy_timeout_ms: u64,
@@ -353,7 +364,10 @@ impl fmt::Debug for Secret {
 struct Raw {
     socket: Option<PathBuf>,
     admin_socket: Option<PathBuf>,
-    database: Option<PathBuf>,
+    /// A SQLite file, or a `postgres://` URL.
+    database: Option<String>,
+    node: Option<String>,
+    cluster: ClusterConfig,
     database_busy_timeout_ms: Option<u64>,
     #[serde(deserialize_with = "opt_uid_list")]
     admin_uids: Option<Vec<u32>>,
@@ -450,7 +464,18 @@ impl Config {
         let admin_socket = raw
             .admin_socket
             .unwrap_or_else(|| socket.parent().unwrap_or(Path::new("/")).join("admin.sock"));
-        let database = match raw.database {
+        let (database, postgres) = match raw.database {
+            Some(url) if crate::store::postgres::Url::looks_like(&url) => (
+                None,
+                Some(
+                    crate::store::postgres::Url::parse(&url)
+                        .map_err(|e| ConfigError::Invalid(format!("`database`: {e}")))?,
+                ),
+            ),
+            Some(path) => (Some(PathBuf::from(path)), None),
+            None => (None, None),
+        };
+        let database = match database {
             Some(p) => p,
             None => match (var("XDG_STATE_HOME"), home) {
                 (Some(dir), _) => Path::new(&dir).join("execgate/execgate.db"),
@@ -463,10 +488,16 @@ impl Config {
             },
         };
 
+        let node = raw.node.unwrap_or_else(cluster::host_name);
+        cluster::check_node(&node)?;
+        raw.cluster.validate()?;
         let config = Config {
             socket,
             admin_socket,
             database,
+            postgres,
+            node,
+            cluster: raw.cluster,
             database_busy_timeout_ms: raw.database_busy_timeout_ms.unwrap_or(5000),
             admin_uids: raw.admin_uids.unwrap_or_else(|| vec![uid]),
             approval: raw.approval,

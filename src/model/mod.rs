@@ -16,7 +16,9 @@ pub use answer::{
     Answer, AnswerError, MAX_GRANT_SECS, looks_like_duration, parse_duration, say_duration,
 };
 pub use command::{Command, CommandRef, ToolCall, shell_join};
-pub use record::{ExecResult, InputSummary, Record, Rule, not_approved_error, sha256_hex};
+pub use record::{
+    ExecResult, GrantDraft, InputSummary, Record, Rule, not_approved_error, sha256_hex,
+};
 pub use request::RequestSpec;
 
 use std::fmt;

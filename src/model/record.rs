@@ -72,6 +72,26 @@ pub struct Record {
     /// client said; None when it did not say.
     #[serde(default)]
     pub front: Option<String>,
+    /// The daemon that took the request (`node`: the host name unless configured): where
+    /// its agent waits, when daemons on several hosts share one database.
+    #[serde(default)]
+    pub node: String,
+    /// For a request put to a human: the rule a grant would save, or why none may be
+    /// saved, judged when it was asked. Kept with the request so that any daemon sharing
+    /// the database can answer it; not part of the API's body (the event stream's
+    /// `offer` says it).
+    #[serde(skip)]
+    pub grant: Option<GrantDraft>,
+}
+
+/// The rule a grant answering a request would save, or why no grant is offered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrantDraft {
+    /// The exact command (normalized) or the tool's name.
+    pub pattern: String,
+    pub kind: super::RuleKind,
+    /// Why "always" (and so every grant that saves a rule) is refused; None: offered.
+    pub refused: Option<String>,
 }
 
 /// SHA-256 in lowercase hex: how the owner tells apart two texts too long to show whole.

@@ -1,47 +1,45 @@
-//! Every SQL statement execgate runs, behind one struct, on SQLite through one library
-//! (rusqlite).
+//! Every SQL statement execgate runs, behind one struct with two backends:
 //!
-//! - `connection`: how a connection is opened (WAL, `synchronous=FULL`, busy timeout).
-//! - `migrate`: the schema brought up to date at open, `migrations/` in order.
-//! - `reads`: a few read-only connections, queried on tokio's blocking threads.
-//! - `writes`: every change, one type per kind, each with its typed result.
-//! - `writer`: the one writer thread, which commits concurrent writes together in
-//!   `BEGIN IMMEDIATE` transactions and answers each caller only after the commit that
-//!   holds its write (group commit).
-//! - `rows`: rows decoded into records and rules.
+//! - [`sqlite`]: the embedded default, one file for one daemon, through rusqlite, with
+//!   one writer thread that commits concurrent writes together (group commit).
+//! - [`postgres`]: `database = "postgres://…"`, through sqlx: one database shared by
+//!   daemons on many hosts, each writing its `node` on every row, with what they need to
+//!   act as one (`postgres::cluster`: notifications, heartbeats, the chat leader's lock).
 //!
-//! The one transition out of `pending` is an `UPDATE … WHERE status = 'pending'` whose
-//! affected-row count says who won.
+//! Both keep the same tables with the same meanings. The one transition out of
+//! `pending` is an `UPDATE … WHERE status = 'pending'` whose affected-row count says who
+//! won, on either.
 //!
-//! The public face is what a PostgreSQL store could offer too: async methods that take
-//! and return the model's types, and say nothing of connections or SQL.
+//! The public face says nothing of connections or SQL: async methods that take and
+//! return the model's types.
 
-mod connection;
-mod migrate;
-mod reads;
-mod rows;
-mod writer;
-mod writes;
+pub mod postgres;
+mod sqlite;
 
-pub use writer::WriteStats;
+pub use sqlite::WriteStats;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use rusqlite::{Connection, params};
 use tracing::instrument;
 
-use crate::model::{Decision, ExecResult, Record, RequestSpec, Risk, Rule, RuleKind, Status, Via};
-use connection::Target;
-use reads::Readers;
-use rows::{REQUEST_COLUMNS, RULE_COLUMNS};
+use crate::model::{
+    Decision, ExecResult, GrantDraft, Record, RequestSpec, Risk, Rule, RuleKind, Status, Via,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("database error: {0}")]
+    Postgres(#[from] sqlx_core::Error),
+    #[error("PostgreSQL migration {version} ({description}) failed: {source}")]
+    PostgresMigration {
+        version: i64,
+        description: &'static str,
+        source: sqlx_core::Error,
+    },
     #[error("database migration {version} ({description}) failed: {source}")]
     Migration {
         version: i64,
@@ -84,6 +82,8 @@ pub struct NewRequest {
     pub risk: Risk,
     pub risk_reasons: Vec<String>,
     pub created_at: DateTime<Utc>,
+    /// For a request put to a human: the rule a grant would save, or why none.
+    pub grant: Option<GrantDraft>,
 }
 
 impl NewRequest {
@@ -95,6 +95,7 @@ impl NewRequest {
         resolution: Option<&Resolution>,
         error: Option<&str>,
         expires_at: Option<DateTime<Utc>>,
+        node: &str,
     ) -> Record {
         let spec = &self.spec;
         Record {
@@ -122,6 +123,8 @@ impl NewRequest {
             peer_pid: spec.peer_pid,
             input: spec.input.clone(),
             front: spec.front.clone(),
+            node: node.to_string(),
+            grant: self.grant.clone(),
         }
     }
 }
@@ -171,49 +174,88 @@ pub struct NewRule {
 /// How long a short id a human was shown stays out of circulation.
 pub(crate) const SHORT_ID_QUARANTINE: chrono::TimeDelta = chrono::TimeDelta::hours(24);
 
+/// The store: SQLite or PostgreSQL behind the same methods.
 #[derive(Clone, Debug)]
 pub struct Store {
-    reads: Arc<Readers>,
-    writer: writer::Writer,
+    backend: Backend,
+}
+
+#[derive(Clone, Debug)]
+enum Backend {
+    Sqlite(sqlite::SqliteStore),
+    Postgres(postgres::PgStore),
+}
+
+/// Runs the same call on whichever backend the store has.
+macro_rules! on_backend {
+    ($store:expr, $b:ident => $call:expr) => {
+        match &$store.backend {
+            Backend::Sqlite($b) => $call,
+            Backend::Postgres($b) => $call,
+        }
+    };
 }
 
 impl Store {
-    /// Opens (creating if missing) the database, with WAL, `synchronous=FULL`, foreign
-    /// keys and a busy timeout, brings its schema up to date, and starts the writer.
-    pub async fn open(path: &Path, busy_timeout: Duration) -> Result<Store, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            create_private_dir(dir).map_err(|source| StoreError::Dir {
-                path: dir.display().to_string(),
-                source,
-            })?;
-        }
-        create_private_file(path).map_err(|source| StoreError::Dir {
-            path: path.display().to_string(),
-            source,
-        })?;
-        let target = Target::new(path, busy_timeout);
-        let migrating = target.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = migrating.open_for_writing()?;
-            migrate::run(&mut conn)
+    /// Opens (creating if missing) a SQLite database, with WAL, `synchronous=FULL`,
+    /// foreign keys and a busy timeout, brings its schema up to date, and starts the
+    /// writer. Rows are written as node `node`.
+    pub async fn open_sqlite(
+        path: &Path,
+        busy_timeout: Duration,
+        node: &str,
+    ) -> Result<Store, StoreError> {
+        let store = sqlite::SqliteStore::open(path, busy_timeout, node).await?;
+        Ok(Store {
+            backend: Backend::Sqlite(store),
         })
-        .await
-        .map_err(|e| StoreError::Task(e.to_string()))??;
-        let writer = writer::Writer::start(target.clone())?;
-        let reads = Arc::new(Readers::open(target)?);
-        Ok(Store { reads, writer })
     }
 
-    /// How the writer has grouped writes since start.
+    /// [`Store::open_sqlite`] as node `local`: for tools and tests that use one file.
+    pub async fn open(path: &Path, busy_timeout: Duration) -> Result<Store, StoreError> {
+        Store::open_sqlite(path, busy_timeout, "local").await
+    }
+
+    /// Connects to a PostgreSQL database shared with other nodes and brings its schema up
+    /// to date (one node at a time). Rows are written as node `node`.
+    pub async fn open_postgres(
+        url: &postgres::Url,
+        node: &str,
+        options: postgres::Options,
+    ) -> Result<Store, StoreError> {
+        let store = postgres::PgStore::connect(url, node, options).await?;
+        Ok(Store {
+            backend: Backend::Postgres(store),
+        })
+    }
+
+    /// The PostgreSQL side of a shared database, for the cluster's coordination; None on
+    /// SQLite.
+    pub fn shared(&self) -> Option<&postgres::PgStore> {
+        match &self.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(pg) => Some(pg),
+        }
+    }
+
+    /// The node this store writes as.
+    pub fn node(&self) -> &str {
+        on_backend!(self, b => b.node())
+    }
+
+    /// How the SQLite writer has grouped writes since start (zeros on PostgreSQL, which
+    /// commits each write on its own connection).
     pub fn write_stats(&self) -> WriteStats {
-        self.writer.stats()
+        match &self.backend {
+            Backend::Sqlite(s) => s.write_stats(),
+            Backend::Postgres(_) => WriteStats::default(),
+        }
     }
 
     /// Commits what is queued, then closes every connection (used at shutdown, after
     /// the last write).
     pub async fn close(&self) {
-        self.writer.close().await;
-        self.reads.close();
+        on_backend!(self, b => b.close().await)
     }
 
     /// Records a request that policy decided without a human. When an allowlist rule
@@ -226,30 +268,25 @@ impl Store {
         error: Option<String>,
         rules_used: Vec<i64>,
     ) -> Result<Record, StoreError> {
-        let write = writes::InsertDecided {
-            new,
-            resolution,
-            error,
-            rules_used,
-        };
-        self.writer.write(write).await
+        on_backend!(self, b => b.insert_decided(new, resolution, error, rules_used).await)
     }
 
     /// Records a request that waits for a human, choosing a short id that no pending
-    /// request holds and no request shown to a human used in the last 24 hours.
+    /// request holds (on any node) and no request shown to a human used in the last 24
+    /// hours.
     #[instrument(level = "debug", skip_all)]
     pub async fn insert_pending(
         &self,
         new: NewRequest,
         expires_at: DateTime<Utc>,
     ) -> Result<Record, StoreError> {
-        let write = writes::InsertPending { new, expires_at };
-        self.writer.write(write).await
+        on_backend!(self, b => b.insert_pending(new, expires_at).await)
     }
 
     /// Moves a pending request to its terminal state. Returns false when it was not
     /// pending (someone else resolved it first, or it never existed): exactly one caller
-    /// ever gets true. With `always_rule`, the rule is stored in the same transaction.
+    /// ever gets true, whichever node it runs on. With `always_rule`, the rule is stored
+    /// in the same transaction.
     #[instrument(level = "debug", skip_all, fields(id = %id))]
     pub async fn resolve(
         &self,
@@ -258,35 +295,23 @@ impl Store {
         error: Option<String>,
         always_rule: Option<NewRule>,
     ) -> Result<bool, StoreError> {
-        let write = writes::Resolve {
-            id: id.to_string(),
-            resolution,
-            error,
-            always_rule,
-        };
-        self.writer.write(write).await
+        on_backend!(self, b => b.resolve(id, resolution, error, always_rule).await)
     }
 
-    /// Resolves every pending request at once (crash recovery at startup). Returns how many.
+    /// Resolves every request left pending by this node's last run (crash recovery at
+    /// startup; on SQLite, every pending request). Returns their ids.
     #[instrument(skip_all)]
     pub async fn sweep_pending(
         &self,
         resolution: Resolution,
         error: &str,
     ) -> Result<Vec<String>, StoreError> {
-        let write = writes::SweepPending {
-            resolution,
-            error: error.to_string(),
-        };
-        self.writer.write(write).await
+        on_backend!(self, b => b.sweep_pending(resolution, error).await)
     }
 
     #[instrument(skip_all)]
     pub async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
-        let id = id.to_string();
-        self.reads
-            .read(move |conn| first_request(conn, "WHERE id = ?1", params![id]))
-            .await
+        on_backend!(self, b => b.get(id).await)
     }
 
     /// Finds a request by full id or by short id (case-insensitive). A short id names the
@@ -294,90 +319,24 @@ impl Store {
     /// policy decided have short ids nobody was shown, and are found by full id.
     #[instrument(skip_all)]
     pub async fn find(&self, id_or_short: &str) -> Result<Option<Record>, StoreError> {
-        if id_or_short.len() != 4 {
-            return self.get(id_or_short).await;
-        }
-        let short = id_or_short.to_string();
-        self.reads
-            .read(move |conn| {
-                first_request(
-                    conn,
-                    "WHERE asked = 1 AND short_id = lower(?1) \
-                     ORDER BY (status = 'pending') DESC, created_at DESC, id DESC LIMIT 1",
-                    params![short],
-                )
-            })
-            .await
+        on_backend!(self, b => b.find(id_or_short).await)
     }
 
     /// Newest first.
     #[instrument(skip_all)]
     pub async fn list(&self, filter: &RequestFilter) -> Result<Vec<Record>, StoreError> {
-        // One statement per combination of filters: `(? IS NULL OR col = ?)` would hide
-        // the indexes from SQLite's planner, and listing what is pending would read the
-        // whole history.
-        // Parameters: ?1 the limit, then the agent if filtered by, then the status if
-        // filtered by one other than pending, then the `before` id.
-        let (index, mut conditions) = match (filter.status, filter.agent.is_some()) {
-            (Some(Status::Pending), false) => ("", vec!["status = 'pending'".to_string()]),
-            // Few rows are pending, while one agent may have a million.
-            (Some(Status::Pending), true) => (
-                "INDEXED BY exec_approval_pending ",
-                vec!["status = 'pending'".into(), "agent_id = ?2".into()],
-            ),
-            // Newest first until the limit is met, rather than sorting the whole history.
-            (Some(_), false) => (
-                "INDEXED BY exec_approval_created ",
-                vec!["status = ?2".into()],
-            ),
-            (Some(_), true) => ("", vec!["agent_id = ?2".into(), "status = ?3".into()]),
-            (None, false) => ("", vec![]),
-            (None, true) => ("", vec!["agent_id = ?2".into()]),
-        };
-        let mut values: Vec<rusqlite::types::Value> = vec![i64::from(filter.limit).into()];
-        values.extend(filter.agent.clone().map(Into::into));
-        if let Some(status) = filter.status.filter(|s| *s != Status::Pending) {
-            values.push(status.as_str().to_string().into());
-        }
-        if let Some(before) = &filter.before {
-            values.push(before.clone().into());
-            let n = values.len();
-            // Listing's order is (created_at, id); the first term lets the planner walk
-            // the index on created_at from the page's end instead of from the newest.
-            conditions.push(format!(
-                "created_at <= (SELECT created_at FROM exec_approval WHERE id = ?{n}) \
-                 AND (created_at, id) < (SELECT created_at, id FROM exec_approval WHERE id = ?{n})"
-            ));
-        }
-        let filters = match conditions.is_empty() {
-            true => String::new(),
-            false => format!("WHERE {} ", conditions.join(" AND ")),
-        };
-        let tail = format!("{index}{filters}ORDER BY created_at DESC, id DESC LIMIT ?1");
-        self.reads
-            .read(move |conn| requests(conn, &tail, rusqlite::params_from_iter(values)))
-            .await
+        on_backend!(self, b => b.list(filter).await)
     }
 
-    /// Does the database answer? A read of the requests table (`SELECT 1` alone would not
-    /// touch the file), and the writer working through its queue.
+    /// Does the database answer, for reads and for writes?
     pub async fn ping(&self) -> Result<(), StoreError> {
-        self.reads
-            .read(|conn| {
-                conn.prepare_cached("SELECT 1 FROM exec_approval LIMIT 1")?
-                    .exists([])?;
-                Ok(())
-            })
-            .await?;
-        self.writer.ping().await
+        on_backend!(self, b => b.ping().await)
     }
 
     /// Records how an approved command's run ended (its numbers; output is never stored).
     #[instrument(level = "debug", skip_all)]
     pub async fn record_result(&self, id: &str, result: &ExecResult) -> Result<(), StoreError> {
-        self.writer
-            .write(writes::RecordResult::of(id, result))
-            .await
+        on_backend!(self, b => b.record_result(id, result).await)
     }
 
     #[instrument(level = "debug", skip_all)]
@@ -386,11 +345,7 @@ impl Store {
         id: &str,
         external: &str,
     ) -> Result<(), StoreError> {
-        let write = writes::SetMessageExternalId {
-            id: id.to_string(),
-            external: external.to_string(),
-        };
-        self.writer.write(write).await
+        on_backend!(self, b => b.set_message_external_id(id, external).await)
     }
 
     /// Records that a human may have seen these requests' short ids, for requests that
@@ -401,25 +356,13 @@ impl Store {
         if ids.is_empty() {
             return Ok(());
         }
-        self.writer.write(writes::MarkShown { ids }).await
+        on_backend!(self, b => b.mark_shown(ids).await)
     }
 
     /// The messages that show request `id`, in every chat (see `set_message_external_id`).
     #[instrument(skip_all)]
     pub async fn message_external_ids(&self, id: &str) -> Result<Vec<String>, StoreError> {
-        let id = id.to_string();
-        self.reads
-            .read(move |conn| {
-                let mut statement = conn.prepare_cached(
-                    "SELECT external_id FROM exec_approval_message WHERE request_id = ?1 \
-                     ORDER BY external_id",
-                )?;
-                let found = statement
-                    .query_map(params![id], |row| row.get(0))?
-                    .collect::<Result<Vec<String>, _>>()?;
-                Ok(found)
-            })
-            .await
+        on_backend!(self, b => b.message_external_ids(id).await)
     }
 
     #[instrument(skip_all)]
@@ -427,32 +370,12 @@ impl Store {
         &self,
         external: &str,
     ) -> Result<Option<Record>, StoreError> {
-        let external = external.to_string();
-        self.reads
-            .read(move |conn| {
-                first_request(
-                    conn,
-                    "WHERE id = (SELECT request_id FROM exec_approval_message WHERE external_id = ?1)",
-                    params![external],
-                )
-            })
-            .await
+        on_backend!(self, b => b.find_by_message_external_id(external).await)
     }
 
     #[instrument(skip_all)]
     pub async fn list_rules(&self) -> Result<Vec<Rule>, StoreError> {
-        self.reads
-            .read(|conn| {
-                let sql = format!("SELECT {RULE_COLUMNS} FROM exec_allowlist ORDER BY id");
-                let mut statement = conn.prepare_cached(&sql)?;
-                let mut found = statement.query([])?;
-                let mut rules = Vec::new();
-                while let Some(row) = found.next()? {
-                    rules.push(rows::rule(row)?);
-                }
-                Ok(rules)
-            })
-            .await
+        on_backend!(self, b => b.list_rules().await)
     }
 
     /// Adds a rule. A rule with the same agent, session, kind and pattern is returned
@@ -461,50 +384,45 @@ impl Store {
     /// to expire, nor one kept across restarts made to end with this run).
     #[instrument(skip_all)]
     pub async fn add_rule(&self, rule: NewRule, now: DateTime<Utc>) -> Result<Rule, StoreError> {
-        self.writer.write(writes::AddRule { rule, now }).await
+        on_backend!(self, b => b.add_rule(rule, now).await)
     }
 
     /// Removes the rules that were to last only until the daemon stopped (`memory`), at
-    /// start. Returns how many.
+    /// start. Returns how many. (On a shared database, the rules this node's grants saved.)
     #[instrument(skip_all)]
     pub async fn forget_memory_rules(&self) -> Result<usize, StoreError> {
-        self.writer.write(writes::ForgetMemoryRules).await
+        on_backend!(self, b => b.forget_memory_rules().await)
     }
 
     /// Returns false when no rule had that id.
     #[instrument(skip_all)]
     pub async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
-        self.writer.write(writes::RemoveRule { id }).await
+        on_backend!(self, b => b.remove_rule(id).await)
+    }
+
+    /// A small value the daemon keeps across restarts (and, on a shared database, across
+    /// nodes), such as where Telegram's updates resume.
+    #[instrument(skip_all)]
+    pub async fn state(&self, key: &str) -> Result<Option<String>, StoreError> {
+        on_backend!(self, b => b.state(key).await)
+    }
+
+    #[instrument(skip_all)]
+    pub async fn set_state(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        on_backend!(self, b => b.set_state(key, value).await)
     }
 }
 
-/// `SELECT <every request column> FROM exec_approval <tail>`.
-fn select_requests(tail: &str) -> String {
-    format!("SELECT {REQUEST_COLUMNS} FROM exec_approval {tail}")
-}
-
-/// The requests `tail` selects, in its order.
-fn requests(
-    conn: &Connection,
-    tail: &str,
-    params: impl rusqlite::Params,
-) -> Result<Vec<Record>, StoreError> {
-    let mut statement = conn.prepare_cached(&select_requests(tail))?;
-    let mut found = statement.query(params)?;
-    let mut records = Vec::new();
-    while let Some(row) = found.next()? {
-        records.push(rows::request(row)?);
+/// A random short id, never one that also reads as a duration (three digits and a `d`,
+/// `120d`): the owner's `/approve 120d` then always means a grant of 120 days, never
+/// request 120d.
+fn random_short_id() -> String {
+    loop {
+        let id = format!("{:04x}", rand::Rng::random::<u16>(&mut rand::rng()));
+        if !crate::model::looks_like_duration(&id) {
+            return id;
+        }
     }
-    Ok(records)
-}
-
-/// The one request `tail` selects (by a unique key, or with `LIMIT 1`).
-fn first_request(
-    conn: &Connection,
-    tail: &str,
-    params: impl rusqlite::Params,
-) -> Result<Option<Record>, StoreError> {
-    Ok(requests(conn, tail, params)?.into_iter().next())
 }
 
 /// Creates `dir` (and parents) with mode 0700 when missing.
@@ -518,7 +436,7 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Creates the database file with mode 0600 when missing: it holds every command agents
 /// asked for. SQLite gives its -wal and -shm files the same mode.
-fn create_private_file(path: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_file(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::OpenOptions::new()
         .write(true)

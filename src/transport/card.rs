@@ -377,6 +377,8 @@ mod tests {
             // The longest an input line gets: every head character escaped.
             input: Some(crate::model::InputSummary::of(&"\u{202e}".repeat(5000))),
             front: None,
+            node: "build-1".into(),
+            grant: None,
         }
     }
 

@@ -144,6 +144,22 @@ pub async fn remember(approvals: &Approvals, record: &Record, external: &str, ch
     }
 }
 
+/// The message that the database says shows `record` in the chat whose message ids begin
+/// with `chat` (see [`remember`]), as the rest of its id: a request posted by an earlier
+/// leader of the chats is followed from that message, never posted twice.
+pub async fn posted_before(approvals: &Approvals, record: &Record, chat: &str) -> Option<String> {
+    match approvals.messages(&record.id).await {
+        Ok(messages) => messages
+            .into_iter()
+            .find_map(|m| m.strip_prefix(chat).map(str::to_string)),
+        Err(e) => {
+            // Unknown: posting again is better than leaving the owner without a message.
+            tracing::warn!(short_id = %record.short_id, error = %e, "cannot read whether the request was posted already");
+            None
+        }
+    }
+}
+
 /// The request once it has ended; None if nobody can tell.
 pub async fn outcome(approvals: &Approvals, record: &Record, done: &mut Done) -> Option<Record> {
     let last = match done.wait_for(Option::is_some).await {

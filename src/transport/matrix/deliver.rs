@@ -16,7 +16,7 @@ use super::{Backoff, Context};
 use crate::model::Record;
 use crate::transport::Left;
 use crate::transport::card::{self, Card};
-use crate::transport::deliveries::{Done, outcome, over, remember};
+use crate::transport::deliveries::{self, Done, outcome, over, remember};
 use crate::transport::posted::Target;
 
 /// How long an edit keeps being retried through an outage before it is given up.
@@ -33,20 +33,34 @@ pub fn external_id(room: &matrix_sdk::ruma::RoomId, event: &matrix_sdk::ruma::Ev
 
 /// Posts `record`, remembers its message, and edits it once the request is over.
 pub async fn deliver(ctx: &Context, record: Record, mut done: Done) {
-    let Some((room, event)) = post(ctx, &record, &mut done).await else {
-        return;
+    let event = match posted_before(ctx, &record).await {
+        // Posted by an earlier leader of the chats: edited, never posted twice.
+        Some(event) => event,
+        None => {
+            let Some((room, event)) = post(ctx, &record, &mut done).await else {
+                return;
+            };
+            remember(
+                &ctx.approvals,
+                &record,
+                &external_id(room.room_id(), &event),
+                "Matrix",
+            )
+            .await;
+            event
+        }
     };
-    remember(
-        &ctx.approvals,
-        &record,
-        &external_id(room.room_id(), &event),
-        "Matrix",
-    )
-    .await;
     if let Some(last) = outcome(&ctx.approvals, &record, &mut done).await {
         edit(ctx, &event, &last).await;
     }
     ctx.posted.forget(&event);
+}
+
+/// The message in this room that the database says shows `record`, if any.
+async fn posted_before(ctx: &Context, record: &Record) -> Option<OwnedEventId> {
+    let room = format!("matrix:{}:", ctx.account.room);
+    let event = deliveries::posted_before(&ctx.approvals, record, &room).await?;
+    matrix_sdk::ruma::EventId::parse(event).ok()
 }
 
 /// The room, once the bot is in it; None if the request ends first.

@@ -173,6 +173,9 @@ async fn run(
         let ctx = Arc::clone(&ctx);
         async move { deliver::deliver(&ctx, record, done).await }
     };
+    // Requests already waiting (this transport took over the chats from another node):
+    // each is posted unless it was, and followed to its end either way.
+    deliveries.catch_up(&ctx.approvals, delivery).await;
     loop {
         tokio::select! {
             _ = shutdown.recv() => break,

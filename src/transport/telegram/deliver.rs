@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use super::{Backoff, Context, message};
 use crate::model::Record;
-use crate::transport::deliveries::{Done, outcome, over, remember};
+use crate::transport::deliveries::{self, Done, outcome, over, remember};
 use crate::transport::posted::Target;
 use crate::transport::{Left, card};
 
@@ -26,21 +26,35 @@ pub fn external_id(chat: ChatId, message: MessageId) -> String {
 
 /// Posts `record`, remembers its message, and edits it once the request is over.
 pub async fn deliver(ctx: &Context, record: Record, mut done: Done) {
-    let Some(posted) = post(ctx, &record, &mut done).await else {
-        return;
+    let posted = match posted_before(ctx, &record).await {
+        // Posted by an earlier leader of the chats: edited, never posted twice.
+        Some(posted) => posted,
+        None => {
+            let Some(posted) = post(ctx, &record, &mut done).await else {
+                return;
+            };
+            remember(
+                &ctx.approvals,
+                &record,
+                &external_id(ctx.chat, posted),
+                "Telegram",
+            )
+            .await;
+            posted
+        }
     };
-    remember(
-        &ctx.approvals,
-        &record,
-        &external_id(ctx.chat, posted),
-        "Telegram",
-    )
-    .await;
     if let Some(last) = outcome(&ctx.approvals, &record, &mut done).await {
         edit(ctx, posted, &last).await;
     }
     // The request is over: the store answers for its message from here on.
     ctx.posted.forget(&posted);
+}
+
+/// The message in this chat that the database says shows `record`, if any.
+async fn posted_before(ctx: &Context, record: &Record) -> Option<MessageId> {
+    let chat = format!("{}:", ctx.chat.0);
+    let message = deliveries::posted_before(&ctx.approvals, record, &chat).await?;
+    message.parse().ok().map(MessageId)
 }
 
 /// Sends the approval message until it lands or the request ends. None: never posted.

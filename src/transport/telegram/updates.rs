@@ -80,6 +80,12 @@ pub async fn poll(ctx: Arc<Context>, mut shutdown: Shutdown) {
     // restarted after a panic goes on from where this one got to, past the update it was
     // handling, rather than meeting that update again.
     let mut offset: i32 = ctx.offset.load(Ordering::Relaxed);
+    if offset == 0 {
+        // Where the last poller, on this node or another, got to: an answer it took but
+        // did not handle comes again, one it handled does not.
+        offset = kept_offset(&ctx).await;
+        ctx.offset.store(offset, Ordering::Relaxed);
+    }
     let mut confirmed: i32 = 0;
     let mut backoff = Backoff::new();
     let holding = Arc::new(Semaphore::new(HELD_MAX));
@@ -128,6 +134,9 @@ pub async fn poll(ctx: Arc<Context>, mut shutdown: Shutdown) {
                     ctx.offset.store(offset, Ordering::Relaxed);
                     dispatch(&ctx, update, &holding, &shutdown).await;
                 }
+                if offset != before {
+                    keep_offset(&ctx, offset).await;
+                }
                 // Updates none of which has a usable id would come back at once: wait
                 // instead of spinning (Telegram always sends ids; a broken proxy might not).
                 if fetched > 0 && offset == before {
@@ -161,6 +170,37 @@ pub async fn poll(ctx: Arc<Context>, mut shutdown: Shutdown) {
             }
             Err(_) => tracing::warn!("timed out confirming the last handled update"),
         }
+    }
+}
+
+/// The key under which the next update's offset is kept, per bot.
+fn offset_key(ctx: &Context) -> String {
+    let bot = ctx.token.expose().split(':').next().unwrap_or("");
+    format!("telegram.offset.{bot}")
+}
+
+/// The offset the database keeps; 0 (Telegram's oldest unconfirmed update) when none.
+async fn kept_offset(ctx: &Context) -> i32 {
+    match ctx.approvals.kept(&offset_key(ctx)).await {
+        Ok(Some(v)) => v.parse().unwrap_or(0),
+        Ok(None) => 0,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read where Telegram's updates resume; starting from the oldest Telegram keeps");
+            0
+        }
+    }
+}
+
+/// Records that every update below `offset` is handled. Should it fail, the updates since
+/// the last record are handled again by the next poller: an answer twice is refused the
+/// second time ("already resolved"), never applied twice.
+async fn keep_offset(ctx: &Context, offset: i32) {
+    if let Err(e) = ctx
+        .approvals
+        .keep(&offset_key(ctx), &offset.to_string())
+        .await
+    {
+        tracing::warn!(error = %e, "cannot record where Telegram's updates resume");
     }
 }
 

@@ -21,7 +21,7 @@ macro_rules! migrations {
         &[$(Migration {
             version: $version,
             description: $description,
-            sql: include_str!(concat!("../../migrations/", $file)),
+            sql: include_str!(concat!("../../../migrations/", $file)),
         }),+]
     };
 }
@@ -37,6 +37,7 @@ const MIGRATIONS: &[Migration] = migrations![
     7 "0007_tool_requests.sql" "tool requests and tool rules",
     8 "0008_request_messages.sql" "a message per chat",
     9 "0009_grants.sql" "session and time-boxed grants",
+    10 "0010_nodes.sql" "nodes, grants kept with requests, kept state",
 ];
 
 /// The schema version this execgate writes.

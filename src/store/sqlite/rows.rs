@@ -8,13 +8,13 @@ use chrono::{DateTime, Utc};
 use rusqlite::Row;
 
 use super::StoreError;
-use crate::model::{Command, ExecResult, InputSummary, Record, Rule, ToolCall};
+use crate::model::{Command, ExecResult, GrantDraft, InputSummary, Record, Rule, ToolCall};
 
 /// Every column a request is read from, in the order [`request`] reads them.
 pub(super) const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
      risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid, \
      exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes, input_bytes, input_sha256, input_head, \
-     tool_name, tool_input, front, rule_expires_at";
+     tool_name, tool_input, front, rule_expires_at, node, grant_pattern, grant_kind, grant_refused";
 
 /// Every column a rule is read from, in the order [`rule`] reads them.
 pub(super) const RULE_COLUMNS: &str = "id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, \
@@ -46,6 +46,10 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
     let tool_input: Option<String> = row.get(31)?;
     let front: Option<String> = row.get(32)?;
     let rule_expires_at: Option<String> = row.get(33)?;
+    let node: String = row.get(34)?;
+    let grant_pattern: Option<String> = row.get(35)?;
+    let grant_kind: Option<String> = row.get(36)?;
+    let grant_refused: Option<String> = row.get(37)?;
     let peer_uid: Option<i64> = row.get(19)?;
     let peer_pid: Option<i64> = row.get(20)?;
     let (short_id, agent, session, cwd, reason, decided_by, error, run) = (
@@ -118,6 +122,15 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
                 _ => None,
             },
             front,
+            node,
+            grant: match (grant_pattern, grant_kind) {
+                (Some(pattern), Some(kind)) => Some(GrantDraft {
+                    pattern,
+                    kind: word(&id, &kind)?,
+                    refused: grant_refused,
+                }),
+                _ => None,
+            },
             id: id.clone(),
         })
     };

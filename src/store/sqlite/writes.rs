@@ -3,12 +3,15 @@
 //! transaction; each owns its data, since it crosses to the writer's thread and is
 //! applied a second time, alone, if the group it was committed with fails.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
-use rand::Rng;
 use rusqlite::{Connection, params};
 
 use super::rows::{self, RULE_COLUMNS};
-use super::{NewRequest, NewRule, Resolution, SHORT_ID_QUARANTINE, StoreError, ts};
+use super::{
+    NewRequest, NewRule, Resolution, SHORT_ID_QUARANTINE, StoreError, random_short_id, ts,
+};
 use crate::model::{Decision, ExecResult, Record, Rule, Status};
 
 /// A change to the database and what it answers once committed.
@@ -28,6 +31,7 @@ pub(super) trait Write: Send + 'static {
 /// use is recorded in the same transaction.
 #[derive(Debug)]
 pub(super) struct InsertDecided {
+    pub node: Arc<str>,
     pub new: NewRequest,
     pub resolution: Resolution,
     pub error: Option<String>,
@@ -54,7 +58,7 @@ impl Write for InsertDecided {
             expires_at: None,
             asked: false,
         };
-        insert_request(conn, new, &row)?;
+        insert_request(conn, new, &row, &self.node)?;
         if !self.rules_used.is_empty() {
             let mut used = conn.prepare_cached(
                 "UPDATE exec_allowlist SET last_used_at = ?1, last_command = ?2, use_count = use_count + 1 WHERE id = ?3",
@@ -64,7 +68,7 @@ impl Write for InsertDecided {
                 used.execute(params![ts(resolution.resolved_at), &*command, rule])?;
             }
         }
-        Ok(new.record(&short_id, Some(resolution), error, None))
+        Ok(new.record(&short_id, Some(resolution), error, None, &self.node))
     }
 }
 
@@ -72,6 +76,7 @@ impl Write for InsertDecided {
 /// request shown to a human used in the last day.
 #[derive(Debug)]
 pub(super) struct InsertPending {
+    pub node: Arc<str>,
     pub new: NewRequest,
     pub expires_at: DateTime<Utc>,
 }
@@ -108,8 +113,8 @@ impl Write for InsertPending {
             expires_at: Some(self.expires_at),
             asked: true,
         };
-        insert_request(conn, new, &row)?;
-        Ok(new.record(&short_id, None, None, Some(self.expires_at)))
+        insert_request(conn, new, &row, &self.node)?;
+        Ok(new.record(&short_id, None, None, Some(self.expires_at), &self.node))
     }
 }
 
@@ -117,6 +122,7 @@ impl Write for InsertPending {
 /// `always_rule`, the winner stores the rule in the same transaction.
 #[derive(Debug)]
 pub(super) struct Resolve {
+    pub node: Arc<str>,
     pub id: String,
     pub resolution: Resolution,
     pub error: Option<String>,
@@ -151,7 +157,7 @@ impl Write for Resolve {
             == 1;
         // Only the winner of the transition stores the rule.
         if done && let Some(rule) = &self.always_rule {
-            insert_rule(conn, rule, r.resolved_at)?;
+            insert_rule(conn, rule, r.resolved_at, &self.node)?;
         }
         Ok(done)
     }
@@ -301,6 +307,7 @@ impl Write for MarkShown {
 /// A rule, unless an identical one exists; answers the rule as stored either way.
 #[derive(Debug)]
 pub(super) struct AddRule {
+    pub node: Arc<str>,
     pub rule: NewRule,
     pub now: DateTime<Utc>,
 }
@@ -313,7 +320,7 @@ impl Write for AddRule {
     }
 
     fn apply(&self, conn: &Connection) -> Result<Rule, StoreError> {
-        let id = insert_rule(conn, &self.rule, self.now)?;
+        let id = insert_rule(conn, &self.rule, self.now, &self.node)?;
         let sql = format!("SELECT {RULE_COLUMNS} FROM exec_allowlist WHERE id = ?1");
         let mut statement = conn.prepare_cached(&sql)?;
         let mut found = statement.query(params![id])?;
@@ -366,15 +373,27 @@ impl Write for ForgetMemoryRules {
     }
 }
 
-/// A random short id, never one that also reads as a duration (three digits and a `d`,
-/// `120d`): the owner's `/approve 120d` then always means a grant of 120 days, never
-/// request 120d.
-fn random_short_id() -> String {
-    loop {
-        let id = format!("{:04x}", rand::rng().random::<u16>());
-        if !crate::model::looks_like_duration(&id) {
-            return id;
-        }
+/// A value kept across restarts (`exec_state`), replaced whole.
+#[derive(Debug)]
+pub(super) struct SetState {
+    pub key: String,
+    pub value: String,
+}
+
+impl Write for SetState {
+    type Output = ();
+
+    fn is_one_statement(&self) -> bool {
+        true
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<(), StoreError> {
+        conn.prepare_cached(
+            "INSERT INTO exec_state (key, value) VALUES (?1, ?2) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )?
+        .execute(params![self.key, self.value])?;
+        Ok(())
     }
 }
 
@@ -389,7 +408,12 @@ struct Row<'a> {
     asked: bool,
 }
 
-fn insert_request(conn: &Connection, new: &NewRequest, row: &Row<'_>) -> Result<(), StoreError> {
+fn insert_request(
+    conn: &Connection,
+    new: &NewRequest,
+    row: &Row<'_>,
+    node: &str,
+) -> Result<(), StoreError> {
     let spec = &new.spec;
     let argv = spec
         .command
@@ -402,9 +426,10 @@ fn insert_request(conn: &Connection, new: &NewRequest, row: &Row<'_>) -> Result<
     conn.prepare_cached(
         "INSERT INTO exec_approval (id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
          risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, asked, \
-         peer_uid, peer_pid, run, input_bytes, input_sha256, input_head, tool_name, tool_input, front) \
+         peer_uid, peer_pid, run, input_bytes, input_sha256, input_head, tool_name, tool_input, front, node, \
+         grant_pattern, grant_kind, grant_refused) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, \
-         ?23, ?24, ?25, ?26, ?27, ?28)",
+         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
     )?
     .execute(params![
         new.id,
@@ -435,6 +460,10 @@ fn insert_request(conn: &Connection, new: &NewRequest, row: &Row<'_>) -> Result<
         tool.map(|t| t.name.as_str()),
         tool_input,
         spec.front,
+        node,
+        new.grant.as_ref().map(|g| g.pattern.as_str()),
+        new.grant.as_ref().map(|g| g.kind.as_str()),
+        new.grant.as_ref().and_then(|g| g.refused.as_deref()),
     ])?;
     Ok(())
 }
@@ -443,11 +472,16 @@ fn insert_request(conn: &Connection, new: &NewRequest, row: &Row<'_>) -> Result<
 /// pattern) to live as long as the longer of the two: no expiry beats any, a later
 /// expiry beats an earlier, and a rule kept across restarts stays kept. Returns the
 /// rule's id either way.
-fn insert_rule(conn: &Connection, rule: &NewRule, now: DateTime<Utc>) -> Result<i64, StoreError> {
+fn insert_rule(
+    conn: &Connection,
+    rule: &NewRule,
+    now: DateTime<Utc>,
+    node: &str,
+) -> Result<i64, StoreError> {
     conn.prepare_cached(
         "INSERT INTO exec_allowlist \
-         (agent_id, session_id, pattern, kind, created_at, created_by, expires_at, source_request_id, memory) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         (agent_id, session_id, pattern, kind, created_at, created_by, expires_at, source_request_id, memory, node) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
          ON CONFLICT (ifnull(agent_id, ''), ifnull(session_id, ''), kind, pattern) DO UPDATE SET \
              expires_at = CASE WHEN expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL \
                                ELSE max(expires_at, excluded.expires_at) END, \
@@ -463,6 +497,7 @@ fn insert_rule(conn: &Connection, rule: &NewRule, now: DateTime<Utc>) -> Result<
         rule.expires_at.map(ts),
         rule.source_request,
         rule.memory,
+        node,
     ])?;
     Ok(conn
         .prepare_cached(
