@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::execgate_binary;
-
 /// The official Python MCP SDK's interpreter: a venv's `python` with `mcp` importable.
 pub fn mcp_python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
@@ -34,14 +32,18 @@ pub fn chromedriver() -> &'static Path {
     DRIVER.get_or_init(|| install("chromium"))
 }
 
-/// `target/peers`: beside the profile directories of the build the tests run from.
+/// `target/peers`: beside the profile directories of the build the tests run from. Found
+/// from the running test or bench executable (`target/<profile>/deps/…`), not from the
+/// `execgate` binary: cargo builds that only for the execgate package's own tests, and
+/// this crate's tests need peers too.
 fn dir() -> PathBuf {
-    let profile = execgate_binary()
-        .parent()
-        .expect("the binary is in a directory");
-    profile
-        .parent()
-        .map_or_else(|| profile.join("peers"), |target| target.join("peers"))
+    let exe = std::env::current_exe().expect("the running test knows its own path");
+    let mut dir = exe.parent().expect("the executable is in a directory");
+    if dir.file_name().is_some_and(|d| d == "deps") {
+        dir = dir.parent().expect("deps/ is in a profile directory");
+    }
+    dir.parent()
+        .map_or_else(|| dir.join("peers"), |target| target.join("peers"))
 }
 
 /// Installs `peer` (or finds it installed) and returns the path the script prints.
