@@ -16,10 +16,12 @@
 //! - [`uid`](mod@uid): a hostile agent on uid 65534.
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
 //! - [`fake_telegram`]: a fake Telegram Bot API server.
-//! - [`peers`]: outside programs the tests drive (the MCP clients, Synapse, Chromium),
-//!   installed on first use; [`synapse`]: a real Matrix homeserver on a free port, and
-//!   [`matrix_owner`]: the owner's Matrix client; [`browser`]: a headless Chromium over
-//!   WebDriver.
+//! - [`peers`]: outside programs the tests drive (the MCP clients, Synapse, Chromium,
+//!   PostgreSQL), installed on first use; [`synapse`]: a real Matrix homeserver on a free
+//!   port, and [`matrix_owner`]: the owner's Matrix client; [`browser`]: a headless
+//!   Chromium over WebDriver.
+//! - [`postgres`]: a real PostgreSQL server on a Unix socket in a temp directory, one
+//!   shared by a test binary's tests or one of a test's own, stopped with its process.
 //! - [`web`](mod@web): the approvals page's port, reached with the headers a test chooses.
 //! - [`corpus`]: the bypass corpus, commands with the verdicts policy must reach.
 //! - [`policy_bench`]: the benches' 10,000-rule policy over that corpus.
@@ -39,6 +41,7 @@ pub mod heavy;
 pub mod matrix_owner;
 pub mod peers;
 pub mod policy_bench;
+pub mod postgres;
 pub mod process;
 pub mod synapse;
 pub mod uid;
