@@ -551,12 +551,10 @@ async fn long_poll_returns_when_resolved_and_agents_see_only_their_own() {
     assert_eq!(body["status"], "denied");
 
     // A row sent from another uid is invisible on the agent socket.
-    let conn = db::open(&db_path(d.dir.path()));
-    conn.execute(
-        "UPDATE exec_approval SET peer_uid = peer_uid + 1 WHERE id = ?",
-        [&r.id],
-    )
-    .unwrap();
+    d.execute_sql(&format!(
+        "UPDATE exec_approval SET peer_uid = peer_uid + 1 WHERE id = '{}'",
+        r.id
+    ));
     let (status, _) = d
         .agent()
         .call(Method::GET, &format!("/v1/requests/{}", r.id), None)
@@ -672,6 +670,9 @@ async fn a_closed_console_leaves_the_daemon_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_database_is_private() {
     use std::os::unix::fs::PermissionsExt;
+    if !on_sqlite_file("the_database_is_private") {
+        return;
+    }
     let d = TestDaemon::start(&[]).await;
     let mode = std::fs::metadata(db_path(d.dir.path()))
         .unwrap()
@@ -683,6 +684,9 @@ async fn the_database_is_private() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_that_leaves_while_the_row_is_written_still_cancels_it() {
+    if !on_sqlite_file("a_waiter_that_leaves_while_the_row_is_written_still_cancels_it") {
+        return;
+    }
     let d = TestDaemon::start(&[]).await;
     // Hold SQLite's write lock so the request stalls before its row exists.
     let blocker = d.hold_write_lock().await;

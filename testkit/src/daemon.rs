@@ -140,6 +140,26 @@ impl TestDaemon {
 
     /// Another connection takes SQLite's write lock and keeps it until `ROLLBACK` is run
     /// on it (or it is dropped): every write of the daemon's waits, then fails.
+    /// Runs `sql` on the daemon's database behind its back, whichever backend it has.
+    pub fn execute_sql(&self, sql: &str) {
+        match crate::on_postgres() {
+            true => {
+                let url = &self
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == "EXECGATE_DATABASE")
+                    .unwrap()
+                    .1;
+                crate::postgres::shared().psql(url, sql);
+            }
+            false => {
+                crate::db::open(&db_path(self.dir.path()))
+                    .execute_batch(sql)
+                    .unwrap();
+            }
+        }
+    }
+
     pub async fn hold_write_lock(&self) -> rusqlite::Connection {
         crate::db::hold_write_lock(&db_path(self.dir.path())).await
     }

@@ -50,5 +50,5 @@ pub mod web;
 pub use binary::execgate_binary;
 pub use cli::{run_cli, stderr, stdout};
 pub use daemon::{TestDaemon, send_and_hold};
-pub use env::{config_for, db_path, env_for, uid};
+pub use env::{config_for, db_path, env_for, on_postgres, on_sqlite_file, uid};
 pub use wait::eventually;

@@ -1,0 +1,361 @@
+//! Three `execgate serve` processes on this machine, each with its own sockets, sharing
+//! one real PostgreSQL database (`testkit::postgres`): a decision made on any node, the
+//! chat leader's failover, silent nodes, the database going away and coming back, and
+//! concurrent writes from every node.
+
+use execgate_testkit as common;
+
+use std::time::{Duration, Instant};
+
+use common::fake_telegram::*;
+use common::postgres::{self, PgServer};
+use common::process::Process;
+use common::*;
+use hyper::{Method, StatusCode};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "7000000001:AAtest-token-for-the-fake-bot-api";
+
+/// One node: its own directory (sockets, lock, logs) and its process.
+struct Node {
+    _dir: tempfile::TempDir,
+    p: Process,
+}
+
+impl Node {
+    async fn start(name: &str, database: &str, extra: &[(&str, &str)]) -> Node {
+        let dir = tempfile::tempdir().unwrap();
+        let mut env = vec![
+            ("EXECGATE_DATABASE", database),
+            ("EXECGATE_NODE", name),
+            // Quick enough for a test, as the configuration allows.
+            ("EXECGATE_CLUSTER__HEARTBEAT_SECS", "1"),
+            ("EXECGATE_CLUSTER__NODE_TIMEOUT_SECS", "3"),
+            ("EXECGATE_CLUSTER__FAILOVER_SECS", "2"),
+        ];
+        env.extend_from_slice(extra);
+        let p = Process::start(dir.path(), &env).await;
+        Node { _dir: dir, p }
+    }
+
+    fn client(&self, admin: bool) -> execgate::client::Client {
+        let config = config_for(&self.p.env);
+        execgate::client::Client::new(match admin {
+            true => config.admin_socket,
+            false => config.socket,
+        })
+    }
+
+    async fn ask(&self, command: &str) -> Value {
+        self.p.ask_no_wait(command).await
+    }
+
+    /// Asks and waits for the answer, as an agent does.
+    fn ask_waiting(&self, command: &str) -> tokio::task::JoinHandle<(StatusCode, Value)> {
+        let client = self.client(false);
+        let body = json!({"agent": "a", "command": command});
+        tokio::spawn(async move {
+            client
+                .call(Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap()
+        })
+    }
+
+    async fn record(&self, id: &str) -> Value {
+        let (status, body) = self
+            .client(true)
+            .call(Method::GET, &format!("/v1/requests/{id}"), None)
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+
+    async fn cli(&self, args: &[&str]) -> std::process::Output {
+        run_cli(&self.p.env, args).await
+    }
+}
+
+/// Waits (bounded: 20 s) until `check` gives a value.
+async fn until<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    for _ in 0..400 {
+        if let Some(found) = check().await {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never: {what}");
+}
+
+/// Waits (bounded) until `node`'s view of request `id` has left `pending`.
+async fn ended(node: &Node, id: &str) -> Value {
+    for _ in 0..200 {
+        let r = node.record(id).await;
+        if r["status"] != "pending" {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("request {id} is still pending");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_on_one_node_is_answered_from_another_and_rules_reach_every_node() {
+    let db = postgres::shared().create_database();
+    let a = Node::start("node-a", &db, &[]).await;
+    let b = Node::start("node-b", &db, &[]).await;
+    let c = Node::start("node-c", &db, &[]).await;
+
+    // Asked on A, approved from B's CLI: A's waiting agent hears it.
+    let waiting = a.ask_waiting("make deploy");
+    until("the request is pending on A", || async {
+        let out = a.cli(&["pending"]).await;
+        stdout(&out).contains("make deploy").then_some(())
+    })
+    .await;
+    let (_, listed) = b
+        .client(true)
+        .call(Method::GET, "/v1/requests?status=pending", None)
+        .await
+        .unwrap();
+    let listed = listed.as_array().expect("a list").clone();
+    assert_eq!(listed.len(), 1, "B sees A's pending request: {listed:?}");
+    assert_eq!(listed[0]["node"], "node-a");
+    let short = listed[0]["short_id"].as_str().unwrap().to_string();
+    let out = b.cli(&["approve", &short]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (status, record) = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("A's agent hears B's decision")
+        .unwrap();
+    assert_eq!(status, StatusCode::OK, "{record}");
+    assert_eq!(record["status"], "approved");
+    assert_eq!(record["via"], "cli");
+
+    // Answered twice, from two nodes: the second is refused, as on one daemon.
+    let r = c.ask("make release").await;
+    let id = r["id"].as_str().unwrap();
+    let short = r["short_id"].as_str().unwrap();
+    let first = a.cli(&["deny", short]).await;
+    let second = b.cli(&["approve", short]).await;
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_ne!(second.status.code(), Some(0), "a second answer is refused");
+    assert_eq!(ended(&c, id).await["status"], "denied");
+
+    // A rule added on C is in force on A and B.
+    let out = c.cli(&["allow", "add", "make lint"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for node in [&a, &b] {
+        until("the rule is in force on every node", || async {
+            let (status, r) = node
+                .p
+                .submit(&json!({"agent": "a", "command": "make lint", "wait": false}))
+                .await;
+            (status == StatusCode::OK && r["via"] == "allowlist").then_some(())
+        })
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chats_fail_over_when_the_leader_is_killed_and_nothing_is_posted_twice() {
+    let fake = FakeTelegram::start(TOKEN).await;
+    let owner = User::owner();
+    let chat = owner.id;
+    let (owner_id, url) = (owner.id.to_string(), fake.url());
+    let telegram = [
+        ("EXECGATE_TELEGRAM__BOT_TOKEN", TOKEN),
+        ("EXECGATE_TELEGRAM__OWNER_IDS", owner_id.as_str()),
+        ("EXECGATE_TELEGRAM__API_URL", url.as_str()),
+    ];
+    let db = postgres::shared().create_database();
+    // A starts first, so it takes the lock and runs the chats.
+    let a = Node::start("node-a", &db, &telegram).await;
+    let leading = fake.wait_for_call("getUpdates", 1).await;
+    assert!(!leading.is_empty());
+    let b = Node::start("node-b", &db, &telegram).await;
+    let c = Node::start("node-c", &db, &telegram).await;
+
+    // Asked on B, posted by A; and one of A's own, which dies with it.
+    let before = b.ask("make one").await;
+    let posted = fake
+        .wait_for_message(chat, |text| text.contains("make one"))
+        .await;
+    let mine = a.ask("make mine").await;
+    fake.wait_for_message(chat, |text| text.contains("make mine"))
+        .await;
+    // The database knows the message before the leader dies (a test is faster than a
+    // human; the fake sees the post a moment before the daemon hears back).
+    for r in [&before, &mine] {
+        let sql = format!(
+            "SELECT count(*) FROM exec_approval_message WHERE request_id = '{}'",
+            r["id"].as_str().unwrap()
+        );
+        until("the messages are stored", || async {
+            (postgres::shared().psql(&db, &sql).trim() == "1").then_some(())
+        })
+        .await;
+    }
+
+    a.p.signal(libc::SIGKILL);
+    let killed = Instant::now();
+    let after = c.ask("make two").await;
+    fake.wait_for_message(chat, |text| text.contains("make two"))
+        .await;
+    let took = killed.elapsed();
+    assert!(
+        took < Duration::from_secs(2 + 5),
+        "failover took {took:?}, beyond cluster.failover_secs"
+    );
+
+    // The owner answers the message posted before the failover: the new leader takes it.
+    fake.reply_to(chat, &owner, posted.message_id, "/approve");
+    let done = ended(&b, before["id"].as_str().unwrap()).await;
+    assert_eq!(done["status"], "approved", "{done}");
+    assert_eq!(done["via"], "telegram-command");
+
+    // Nothing was posted twice.
+    let messages = fake.messages(chat);
+    for command in ["make one", "make mine", "make two"] {
+        let n = messages
+            .iter()
+            .filter(|m| m.plain.contains(command) && m.reply_to.is_none())
+            .count();
+        assert_eq!(n, 1, "{command} posted {n} times: {messages:#?}");
+    }
+    // The killed node's request is cancelled once it has been silent long enough.
+    let gone = ended(&c, mine["id"].as_str().unwrap()).await;
+    assert_eq!(gone["status"], "cancelled", "{gone}");
+    assert_eq!(gone["via"], "restart");
+    let still = c.record(after["id"].as_str().unwrap()).await;
+    assert_eq!(
+        still["status"], "pending",
+        "a live node's request is not touched"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_going_away_fails_closed_and_its_return_recovers() {
+    let server = PgServer::start();
+    let db = server.create_database();
+    let a = Node::start("node-a", &db, &[]).await;
+    let out = a.cli(&["allow", "add", "make test"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let allowlisted = json!({"agent": "a", "command": "make test", "wait": false});
+    let (status, _) = a.p.submit(&allowlisted).await;
+    assert_eq!(status, StatusCode::OK);
+    let waiting = a.ask_waiting("make deploy");
+    let r = until("the request is pending", || async {
+        let (_, list) = a
+            .client(true)
+            .call(Method::GET, "/v1/requests?status=pending", None)
+            .await
+            .unwrap();
+        list.as_array()?.first().cloned()
+    })
+    .await;
+
+    server.stop();
+    // Nothing needing the store is approved; health still answers.
+    let (status, body) = a.p.submit(&allowlisted).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let (status, _) = a
+        .client(false)
+        .call(Method::GET, "/v1/health", None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let out = a.cli(&["approve", r["short_id"].as_str().unwrap()]).await;
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "no answer lands without the database"
+    );
+    assert!(!waiting.is_finished(), "the waiting agent is not answered");
+
+    server.start_again();
+    until("the node recovers", || async {
+        let (status, r) = a.p.submit(&allowlisted).await;
+        (status == StatusCode::OK && r["status"] == "approved").then_some(())
+    })
+    .await;
+    let out = a.cli(&["approve", r["short_id"].as_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (status, record) = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the agent hears the answer")
+        .unwrap();
+    assert_eq!(
+        (status, record["status"].clone()),
+        (StatusCode::OK, json!("approved"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_on_every_node_are_each_stored_once() {
+    const EACH: usize = 64;
+    let db = postgres::shared().create_database();
+    let a = Node::start("node-a", &db, &[]).await;
+    let b = Node::start("node-b", &db, &[]).await;
+    let c = Node::start("node-c", &db, &[]).await;
+    let out = a.cli(&["allow", "add", "make test"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for node in [&b, &c] {
+        until("the rule reaches every node", || async {
+            let (status, _) = node
+                .p
+                .submit(&json!({"agent": "a", "command": "make test", "wait": false}))
+                .await;
+            (status == StatusCode::OK).then_some(())
+        })
+        .await;
+    }
+    let count = |sql: &str| -> usize { postgres::shared().psql(&db, sql).trim().parse().unwrap() };
+    let rows = "SELECT count(*) FROM exec_approval";
+    let uses = "SELECT use_count FROM exec_allowlist WHERE pattern = 'make test'";
+    let (rows_before, uses_before) = (count(rows), count(uses));
+
+    let mut all = tokio::task::JoinSet::new();
+    for node in [&a, &b, &c] {
+        for _ in 0..EACH {
+            let client = node.client(false);
+            all.spawn(async move {
+                let body = json!({"agent": "a", "command": "make test", "wait": false});
+                client
+                    .call(Method::POST, "/v1/requests", Some(&body))
+                    .await
+                    .unwrap()
+            });
+        }
+    }
+    let mut ids = std::collections::HashSet::new();
+    while let Some(done) = all.join_next().await {
+        let (status, r) = done.unwrap();
+        assert_eq!(status, StatusCode::OK, "{r}");
+        assert_eq!(r["via"], "allowlist");
+        assert!(
+            ids.insert(r["id"].as_str().unwrap().to_string()),
+            "an id twice"
+        );
+    }
+    assert_eq!(ids.len(), 3 * EACH);
+    assert_eq!(
+        count(rows) - rows_before,
+        3 * EACH,
+        "no row lost or doubled"
+    );
+    assert_eq!(
+        count("SELECT count(DISTINCT node) FROM exec_approval WHERE via = 'allowlist'"),
+        3
+    );
+    assert_eq!(
+        count(uses) - uses_before,
+        3 * EACH,
+        "every use counted once"
+    );
+}
