@@ -139,7 +139,7 @@ pub async fn allowlisted(
 
 /// `concurrency` keep-alive connections, each asking in a loop for `warmup + measure`;
 /// returns the latencies of the requests made wholly inside the measured window.
-async fn level(
+pub async fn level(
     socket: &Path,
     concurrency: usize,
     warmup: Duration,

@@ -171,6 +171,12 @@ impl Daemon {
         Ok(took)
     }
 
+    /// SIGKILL: the daemon dies without a word, as on a power cut.
+    pub fn kill(&mut self) {
+        let _ = self.child.start_kill();
+        self.stopped = true;
+    }
+
     pub fn memory(&self) -> Result<Memory> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid))?;
         let field = |name: &str| -> Result<u64> {

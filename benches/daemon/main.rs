@@ -28,6 +28,10 @@
 //! - **H.** An MCP tool call: `request_approval` for the allowlisted command through one
 //!   `execgate mcp` session (the Rust SDK's client), interleaved with the same request
 //!   sent straight to the agent socket on a fresh connection, as the server sends it.
+//! - **J.** PostgreSQL beside SQLite: allowlisted decisions at concurrency 1 and 64 on
+//!   each store (a real PostgreSQL on a local socket, `synchronous_commit=on`), and the
+//!   chats' failover among nodes sharing it: the leader killed with SIGKILL, to the next
+//!   request's message posted by the node that takes over.
 //! - **I.** The chats: one daemon posting to Matrix (a real Synapse, an encrypted room,
 //!   the owner on the same SDK) and to Telegram (the test suite's fake Bot API) at once:
 //!   submission to the message seen in each, and the owner's reaction to the agent's
@@ -62,6 +66,7 @@ mod machine;
 mod mcp;
 mod pending;
 mod policy;
+mod postgres;
 mod report;
 mod startup;
 mod stats;
@@ -83,6 +88,7 @@ use crate::machine::machine;
 use crate::mcp::mcp_cost;
 use crate::pending::pending;
 use crate::policy::policy;
+use crate::postgres::backends;
 use crate::report::{Target, print_header, print_targets, targets};
 use crate::startup::history;
 
@@ -176,6 +182,7 @@ impl Mode {
                 mcp_warmup: 50,
                 mcp_runs: 1000,
                 chat_requests: 50,
+                failover_trials: 10,
             },
             Mode::Quick => Plan {
                 rtt_warmup: 200,
@@ -196,6 +203,7 @@ impl Mode {
                 mcp_warmup: 10,
                 mcp_runs: 200,
                 chat_requests: 20,
+                failover_trials: 5,
             },
             Mode::Smoke => Plan {
                 rtt_warmup: 0,
@@ -216,6 +224,7 @@ impl Mode {
                 mcp_warmup: 0,
                 mcp_runs: 3,
                 chat_requests: 2,
+                failover_trials: 2,
             },
         }
     }
@@ -247,6 +256,8 @@ struct Plan {
     mcp_runs: usize,
     /// I: requests through both chats (and homeserver round trips).
     chat_requests: usize,
+    /// J: leaders killed, one per trial.
+    failover_trials: usize,
 }
 
 async fn run(mode: Mode, only: Option<String>) -> Result<()> {
@@ -289,7 +300,18 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
     let chats = chats(&mut lab, &plan).await?;
     chats.print(mode.judged());
 
-    let targets = targets(&base, &allowlisted, &pending, &history, &flood, &hook);
+    let backends = backends(&mut lab, &plan, &ask).await?;
+    backends.print();
+
+    let targets = targets(
+        &base,
+        &allowlisted,
+        &pending,
+        &history,
+        &flood,
+        &hook,
+        &backends,
+    );
     print_targets(mode, &targets);
 
     if mode == Mode::Full {
@@ -307,6 +329,7 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
             "hook": hook.json(),
             "mcp": mcp.json(),
             "chats": chats.json(),
+            "postgres": backends.json(),
             "targets": targets.iter().map(Target::json).collect::<Vec<_>>(),
         });
         std::fs::write(JSON_OUT, serde_json::to_string_pretty(&report)? + "\n")
@@ -351,6 +374,9 @@ async fn run_only(
     }
     if only.contains('I') {
         chats(lab, plan).await?.print(true);
+    }
+    if only.contains('J') {
+        backends(lab, plan, ask).await?.print();
     }
     Ok(())
 }

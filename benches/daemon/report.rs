@@ -69,6 +69,7 @@ pub fn targets(
     history: &History,
     flood: &Flood,
     hook: &HookCost,
+    backends: &crate::postgres::Backends,
 ) -> Vec<Target> {
     let single = allowlisted.single_stream();
     let widest = allowlisted.levels.last().expect("at least one level");
@@ -123,6 +124,14 @@ pub fn targets(
             ),
             value: show(hook.above_true()),
             pass: Some(hook.above_true() <= TARGET_HOOK_ABOVE_TRUE),
+        },
+        Target {
+            name: format!(
+                "PostgreSQL single-stream allowlisted p50 ≤ {}× SQLite's",
+                crate::postgres::TARGET_P50_RATIO
+            ),
+            value: times(backends.p50_ratio()),
+            pass: Some(backends.p50_ratio() <= crate::postgres::TARGET_P50_RATIO),
         },
     ]
 }
