@@ -189,7 +189,10 @@ impl Cluster {
     /// another node may run them already), false at shutdown.
     pub async fn keep(&self, lease: &mut Lease, shutdown: &mut Shutdown) -> bool {
         let mut check = tokio::time::interval(self.poll());
-        let mut sweep = tokio::time::interval(Duration::from_secs(self.config.heartbeat_secs));
+        // Not at once: a leader just elected may come out of a database outage with every
+        // node, whose heartbeats failed meanwhile too; each beats again within one period.
+        let beat = Duration::from_secs(self.config.heartbeat_secs);
+        let mut sweep = tokio::time::interval_at(tokio::time::Instant::now() + 2 * beat, beat);
         loop {
             tokio::select! {
                 _ = shutdown.recv() => return false,

@@ -533,7 +533,13 @@ async fn lead_chats(
         let lost = cluster.keep(&mut lease, &mut shutdown).await;
         term_over.notify();
         for chat in running {
-            if tokio::time::timeout(Duration::from_secs(15), chat)
+            if lost {
+                // Another node may run the chats already: no post, no edit from here,
+                // not even one finishing. What this node leaves, the next leader picks
+                // up from the database.
+                chat.abort();
+                let _ = chat.await;
+            } else if tokio::time::timeout(Duration::from_secs(15), chat)
                 .await
                 .is_err()
             {

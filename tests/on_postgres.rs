@@ -1,7 +1,8 @@
-//! The decision pipeline, the approval lifecycle, grants and the event stream again, with
-//! every daemon on PostgreSQL: a fresh database per daemon on a real server this test
-//! process starts (`testkit::postgres`). The binary's name is what puts the testkit on
-//! PostgreSQL (`on_postgres`); the suites themselves are the SQLite ones, unchanged.
+//! The store, the decision pipeline, the approval lifecycle, grants and the event stream
+//! again, on PostgreSQL: every store and daemon gets a fresh database on a real server
+//! this test process starts (`testkit::postgres`). The binary's name is what puts the
+//! testkit on PostgreSQL (`on_postgres`); the suites are the SQLite ones, unchanged, save
+//! the few checks of the SQLite file itself, which say so and return.
 
 #[path = "decisions.rs"]
 mod decisions;
@@ -11,3 +12,5 @@ mod events;
 mod grants;
 #[path = "run_mode.rs"]
 mod run_mode;
+#[path = "store.rs"]
+mod store;

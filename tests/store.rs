@@ -1,5 +1,5 @@
-//! The store on its own, against a real SQLite file: short-id quarantine and
-//! exactly-once transitions.
+//! The store on its own, against a real SQLite file (and, from `tests/on_postgres.rs`, a
+//! real PostgreSQL database): short-id quarantine and exactly-once transitions.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -54,7 +54,18 @@ async fn listed(
         .collect()
 }
 
+/// A fresh store: a SQLite file in `dir`, or (in `tests/on_postgres.rs`) a fresh
+/// PostgreSQL database.
 async fn open(dir: &tempfile::TempDir) -> Store {
+    if execgate_testkit::on_postgres() {
+        let url = execgate_testkit::postgres::shared().create_database();
+        let url = execgate::config::PostgresUrl::parse(&url).unwrap();
+        let options = execgate::store::postgres::Options {
+            acquire_timeout: Duration::from_secs(5),
+            max_connections: 8,
+        };
+        return Store::open_postgres(&url, "test", options).await.unwrap();
+    }
     Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
         .await
         .unwrap()
@@ -192,6 +203,11 @@ async fn a_request_leaves_pending_exactly_once() {
 /// write that fails takes nobody else down: its group is committed again one by one.
 #[tokio::test]
 async fn concurrent_writes_commit_together_and_a_failure_fails_alone() {
+    if !execgate_testkit::on_sqlite_file(
+        "concurrent_writes_commit_together_and_a_failure_fails_alone",
+    ) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
     let taken = new_request(0);
@@ -370,6 +386,9 @@ async fn paging_with_before_walks_each_listing_whole() {
 /// migrated twice, and every request and rule reads back as it was written.
 #[tokio::test]
 async fn a_database_from_the_sqlx_era_upgrades_in_place() {
+    if !execgate_testkit::on_sqlite_file("a_database_from_the_sqlx_era_upgrades_in_place") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
     std::fs::copy(

@@ -9,11 +9,13 @@ use serde::{Deserialize, Deserializer};
 
 use crate::model::{Ask, AskFallback, Remember, Security};
 mod cluster;
+mod database;
 mod matrix;
 mod reactions;
 mod web;
 
 pub use cluster::ClusterConfig;
+pub use database::PostgresUrl;
 pub use matrix::MatrixConfig;
 pub use reactions::{ReactionMap, ReactionMapError};
 pub use web::WebConfig;
@@ -73,7 +75,7 @@ pub struct Config {
     pub database: PathBuf,
     /// `database = "postgres://…"`: the store is this PostgreSQL database, shared with
     /// the daemons of other hosts.
-    pub postgres: Option<crate::store::postgres::Url>,
+    pub postgres: Option<PostgresUrl>,
     /// This daemon's name among those sharing a database, stored on every row. Default:
     /// the host name.
     pub node: String,
@@ -465,10 +467,10 @@ impl Config {
             .admin_socket
             .unwrap_or_else(|| socket.parent().unwrap_or(Path::new("/")).join("admin.sock"));
         let (database, postgres) = match raw.database {
-            Some(url) if crate::store::postgres::Url::looks_like(&url) => (
+            Some(url) if PostgresUrl::looks_like(&url) => (
                 None,
                 Some(
-                    crate::store::postgres::Url::parse(&url)
+                    PostgresUrl::parse(&url)
                         .map_err(|e| ConfigError::Invalid(format!("`database`: {e}")))?,
                 ),
             ),

@@ -219,7 +219,7 @@ impl Store {
     /// Connects to a PostgreSQL database shared with other nodes and brings its schema up
     /// to date (one node at a time). Rows are written as node `node`.
     pub async fn open_postgres(
-        url: &postgres::Url,
+        url: &crate::config::PostgresUrl,
         node: &str,
         options: postgres::Options,
     ) -> Result<Store, StoreError> {

@@ -30,70 +30,12 @@ use super::{
     NewRequest, NewRule, RequestFilter, Resolution, SHORT_ID_QUARANTINE, StoreError,
     random_short_id,
 };
+use crate::config::PostgresUrl;
 use crate::model::{Decision, ExecResult, Record, Rule, Status};
 use rows::{REQUEST_COLUMNS, RULE_COLUMNS};
 
 /// The channel every node listens on (see [`cluster::Notice`]).
 pub(crate) const CHANNEL: &str = "execgate";
-
-/// A `postgres://` URL. It may hold a password, so it is never logged or shown whole:
-/// `Debug` and [`Url::redacted`] leave the password out.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Url(String);
-
-impl Url {
-    /// A `postgres://` or `postgresql://` URL that sqlx can connect with.
-    pub fn parse(text: &str) -> Result<Url, String> {
-        if !Url::looks_like(text) {
-            return Err("a PostgreSQL database is named by a postgres:// URL".into());
-        }
-        // sqlx's own message may quote the URL, password and all: not repeated.
-        PgConnectOptions::from_str(text).map_err(|_| {
-            "not a PostgreSQL URL sqlx can use (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?host=/socket/dir])".to_string()
-        })?;
-        Ok(Url(text.to_string()))
-    }
-
-    /// Whether `text` names a PostgreSQL database rather than a SQLite file.
-    pub fn looks_like(text: &str) -> bool {
-        text.starts_with("postgres://") || text.starts_with("postgresql://")
-    }
-
-    /// The URL with any password replaced by `***`.
-    pub fn redacted(&self) -> String {
-        let Some((scheme, rest)) = self.0.split_once("://") else {
-            return "postgres://***".into();
-        };
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
-        match authority.rsplit_once('@') {
-            Some((userinfo, host)) => {
-                let (user, password) = match userinfo.split_once(':') {
-                    Some((user, _)) => (user, ":***"),
-                    None => (userinfo, ""),
-                };
-                format!("{scheme}://{user}{password}@{host}{tail}")
-            }
-            None => self.0.clone(),
-        }
-    }
-
-    fn options(&self) -> Result<PgConnectOptions, StoreError> {
-        PgConnectOptions::from_str(&self.0).map_err(StoreError::Postgres)
-    }
-}
-
-impl std::fmt::Debug for Url {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.redacted())
-    }
-}
-
-impl std::fmt::Display for Url {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.redacted())
-    }
-}
 
 /// How the pool behaves.
 #[derive(Clone, Debug)]
@@ -114,11 +56,12 @@ pub struct PgStore {
 
 impl PgStore {
     pub(super) async fn connect(
-        url: &Url,
+        url: &PostgresUrl,
         node: &str,
         options: Options,
     ) -> Result<PgStore, StoreError> {
-        let connect = url.options()?.application_name(&format!("execgate {node}"));
+        let connect =
+            PgConnectOptions::from_str(url.expose())?.application_name(&format!("execgate {node}"));
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)
