@@ -9,9 +9,11 @@
 //!   listener was away is lost, reads the database afresh after every reconnection and
 //!   every few seconds besides.
 //!
-//! One node at a time, the holder of the chat leader's lock, runs the chat transports
-//! (the daemon starts and stops them around [`Cluster::lead`] and [`Cluster::keep`]) and
-//! cancels the pending requests of nodes silent for `cluster.node_timeout_secs`.
+//! One node at a time, the holder of the leader's lock, runs the chat transports (the
+//! daemon starts and stops them around [`Cluster::lead`] and [`Cluster::keep`]) and
+//! cancels the pending requests of nodes silent for `cluster.node_timeout_secs`. Every
+//! node contends for it, with chats configured or not, so that silent nodes are swept
+//! either way.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -164,8 +166,11 @@ impl Cluster {
     /// Waits until this node holds the chat leader's lock; None at shutdown.
     pub async fn lead(&self, shutdown: &mut Shutdown) -> Option<Lease> {
         let mut failing = false;
+        let mut candidate = self
+            .pg
+            .candidate(Duration::from_secs(self.config.failover_secs));
         loop {
-            match self.pg.try_lead().await {
+            match candidate.try_lead().await {
                 Ok(Some(lease)) => {
                     tracing::info!(node = %self.node, "this node now runs the chats");
                     return Some(lease);

@@ -31,6 +31,10 @@ pub enum StartError {
     AlreadyRunning(PathBuf),
     #[error("another execgate daemon is using the database {0}")]
     DatabaseInUse(PathBuf),
+    #[error(
+        "another running execgate on the shared database is node {0:?}; give each host its own `node`"
+    )]
+    NodeInUse(String),
     #[error("{path} exists and is not a socket; refusing to replace it")]
     NotASocket { path: PathBuf },
     #[error("socket directory {path}: {why}")]
@@ -87,6 +91,8 @@ pub struct Daemon {
     web: Option<(SocketAddr, String)>,
     /// Held for the daemon's life: one daemon per database.
     _lock: LockFile,
+    /// On a shared database: this daemon's hold on its node name.
+    _node_claim: Option<crate::store::postgres::cluster::NodeClaim>,
 }
 
 /// Options a caller of `start` chooses beyond the configuration.
@@ -146,10 +152,18 @@ impl Daemon {
             }
             None => Store::open_sqlite(&config.database, busy, &config.node).await?,
         };
-        if let Some(pg) = store.shared() {
-            // Alive before anything else, so the leader never takes this node for dead.
-            pg.heartbeat().await?;
-        }
+        let node_claim = match store.shared() {
+            Some(pg) => {
+                let claim = pg
+                    .claim_node()
+                    .await?
+                    .ok_or_else(|| StartError::NodeInUse(config.node.clone()))?;
+                // Alive before anything else, so the leader never takes this node for dead.
+                pg.heartbeat().await?;
+                Some(claim)
+            }
+            None => None,
+        };
         // On a shared database, only this node's: the others' agents still wait.
         let swept = store
             .sweep_pending(
@@ -234,15 +248,14 @@ impl Daemon {
             (Some(chats), _) => transports.extend(chats.spawn(&approvals, left, &shutdown)),
             (None, Some(cluster)) => {
                 background.extend(cluster.spawn(&shutdown));
-                if has_chats {
-                    transports.push(tokio::spawn(lead_chats(
-                        cluster.clone(),
-                        Arc::clone(&config),
-                        Arc::clone(&approvals),
-                        left,
-                        shutdown.clone(),
-                    )));
-                }
+                // Every node contends, chats or not: the leader also sweeps silent nodes.
+                transports.push(tokio::spawn(lead_chats(
+                    cluster.clone(),
+                    Arc::clone(&config),
+                    Arc::clone(&approvals),
+                    left,
+                    shutdown.clone(),
+                )));
             }
             (None, None) => {}
         }
@@ -292,6 +305,7 @@ impl Daemon {
             owned_sockets,
             web,
             _lock: lock,
+            _node_claim: node_claim,
         })
     }
 
@@ -407,9 +421,18 @@ impl Daemon {
     }
 
     /// Whether the database answers: what the watchdog vouches for.
+    ///
+    /// On a shared PostgreSQL database, a database that does not answer is not this
+    /// daemon's fault and a restart would not mend it: the daemon stays up (serving
+    /// health, refusing what needs the store with 503) and recovers when the database
+    /// does, so the watchdog is fed as long as the check itself finishes.
     pub async fn healthy(&self) -> bool {
         match self.store.ping().await {
             Ok(()) => true,
+            Err(e) if self.store.shared().is_some() => {
+                tracing::warn!(error = %e, "the shared database does not answer; requests that need it fail with 503 until it does");
+                true
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "the database does not answer");
                 false
@@ -507,6 +530,9 @@ impl Chats {
     }
 }
 
+/// How long a node whose chats would not start leaves the lead to others.
+const CHATS_RETRY: Duration = Duration::from_secs(30);
+
 /// On a shared database: runs the chats whenever this node holds the leader's lock, and
 /// stops them at once when the lock may be lost, until shutdown.
 async fn lead_chats(
@@ -526,8 +552,13 @@ async fn lead_chats(
                 &term,
             ),
             Err(e) => {
-                tracing::error!(error = %e, "this node leads the chats but cannot run them");
-                Vec::new()
+                // Let another node try: its configuration may be the one that works.
+                tracing::error!(error = %e, "this node leads but cannot run the chats; giving the lead up for {}s", CHATS_RETRY.as_secs());
+                lease.release().await;
+                tokio::select! {
+                    _ = shutdown.recv() => return,
+                    _ = tokio::time::sleep(CHATS_RETRY) => continue,
+                }
             }
         };
         let lost = cluster.keep(&mut lease, &mut shutdown).await;

@@ -111,6 +111,19 @@ async fn a_request_on_one_node_is_answered_from_another_and_rules_reach_every_no
     let b = Node::start("node-b", &db, &[]).await;
     let c = Node::start("node-c", &db, &[]).await;
 
+    // A second daemon calling itself node-a is refused: it would take A's requests for
+    // its own last run's.
+    let dir = tempfile::tempdir().unwrap();
+    let twin = env_for(
+        dir.path(),
+        &[("EXECGATE_DATABASE", &db), ("EXECGATE_NODE", "node-a")],
+    );
+    let out = tokio::time::timeout(Duration::from_secs(20), run_cli(&twin, &["serve"]))
+        .await
+        .expect("a twin stops at once");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("node \"node-a\""), "{}", stderr(&out));
+
     // Asked on A, approved from B's CLI: A's waiting agent hears it.
     let waiting = a.ask_waiting("make deploy");
     until("the request is pending on A", || async {

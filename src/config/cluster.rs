@@ -9,7 +9,10 @@ use super::ConfigError;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ClusterConfig {
-    /// How soon after the chat leader dies another node runs the chats. Default: 10.
+    /// How soon a leader cut off from the database loses the lead, so that another node
+    /// runs the chats: PostgreSQL probes the lock's connection at this pace, and the
+    /// leader checks it too. (A leader whose process dies loses it at once; the others
+    /// try for it every quarter of this, at most every second.) Default: 10.
     pub failover_secs: u64,
     /// How long a node may go without a heartbeat before the leader cancels its pending
     /// requests. Default: 30.

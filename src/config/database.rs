@@ -28,23 +28,35 @@ impl PostgresUrl {
         text.starts_with("postgres://") || text.starts_with("postgresql://")
     }
 
-    /// The URL with any password replaced by `***`.
+    /// The URL with any password replaced by `***`: in its user part, and in a
+    /// `password=` parameter.
     pub fn redacted(&self) -> String {
         let Some((scheme, rest)) = self.0.split_once("://") else {
             return "postgres://***".into();
         };
         let end = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(end);
-        match authority.rsplit_once('@') {
-            Some((userinfo, host)) => {
-                let (user, password) = match userinfo.split_once(':') {
-                    Some((user, _)) => (user, ":***"),
-                    None => (userinfo, ""),
-                };
-                format!("{scheme}://{user}{password}@{host}{tail}")
+        let authority = match authority.rsplit_once('@') {
+            Some((userinfo, host)) => match userinfo.split_once(':') {
+                Some((user, _)) => format!("{user}:***@{host}"),
+                None => authority.to_string(),
+            },
+            None => authority.to_string(),
+        };
+        let tail = match tail.split_once('?') {
+            Some((path, query)) => {
+                let params: Vec<String> = query
+                    .split('&')
+                    .map(|p| match p.split_once('=') {
+                        Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                        _ => p.to_string(),
+                    })
+                    .collect();
+                format!("{path}?{}", params.join("&"))
             }
-            None => self.0.clone(),
-        }
+            None => tail.to_string(),
+        };
+        format!("{scheme}://{authority}{tail}")
     }
 
     /// The URL whole, password and all: for connecting, never for a log.
@@ -83,6 +95,12 @@ mod tests {
         assert_eq!(
             socket.redacted(),
             "postgresql://execgate@localhost/execgate?host=/run/postgresql"
+        );
+        let query =
+            PostgresUrl::parse("postgres://execgate@db/execgate?password=s3cret&port=5").unwrap();
+        assert_eq!(
+            query.redacted(),
+            "postgres://execgate@db/execgate?password=***&port=5"
         );
         assert!(PostgresUrl::parse("mysql://x").is_err());
         assert!(!PostgresUrl::looks_like("/var/lib/execgate/execgate.db"));

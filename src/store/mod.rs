@@ -183,7 +183,8 @@ pub struct Store {
 #[derive(Clone, Debug)]
 enum Backend {
     Sqlite(sqlite::SqliteStore),
-    Postgres(postgres::PgStore),
+    // Boxed: the pool's options make it ten times the SQLite side's size.
+    Postgres(Box<postgres::PgStore>),
 }
 
 /// Runs the same call on whichever backend the store has.
@@ -225,7 +226,7 @@ impl Store {
     ) -> Result<Store, StoreError> {
         let store = postgres::PgStore::connect(url, node, options).await?;
         Ok(Store {
-            backend: Backend::Postgres(store),
+            backend: Backend::Postgres(Box::new(store)),
         })
     }
 

@@ -20,6 +20,10 @@ use crate::store::StoreError;
 /// execgate's, distinct from the migrations' lock).
 const LEADER_LOCK: i64 = 0x6578_6563_6761_7402;
 
+/// The first key of every node name's advisory lock (the second is the name's hash):
+/// apart from the single-key locks above, whose first half is 0x65786563.
+const NODE_LOCKS: i32 = 0x6578_6564;
+
 /// How long a check of the leader's connection may take before leadership is given up.
 const LEASE_CHECK_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -163,29 +167,73 @@ impl PgStore {
             .collect::<Result<_, _>>()?)
     }
 
-    /// Takes the chat leader's lock if nobody holds it. Its connection tells PostgreSQL
-    /// to probe the client (TCP keepalives, and a check of the client while a query
-    /// runs), so that the lock of a leader cut off by the network is released within
-    /// about ten seconds rather than TCP's hours.
-    pub async fn try_lead(&self) -> Result<Option<Lease>, StoreError> {
-        let options = self.connect.clone().options([
-            ("tcp_keepalives_idle", "5"),
-            ("tcp_keepalives_interval", "2"),
+    /// A contender for the chat leader's lock; `failover` is how soon a leader cut off
+    /// by the network must lose it.
+    pub fn candidate(&self, failover: Duration) -> Candidate {
+        // PostgreSQL probes the lock's connection (TCP keepalives, and a check of the
+        // client while a query runs), so that the lock of a leader cut off by the network
+        // is released within about `failover` rather than TCP's hours. (A leader whose
+        // process dies loses it at once: its socket closes.)
+        let secs = failover.as_secs().max(2);
+        let (idle, interval) = ((secs / 2).to_string(), (secs / 4).max(1).to_string());
+        let check = (secs * 1000 / 4).to_string();
+        let connect = self.connect.clone().options([
+            ("tcp_keepalives_idle", idle.as_str()),
+            ("tcp_keepalives_interval", interval.as_str()),
             ("tcp_keepalives_count", "2"),
-            ("client_connection_check_interval", "2000"),
+            ("client_connection_check_interval", check.as_str()),
         ]);
-        let mut conn = PgConnection::connect_with(&options).await?;
+        Candidate {
+            connect,
+            conn: None,
+        }
+    }
+
+    /// Takes this node's name for as long as the returned connection lives: a second
+    /// daemon started with the same `node` would take the first one's requests for its
+    /// own last run's, and cancel them. None: another running daemon has the name.
+    pub async fn claim_node(&self) -> Result<Option<NodeClaim>, StoreError> {
+        let mut conn = PgConnection::connect_with(&self.connect).await?;
+        let won: bool = query("SELECT pg_try_advisory_lock($1, hashtext($2))")
+            .bind(NODE_LOCKS)
+            .bind(&*self.node)
+            .fetch_one(&mut conn)
+            .await?
+            .try_get(0)?;
+        Ok(won.then_some(NodeClaim { _conn: conn }))
+    }
+}
+
+/// This daemon's hold on its node name (see [`PgStore::claim_node`]).
+pub struct NodeClaim {
+    _conn: PgConnection,
+}
+
+/// A node that would lead: it keeps one connection between tries.
+pub struct Candidate {
+    connect: sqlx_postgres::PgConnectOptions,
+    conn: Option<PgConnection>,
+}
+
+impl Candidate {
+    /// Takes the chat leader's lock if nobody holds it; the lease then owns the
+    /// connection, and the next try opens another.
+    pub async fn try_lead(&mut self) -> Result<Option<Lease>, StoreError> {
+        let mut conn = match self.conn.take() {
+            Some(conn) => conn,
+            None => PgConnection::connect_with(&self.connect).await?,
+        };
         let won: bool = query("SELECT pg_try_advisory_lock($1)")
             .bind(LEADER_LOCK)
             .fetch_one(&mut conn)
             .await?
             .try_get(0)?;
         if won {
-            Ok(Some(Lease { conn }))
-        } else {
-            let _ = conn.close().await;
-            Ok(None)
+            return Ok(Some(Lease { conn }));
         }
+        // Kept for the next try; a connection that failed is dropped by the `?` above.
+        self.conn = Some(conn);
+        Ok(None)
     }
 }
 
