@@ -155,7 +155,7 @@ impl Daemon {
         let node_claim = match store.shared() {
             Some(pg) => {
                 let claim = pg
-                    .claim_node()
+                    .claim_node(Duration::from_secs(config.cluster.failover_secs))
                     .await?
                     .ok_or_else(|| StartError::NodeInUse(config.node.clone()))?;
                 // Alive before anything else, so the leader never takes this node for dead.
@@ -427,12 +427,16 @@ impl Daemon {
     /// health, refusing what needs the store with 503) and recovers when the database
     /// does, so the watchdog is fed as long as the check itself finishes.
     pub async fn healthy(&self) -> bool {
+        if self.store.shared().is_some() {
+            // Bounded: a connection cut off by the network may hang rather than fail.
+            let ping = tokio::time::timeout(SHARED_PING_TIMEOUT, self.store.ping()).await;
+            if !matches!(ping, Ok(Ok(()))) {
+                tracing::warn!(error = ?ping.map_err(|_| "timed out"), "the shared database does not answer; requests that need it fail with 503 until it does");
+            }
+            return true;
+        }
         match self.store.ping().await {
             Ok(()) => true,
-            Err(e) if self.store.shared().is_some() => {
-                tracing::warn!(error = %e, "the shared database does not answer; requests that need it fail with 503 until it does");
-                true
-            }
             Err(e) => {
                 tracing::warn!(error = %e, "the database does not answer");
                 false
@@ -529,6 +533,9 @@ impl Chats {
         running
     }
 }
+
+/// How long the watchdog's check waits for a shared database.
+const SHARED_PING_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a node whose chats would not start leaves the lead to others.
 const CHATS_RETRY: Duration = Duration::from_secs(30);

@@ -140,6 +140,19 @@ async fn a_request_on_one_node_is_answered_from_another_and_rules_reach_every_no
     assert_eq!(listed.len(), 1, "B sees A's pending request: {listed:?}");
     assert_eq!(listed[0]["node"], "node-a");
     let short = listed[0]["short_id"].as_str().unwrap().to_string();
+    // A notification is a wake-up, never a decision: one forged by anyone who can reach
+    // the database changes nothing.
+    let id = listed[0]["id"].as_str().unwrap();
+    postgres::shared().psql(
+        &db,
+        &format!("SELECT pg_notify('execgate', 'resolved node-z {id}'), pg_notify('execgate', 'rules node-z')"),
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !waiting.is_finished(),
+        "a forged notification answers nobody"
+    );
+    assert_eq!(a.record(id).await["status"], "pending");
     let out = b.cli(&["approve", &short]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let (status, record) = tokio::time::timeout(Duration::from_secs(10), waiting)
@@ -371,4 +384,79 @@ async fn concurrent_requests_on_every_node_are_each_stored_once() {
         3 * EACH,
         "every use counted once"
     );
+}
+
+/// Two nodes put 400 requests each to a human at once: every pending short id is held by
+/// one request only, though each node draws its ids alone (the database's unique index
+/// decides; with 800 ids from 65,536, a few draws collide and are drawn again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn short_ids_are_unique_among_pending_requests_of_every_node() {
+    use execgate::config::PostgresUrl;
+    use execgate::model::{AgentName, Command, RequestSpec, Risk};
+    use execgate::store::{NewRequest, Store, postgres::Options};
+    const EACH: usize = 400;
+    let url = PostgresUrl::parse(&postgres::shared().create_database()).unwrap();
+    let options = || Options {
+        acquire_timeout: Duration::from_secs(10),
+        max_connections: 8,
+    };
+    let a = Store::open_postgres(&url, "node-a", options())
+        .await
+        .unwrap();
+    let b = Store::open_postgres(&url, "node-b", options())
+        .await
+        .unwrap();
+    let mut all = tokio::task::JoinSet::new();
+    for (node, store) in [("a", a.clone()), ("b", b.clone())] {
+        for i in 0..EACH {
+            let store = store.clone();
+            all.spawn(async move {
+                let new = NewRequest {
+                    id: uuid::Uuid::now_v7().to_string(),
+                    spec: RequestSpec {
+                        agent: AgentName::new("a".into()).unwrap(),
+                        session: None,
+                        command: Command::Line(format!("make {node}{i}")),
+                        cwd: None,
+                        reason: None,
+                        front: None,
+                        run: false,
+                        shell: None,
+                        input: None,
+                        peer_uid: None,
+                        peer_pid: None,
+                    },
+                    risk: Risk::NeedsReview,
+                    risk_reasons: vec![],
+                    created_at: chrono::Utc::now(),
+                    grant: None,
+                };
+                let expires = new.created_at + chrono::TimeDelta::hours(1);
+                store.insert_pending(new, expires).await.unwrap()
+            });
+        }
+    }
+    let mut shorts = std::collections::HashSet::new();
+    while let Some(record) = all.join_next().await {
+        let record = record.unwrap();
+        assert!(
+            shorts.insert(record.short_id.clone()),
+            "{} held twice",
+            record.short_id
+        );
+    }
+    assert_eq!(shorts.len(), 2 * EACH);
+    let listed = a
+        .list(&execgate::store::RequestFilter {
+            status: Some(execgate::model::Status::Pending),
+            agent: None,
+            limit: u32::MAX,
+            before: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 2 * EACH);
+    for node in ["node-a", "node-b"] {
+        assert_eq!(listed.iter().filter(|r| r.node == node).count(), EACH);
+    }
 }

@@ -170,30 +170,36 @@ impl PgStore {
     /// A contender for the chat leader's lock; `failover` is how soon a leader cut off
     /// by the network must lose it.
     pub fn candidate(&self, failover: Duration) -> Candidate {
-        // PostgreSQL probes the lock's connection (TCP keepalives, and a check of the
-        // client while a query runs), so that the lock of a leader cut off by the network
-        // is released within about `failover` rather than TCP's hours. (A leader whose
-        // process dies loses it at once: its socket closes.)
-        let secs = failover.as_secs().max(2);
+        Candidate {
+            connect: self.probed(failover),
+            conn: None,
+        }
+    }
+
+    /// Options for a connection that holds a session lock: PostgreSQL probes it (TCP
+    /// keepalives, and a check of the client while a query runs), so that the lock of a
+    /// daemon cut off by the network or gone with its host is released within about
+    /// `within` rather than TCP's hours. (A daemon whose process dies releases it at
+    /// once: its socket closes.)
+    fn probed(&self, within: Duration) -> sqlx_postgres::PgConnectOptions {
+        let secs = within.as_secs().max(2);
         let (idle, interval) = ((secs / 2).to_string(), (secs / 4).max(1).to_string());
         let check = (secs * 1000 / 4).to_string();
-        let connect = self.connect.clone().options([
+        self.connect.clone().options([
             ("tcp_keepalives_idle", idle.as_str()),
             ("tcp_keepalives_interval", interval.as_str()),
             ("tcp_keepalives_count", "2"),
             ("client_connection_check_interval", check.as_str()),
-        ]);
-        Candidate {
-            connect,
-            conn: None,
-        }
+        ])
     }
 
     /// Takes this node's name for as long as the returned connection lives: a second
     /// daemon started with the same `node` would take the first one's requests for its
     /// own last run's, and cancel them. None: another running daemon has the name.
-    pub async fn claim_node(&self) -> Result<Option<NodeClaim>, StoreError> {
-        let mut conn = PgConnection::connect_with(&self.connect).await?;
+    /// Its connection is probed like the leader's (`within`), so that the name of a
+    /// host gone without a word is free again by the time it could restart.
+    pub async fn claim_node(&self, within: Duration) -> Result<Option<NodeClaim>, StoreError> {
+        let mut conn = PgConnection::connect_with(&self.probed(within)).await?;
         let won: bool = query("SELECT pg_try_advisory_lock($1, hashtext($2))")
             .bind(NODE_LOCKS)
             .bind(&*self.node)
