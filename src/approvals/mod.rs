@@ -635,15 +635,7 @@ impl Approvals {
             error,
             ..before
         };
-        if let Some(p) = entry {
-            if let Some(t) = p.timer {
-                t.abort();
-            }
-            p.done.send_replace(Some(record.clone()));
-        }
-        if let Some(done) = elsewhere {
-            done.send_replace(Some(record.clone()));
-        }
+        tell_waiters(entry, elsewhere, &record);
         tracing::info!(short_id = %record.short_id, %status, %via, by = ?decided_by, "request resolved");
         let _ = self.events.send(Event::Resolved(record.clone()));
         Ok(Some(record))
@@ -825,15 +817,7 @@ impl Approvals {
             // Resolved here meanwhile: that resolution told everyone.
             return Ok(());
         }
-        if let Some(p) = entry {
-            if let Some(t) = p.timer {
-                t.abort();
-            }
-            p.done.send_replace(Some(record.clone()));
-        }
-        if let Some(done) = elsewhere {
-            done.send_replace(Some(record.clone()));
-        }
+        tell_waiters(entry, elsewhere, &record);
         tracing::info!(short_id = %record.short_id, status = %record.status, via = ?record.via, node = %record.node, "request resolved elsewhere");
         let _ = self.events.send(Event::Resolved(record));
         Ok(())
@@ -906,5 +890,23 @@ impl Approvals {
             rule,
             rule_kind,
         }
+    }
+}
+
+/// Hands a request's terminal record to whoever waits for it here: its own entry (whose
+/// timer stops), or the watch of a request pending on another node.
+fn tell_waiters(
+    entry: Option<Pending>,
+    elsewhere: Option<watch::Sender<Option<Record>>>,
+    record: &Record,
+) {
+    if let Some(p) = entry {
+        if let Some(t) = p.timer {
+            t.abort();
+        }
+        p.done.send_replace(Some(record.clone()));
+    }
+    if let Some(done) = elsewhere {
+        done.send_replace(Some(record.clone()));
     }
 }

@@ -6,13 +6,14 @@
 //!   daemons on many hosts, each writing its `node` on every row, with what they need to
 //!   act as one (`postgres::cluster`: notifications, heartbeats, the chat leader's lock).
 //!
-//! Both keep the same tables with the same meanings. The one transition out of
+//! Both keep the same tables with the same meanings, decoded alike (`decode`). The one transition out of
 //! `pending` is an `UPDATE … WHERE status = 'pending'` whose affected-row count says who
 //! won, on either.
 //!
 //! The public face says nothing of connections or SQL: async methods that take and
 //! return the model's types.
 
+mod decode;
 pub mod postgres;
 mod sqlite;
 

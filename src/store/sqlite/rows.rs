@@ -1,14 +1,13 @@
-//! Rows into records: the one place that knows which columns a request and a rule are
-//! read from, and what each stored text means. A row that does not decode is reported
-//! as corrupt, naming it, rather than read as something it is not.
-
-use std::str::FromStr;
+//! SQLite rows into records: which columns a request and a rule are read from, and the
+//! timestamps as SQLite stores them (fixed-width text); what the other values mean is
+//! the same on both backends (`store::decode`).
 
 use chrono::{DateTime, Utc};
 use rusqlite::Row;
 
 use super::StoreError;
-use crate::model::{Command, ExecResult, GrantDraft, InputSummary, Record, Rule, ToolCall};
+use crate::model::{Record, Rule};
+use crate::store::decode::{self, RunColumns, corrupt, word};
 
 /// Every column a request is read from, in the order [`request`] reads them.
 pub(super) const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
@@ -63,20 +62,7 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
         row.get(18)?,
     );
     let decode = || -> Result<Record, StoreError> {
-        let corrupt = |what: String| corrupt(&id, what);
-        let command = match (command, argv, tool_name, tool_input) {
-            (Some(line), None, None, None) => Command::Line(line),
-            (None, Some(argv), None, None) => Command::Argv(
-                serde_json::from_str(&argv).map_err(|e| corrupt(format!("argv: {e}")))?,
-            ),
-            (None, None, Some(name), Some(input)) => Command::Tool(ToolCall {
-                name,
-                input: serde_json::from_str(&input)
-                    .map_err(|e| corrupt(format!("tool_input: {e}")))?,
-            }),
-            // The schema's CHECKs keep exactly one; a row without is not a request.
-            _ => return Err(corrupt("not exactly one of command, argv and tool".into())),
-        };
+        let command = decode::command(&id, command, argv, tool_name, tool_input)?;
         Ok(Record {
             short_id,
             agent,
@@ -90,47 +76,26 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
             via: via.map(|v| word(&id, &v)).transpose()?,
             decided_by,
             risk: word(&id, &risk)?,
-            risk_reasons: serde_json::from_str(&risk_reasons)
-                .map_err(|e| corrupt(format!("risk_reasons: {e}")))?,
+            risk_reasons: decode::reasons(&id, &risk_reasons)?,
             created_at: time(&id, &created_at)?,
             expires_at: expires_at.map(|t| time(&id, &t)).transpose()?,
             resolved_at: resolved_at.map(|t| time(&id, &t)).transpose()?,
             run,
-            // A run's numbers, without its output (which is never stored).
-            result: duration_ms.map(|ms| ExecResult {
-                exit_code: exit_code.and_then(|c| i32::try_from(c).ok()),
-                signal: signal.and_then(|s| i32::try_from(s).ok()),
-                timed_out: timed_out.unwrap_or(false),
-                duration_ms: u64::try_from(ms).unwrap_or(0),
-                stdout_bytes: stdout_bytes
-                    .and_then(|b| u64::try_from(b).ok())
-                    .unwrap_or(0),
-                stderr_bytes: stderr_bytes
-                    .and_then(|b| u64::try_from(b).ok())
-                    .unwrap_or(0),
-                ..ExecResult::default()
+            result: decode::run_result(RunColumns {
+                duration_ms,
+                exit_code,
+                signal,
+                timed_out,
+                stdout_bytes,
+                stderr_bytes,
             }),
             error,
             peer_uid: peer_uid.and_then(|u| u32::try_from(u).ok()),
             peer_pid: peer_pid.and_then(|p| i32::try_from(p).ok()),
-            input: match (input_bytes, input_sha256, input_head) {
-                (Some(bytes), Some(sha256), Some(head)) => Some(InputSummary {
-                    bytes: u64::try_from(bytes).unwrap_or(0),
-                    sha256,
-                    head,
-                }),
-                _ => None,
-            },
+            input: decode::input(input_bytes, input_sha256, input_head),
             front,
             node,
-            grant: match (grant_pattern, grant_kind) {
-                (Some(pattern), Some(kind)) => Some(GrantDraft {
-                    pattern,
-                    kind: word(&id, &kind)?,
-                    refused: grant_refused,
-                }),
-                _ => None,
-            },
+            grant: decode::grant(&id, grant_pattern, grant_kind, grant_refused)?,
             id: id.clone(),
         })
     };
@@ -173,19 +138,8 @@ pub(super) fn rule(row: &Row<'_>) -> Result<Rule, StoreError> {
     decode()
 }
 
-fn corrupt(id: &str, what: String) -> StoreError {
-    StoreError::Corrupt {
-        id: id.into(),
-        what,
-    }
-}
-
 fn time(id: &str, s: &str) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| corrupt(id, format!("timestamp {s:?}: {e}")))
-}
-
-fn word<T: FromStr<Err = String>>(id: &str, s: &str) -> Result<T, StoreError> {
-    s.parse().map_err(|what| corrupt(id, what))
 }
