@@ -4,6 +4,8 @@
 //! - `migrate`: the schema (`migrations/postgres/`) brought up to date at connect, one
 //!   node at a time.
 //! - `rows`: rows decoded into records and rules.
+//! - `usage`: the allowlist's use, counted in memory and written in sums (a rule's row is
+//!   not locked by every decision it makes).
 //! - [`cluster`]: what the nodes coordinate through: notifications, heartbeats, the chat
 //!   leader's lock.
 //!
@@ -15,6 +17,7 @@
 pub mod cluster;
 mod migrate;
 mod rows;
+mod usage;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -50,6 +53,7 @@ pub struct Options {
 pub struct PgStore {
     pool: PgPool,
     node: Arc<str>,
+    usage: Arc<usage::Usage>,
     /// For the connections that are not the pool's: the leader's lock and the listener.
     connect: PgConnectOptions,
 }
@@ -71,9 +75,12 @@ impl PgStore {
             .connect_with(connect.clone())
             .await?;
         migrate::run(&pool).await?;
+        let usage = Arc::new(usage::Usage::default());
+        tokio::spawn(usage::flush_until_closed(Arc::clone(&usage), pool.clone()));
         Ok(PgStore {
             pool,
             node: node.into(),
+            usage,
             connect,
         })
     }
@@ -83,6 +90,9 @@ impl PgStore {
     }
 
     pub(super) async fn close(&self) {
+        if let Err(e) = self.usage.flush(&self.pool).await {
+            tracing::warn!(error = %e, "the allowlist's last uses could not be written");
+        }
         self.pool.close().await;
     }
 
@@ -103,18 +113,15 @@ impl PgStore {
             expires_at: None,
             asked: false,
         };
-        // One statement: the rules' use and the request commit together.
-        let sql = format!(
-            "WITH used AS (UPDATE exec_allowlist SET last_used_at = $34, last_command = $35, \
-             use_count = use_count + 1 WHERE id = ANY($36)) {INSERT_REQUEST}"
-        );
-        let mut args = request_args(&new, &row, &self.node);
-        add(&mut args, resolution.resolved_at);
-        add(&mut args, new.spec.command.display().into_owned());
-        add(&mut args, rules_used);
-        sqlx_core::query::query_with(&sql, args)
+        sqlx_core::query::query_with(INSERT_REQUEST, request_args(&new, &row, &self.node))
             .execute(&self.pool)
             .await?;
+        // Counted once the request is recorded (see `usage`).
+        self.usage.note(
+            &rules_used,
+            resolution.resolved_at,
+            &new.spec.command.display(),
+        );
         Ok(new.record(
             &short_id,
             Some(&resolution),
@@ -365,6 +372,8 @@ impl PgStore {
     }
 
     pub(super) async fn list_rules(&self) -> Result<Vec<Rule>, StoreError> {
+        // This node's uses first, so that what it lists counts them.
+        self.usage.flush(&self.pool).await?;
         let sql = format!("SELECT {RULE_COLUMNS} FROM exec_allowlist ORDER BY id");
         let found = query(&sql).fetch_all(&self.pool).await?;
         found.iter().map(rows::rule).collect()
