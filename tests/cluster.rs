@@ -344,6 +344,12 @@ async fn concurrent_requests_on_every_node_are_each_stored_once() {
     let count = |sql: &str| -> usize { postgres::shared().psql(&db, sql).trim().parse().unwrap() };
     let rows = "SELECT count(*) FROM exec_approval";
     let uses = "SELECT use_count FROM exec_allowlist WHERE pattern = 'make test'";
+    // Each node writes its rule's use in sums, also whenever it lists the rules: the
+    // probes above are counted before the count is taken.
+    for node in [&a, &b, &c] {
+        let out = node.cli(&["allow", "list"]).await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
     let (rows_before, uses_before) = (count(rows), count(uses));
 
     let mut all = tokio::task::JoinSet::new();
@@ -379,7 +385,7 @@ async fn concurrent_requests_on_every_node_are_each_stored_once() {
         count("SELECT count(DISTINCT node) FROM exec_approval WHERE via = 'allowlist'"),
         3
     );
-    // Each node writes its rule's use in sums, a moment later.
+    // And the burst's, a moment later.
     until("every use counted", || async {
         (count(uses) - uses_before >= 3 * EACH).then_some(())
     })

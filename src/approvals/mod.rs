@@ -736,15 +736,7 @@ impl Approvals {
     /// Requests waiting for a human, oldest first, for a human (or a transport) to see:
     /// their ids are recorded as shown.
     pub async fn pending(&self) -> Result<Vec<Record>, StoreError> {
-        let mut list = self
-            .store
-            .list(&RequestFilter {
-                status: Some(Status::Pending),
-                agent: None,
-                limit: u32::MAX,
-                before: None,
-            })
-            .await?;
+        let mut list = self.store.list(&RequestFilter::all_pending()).await?;
         list.reverse();
         self.shown(&list);
         Ok(list)
@@ -838,15 +830,7 @@ impl Approvals {
         for id in known {
             self.heard_resolved(&id).await?;
         }
-        let pending = self
-            .store
-            .list(&RequestFilter {
-                status: Some(Status::Pending),
-                agent: None,
-                limit: u32::MAX,
-                before: None,
-            })
-            .await?;
+        let pending = self.store.list(&RequestFilter::all_pending()).await?;
         for record in pending.iter().rev() {
             self.heard_pending(&record.id).await?;
         }

@@ -156,6 +156,18 @@ pub struct RequestFilter {
     pub before: Option<String>,
 }
 
+impl RequestFilter {
+    /// Every request pending now, on every node (newest first, as every listing).
+    pub fn all_pending() -> RequestFilter {
+        RequestFilter {
+            status: Some(Status::Pending),
+            agent: None,
+            limit: u32::MAX,
+            before: None,
+        }
+    }
+}
+
 /// A rule about to be inserted.
 #[derive(Clone, Debug)]
 pub struct NewRule {

@@ -161,10 +161,7 @@ impl PgStore {
             .bind(&*self.node)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows
-            .iter()
-            .map(|row| row.try_get::<String, _>(0))
-            .collect::<Result<_, _>>()?)
+        super::first_column(&rows)
     }
 
     /// A contender for the chat leader's lock; `failover` is how soon a leader cut off

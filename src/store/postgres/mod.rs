@@ -228,10 +228,7 @@ impl PgStore {
             .bind(&*self.node)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows
-            .iter()
-            .map(|row| row.try_get::<String, _>(0))
-            .collect::<Result<_, _>>()?)
+        first_column(&rows)
     }
 
     pub(super) async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
@@ -350,10 +347,7 @@ impl PgStore {
         .bind(id)
         .fetch_all(&self.pool)
         .await?;
-        Ok(found
-            .iter()
-            .map(|row| row.try_get::<String, _>(0))
-            .collect::<Result<_, _>>()?)
+        first_column(&found)
     }
 
     pub(super) async fn find_by_message_external_id(
@@ -585,6 +579,14 @@ async fn insert_rule(
     .fetch_one(&mut **tx)
     .await?;
     Ok(row.try_get(0)?)
+}
+
+/// The first column of every row, as text (ids, message ids).
+pub(super) fn first_column(rows: &[sqlx_postgres::PgRow]) -> Result<Vec<String>, StoreError> {
+    Ok(rows
+        .iter()
+        .map(|row| row.try_get::<String, _>(0))
+        .collect::<Result<_, _>>()?)
 }
 
 /// Tells every node, once the transaction commits, that the allowlist changed.
