@@ -194,6 +194,9 @@ pub struct Approvals {
     /// them (see [`Approvals::heard_pending`]): the chats post them and streams show them
     /// from here, and a delivery waits on the watch for their end.
     remote: Mutex<HashMap<String, watch::Sender<Option<Record>>>>,
+    /// What the rules in force say (not how often they were used), as last read: a
+    /// resync compares, and puts a list in force only when it differs.
+    rules_read: Mutex<Vec<RuleShape>>,
     /// Asks per uid in the last minute; taken only under `pending`'s lock.
     asks: Mutex<rate::AskRate>,
     events: broadcast::Sender<Event>,
@@ -213,6 +216,7 @@ impl Approvals {
             policy,
             pending: Mutex::new(PendingSet::default()),
             remote: Mutex::new(HashMap::new()),
+            rules_read: Mutex::new(Vec::new()),
             analysts: analysts::Analysts::start(),
             asks: Mutex::new(rate::AskRate::default()),
             events,
@@ -243,6 +247,8 @@ impl Approvals {
     pub async fn reload_rules(&self) -> Result<(), StoreError> {
         let rules = self.store.list_rules().await?;
         self.policy.set_rules(&rules);
+        *self.rules_read.lock().unwrap_or_else(|e| e.into_inner()) =
+            rules.iter().map(RuleShape::of).collect();
         Ok(())
     }
 
@@ -834,7 +840,21 @@ impl Approvals {
         for record in pending.iter().rev() {
             self.heard_pending(&record.id).await?;
         }
-        self.heard_rules().await
+        // Put in force, and told, only when a rule changed: a missed `rules` notice, not
+        // a use counted meanwhile.
+        let rules = self.store.list_rules().await?;
+        let in_force: Vec<_> = rules.iter().map(RuleShape::of).collect();
+        let changed = {
+            let mut last = self.rules_read.lock().unwrap_or_else(|e| e.into_inner());
+            let changed = *last != in_force;
+            *last = in_force;
+            changed
+        };
+        if changed {
+            self.policy.set_rules(&rules);
+            let _ = self.events.send(Event::Rules);
+        }
+        Ok(())
     }
 
     /// Which grants an answer to the pending request `record` may make, and why the
@@ -892,5 +912,29 @@ fn tell_waiters(
     }
     if let Some(done) = elsewhere {
         done.send_replace(Some(record.clone()));
+    }
+}
+
+/// A rule as it decides: what a change to the allowlist changes.
+#[derive(Debug, PartialEq, Eq)]
+struct RuleShape {
+    id: i64,
+    agent: Option<String>,
+    session: Option<String>,
+    pattern: String,
+    kind: RuleKind,
+    expires_at: Option<DateTime<Utc>>,
+}
+
+impl RuleShape {
+    fn of(rule: &crate::model::Rule) -> RuleShape {
+        RuleShape {
+            id: rule.id,
+            agent: rule.agent.clone(),
+            session: rule.session.clone(),
+            pattern: rule.pattern.clone(),
+            kind: rule.kind,
+            expires_at: rule.expires_at,
+        }
     }
 }
