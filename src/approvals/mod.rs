@@ -831,12 +831,17 @@ impl Approvals {
     /// Reads afresh what notices may have been missed: every request this node holds as
     /// pending is checked, and every request pending elsewhere is heard of.
     pub async fn resync(&self) -> Result<(), StoreError> {
+        // One read of what is pending; a row read alone only for a request held here as
+        // pending that no longer is (a read per held request, every few seconds, would
+        // grow with the queue).
+        let pending = self.store.list(&RequestFilter::all_pending()).await?;
+        let still: std::collections::HashSet<&str> =
+            pending.iter().map(|r| r.id.as_str()).collect();
         let mut known = self.lock().ids();
         known.extend(self.remote().keys().cloned());
-        for id in known {
-            self.heard_resolved(&id).await?;
+        for id in known.iter().filter(|id| !still.contains(id.as_str())) {
+            self.heard_resolved(id).await?;
         }
-        let pending = self.store.list(&RequestFilter::all_pending()).await?;
         for record in pending.iter().rev() {
             self.heard_pending(&record.id).await?;
         }
