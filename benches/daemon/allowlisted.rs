@@ -94,20 +94,7 @@ pub async fn allowlisted(
     plan: &Plan,
     ask: &Bytes,
 ) -> Result<Allowlisted> {
-    add_exact_rule(&lab.admin_socket(), ALLOWED).await?;
-    // One request first: the rule works, and the answer's size is known.
-    let (status, answer) = Conn::open(&lab.agent_socket())
-        .await?
-        .post(REQUESTS, ask.clone())
-        .await?;
-    expect(
-        status,
-        &answer,
-        StatusCode::OK,
-        "approved",
-        Some("allowlist"),
-    )
-    .map_err(anyhow::Error::msg)?;
+    let answer = rule_and_first_answer(lab, ask).await?;
     let mut levels = Vec::new();
     let mut answered = 1;
     for concurrency in LEVELS {
@@ -135,6 +122,25 @@ pub async fn allowlisted(
         levels,
         answered,
     })
+}
+
+/// Adds the exact rule for `ask`'s command on the lab's daemon and asks once: the rule
+/// works, and the answer (whose size the report gives) is returned.
+pub async fn rule_and_first_answer(lab: &Lab, ask: &Bytes) -> Result<Bytes> {
+    add_exact_rule(&lab.admin_socket(), ALLOWED).await?;
+    let (status, answer) = Conn::open(&lab.agent_socket())
+        .await?
+        .post(REQUESTS, ask.clone())
+        .await?;
+    expect(
+        status,
+        &answer,
+        StatusCode::OK,
+        "approved",
+        Some("allowlist"),
+    )
+    .map_err(anyhow::Error::msg)?;
+    Ok(answer)
 }
 
 /// `concurrency` keep-alive connections, each asking in a loop for `warmup + measure`;

@@ -13,8 +13,8 @@ use hyper::body::Bytes;
 use serde_json::{Value, json};
 
 use crate::Plan;
-use crate::allowlisted::level;
-use crate::client::{Conn, add_exact_rule, expect};
+use crate::allowlisted::{level, rule_and_first_answer};
+use crate::client::Conn;
 use crate::lab::{Daemon, Lab};
 use crate::stats::{Stats, ms, ratio, show, times};
 
@@ -115,19 +115,7 @@ async fn decisions(
     let file = lab.path().join(format!("state/{name}.db"));
     let extra: Vec<(&str, &str)> = url.map(|u| ("EXECGATE_DATABASE", u)).into_iter().collect();
     let mut daemon = lab.start_with(&file, &extra).await?;
-    add_exact_rule(&lab.admin_socket(), crate::ALLOWED).await?;
-    let (status, answer) = Conn::open(&lab.agent_socket())
-        .await?
-        .post(crate::REQUESTS, ask.clone())
-        .await?;
-    expect(
-        status,
-        &answer,
-        StatusCode::OK,
-        "approved",
-        Some("allowlist"),
-    )
-    .map_err(anyhow::Error::msg)?;
+    rule_and_first_answer(lab, ask).await?;
     let mut stats = Vec::new();
     let mut rps = [0.0; 2];
     for (i, concurrency) in [1, 64].into_iter().enumerate() {
