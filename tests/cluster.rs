@@ -18,7 +18,7 @@ const TOKEN: &str = "7000000001:AAtest-token-for-the-fake-bot-api";
 
 /// One node: its own directory (sockets, lock, logs) and its process.
 struct Node {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     p: Process,
 }
 
@@ -35,7 +35,7 @@ impl Node {
         ];
         env.extend_from_slice(extra);
         let p = Process::start(dir.path(), &env).await;
-        Node { _dir: dir, p }
+        Node { dir, p }
     }
 
     fn client(&self, admin: bool) -> execgate::client::Client {
@@ -467,4 +467,54 @@ async fn short_ids_are_unique_among_pending_requests_of_every_node() {
     for node in ["node-a", "node-b"] {
         assert_eq!(listed.iter().filter(|r| r.node == node).count(), EACH);
     }
+}
+
+/// A hostile agent on node B's agent socket (its own uid): it can ask on B, but neither
+/// answer a request that waits on A through B (B's admin socket is not its to open) nor
+/// read the database's URL from B's environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_on_one_node_cannot_answer_another_nodes_request_or_read_the_database_url() {
+    if !common::uid::can_switch_uid("cluster hostile agent") {
+        return;
+    }
+    let db = postgres::shared().create_database();
+    let a = Node::start("node-a", &db, &[]).await;
+    let b = Node::start("node-b", &db, &[]).await;
+    let r = a.ask("make deploy").await;
+    let id = r["id"].as_str().unwrap().to_string();
+    let b_config = config_for(&b.p.env);
+    common::uid::let_agent_in(b.dir.path(), &b_config.socket);
+    let (socket, admin) = (b_config.socket.clone(), b_config.admin_socket.clone());
+    let environ = format!("/proc/{}/environ", b.p.pid());
+    let short = r["short_id"].as_str().unwrap().to_string();
+    let (asked, answered, read) = common::uid::as_agent(move || async move {
+        let body = json!({"agent": "a", "command": "make lint", "wait": false});
+        let asked = execgate::client::Client::new(socket)
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .map(|(status, _)| status);
+        let answer = json!({"decision": "allow-always"});
+        let answered = execgate::client::Client::new(admin)
+            .call(
+                Method::POST,
+                &format!("/v1/requests/{short}/decision"),
+                Some(&answer),
+            )
+            .await
+            .map(|(status, _)| status);
+        (asked.ok(), answered.ok(), std::fs::read(environ).is_ok())
+    });
+    assert_eq!(asked, Some(StatusCode::ACCEPTED), "the agent may ask on B");
+    assert_ne!(
+        answered,
+        Some(StatusCode::OK),
+        "B's admin socket took the agent's answer"
+    );
+    assert!(
+        !read,
+        "the agent read B's environment, the database URL with it"
+    );
+    assert_eq!(a.record(&id).await["status"], "pending");
+    let rules = postgres::shared().psql(&db, "SELECT count(*) FROM exec_allowlist");
+    assert_eq!(rules.trim(), "0", "no rule was saved");
 }
