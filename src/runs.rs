@@ -139,6 +139,7 @@ impl Runs {
                 cwd: Some(&here),
                 run: true,
                 shell: None,
+                uid: record.peer_uid,
             };
             if let Some(why) = self.policy.git_refusal(subject) {
                 tracing::warn!(short_id = %record.short_id, %why, "not running: the repository changed since policy approved the command");
@@ -257,7 +258,7 @@ fn rests_on_policy(record: &Record, config: &Config) -> bool {
 /// since anyone looked), whatever approved the command. The approved argv is unchanged.
 /// The repository is read again here, at run time, not trusted from the decision.
 fn git_neutralised(cwd: &std::path::Path, env: &[(String, String)]) -> Vec<(String, String)> {
-    let repo = match gitrepo::inspect(cwd) {
+    let repo = match gitrepo::inspect(cwd, Some(crate::sys::effective_uid())) {
         Ok(repo) => repo,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read the repository before a run; neutralising hooks and fsmonitor only");

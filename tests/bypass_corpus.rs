@@ -78,6 +78,7 @@ impl Policies {
             cwd: Some(&self.repo),
             run: false,
             shell: None,
+            uid: None,
         }
     }
 }
@@ -219,6 +220,7 @@ fn argv_requests() {
                 cwd: Some(&policies.repo),
                 run: false,
                 shell: None,
+                uid: None,
             },
             Utc::now(),
         );

@@ -16,6 +16,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::uid::{AGENT_UID, can_switch_uid};
 use common::*;
 use execgate::model::{Record, Status, Via};
 use hyper::StatusCode;
@@ -223,7 +224,7 @@ async fn run_mode_approves_safe_commands_only_inside_the_allowed_roots() {
     // No roots: step 8 never approves a run-mode request (the daemon's user may read
     // what the agent may not).
     let d = TestDaemon::start(&[]).await;
-    let r = decide_run(&d, "ls -la").await;
+    let r = decide_run(&d, "ls -la", None).await;
     assert_eq!(r.status, Status::Pending, "{r:?}");
     assert!(reasons(&r).contains("allowed_cwd_roots"), "{}", reasons(&r));
     // Decide-only, the same command is approved.
@@ -231,9 +232,12 @@ async fn run_mode_approves_safe_commands_only_inside_the_allowed_roots() {
     assert!(approved_by_policy(&r), "{r:?}");
 }
 
-async fn decide_run(d: &TestDaemon, command: &str) -> Record {
+async fn decide_run(d: &TestDaemon, command: &str, cwd: Option<&Path>) -> Record {
     let client = d.agent();
-    let body = json!({"agent": "agent", "command": command, "run": true});
+    let mut body = json!({"agent": "agent", "command": command, "run": true});
+    if let Some(cwd) = cwd {
+        body["cwd"] = json!(cwd);
+    }
     let task = tokio::spawn(async move {
         client
             .call(hyper::Method::POST, "/v1/requests", Some(&body))
@@ -381,4 +385,240 @@ async fn run_mode_reads_the_repository_again_before_git_runs() {
     let (status, v) = sleeping.await.unwrap();
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(v["result"]["exit_code"], 0, "{v}");
+}
+
+/// `repo` with a submodule `lib` (a real `git submodule add` of a second repository),
+/// committed, and a clean working tree.
+fn repo_with_submodule(dir: &Path) -> PathBuf {
+    let git = |cwd: &Path, args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.email=t@example.org", "-c", "user.name=t"])
+            .args(["-c", "protocol.file.allow=always"])
+            .args(args)
+            .current_dir(cwd)
+            .env("HOME", dir)
+            .output()
+            .expect("git is installed");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    let lib = dir.join("lib-origin");
+    std::fs::create_dir_all(&lib).unwrap();
+    git(&lib, &["init", "-q", "-b", "main"]);
+    std::fs::write(lib.join("lib.txt"), "lib\n").unwrap();
+    git(&lib, &["add", "lib.txt"]);
+    git(&lib, &["commit", "-qm", "lib"]);
+    let repo = repo(dir);
+    git(&repo, &["checkout", "-q", "--", "a.txt"]);
+    git(
+        &repo,
+        &["submodule", "add", "-q", lib.to_str().unwrap(), "lib"],
+    );
+    git(&repo, &["commit", "-qm", "with lib"]);
+    repo
+}
+
+/// What git does in submodules counts (issue 29): `git status` and `git diff` run git
+/// in every checked-out submodule, which reads the submodule's own configuration in
+/// `.git/modules/NAME/`, and `git submodule update` runs its hooks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submodules_are_read_as_git_enters_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo_with_submodule(dir.path());
+    let d = TestDaemon::start(&[]).await;
+    // Clean submodules: the everyday reads stay approved at once.
+    for command in [
+        "git status",
+        "git log --oneline -5",
+        "git diff",
+        "git submodule status",
+    ] {
+        let r = decide(&d, command, Some(&repo)).await;
+        assert!(approved_by_policy(&r), "{command}: {r:?}");
+    }
+
+    // The submodule's own configuration names a program: git runs it on `git status`.
+    let (program, ran) = marker_program(dir.path(), "fsmonitor");
+    let module = repo.join(".git/modules/lib");
+    set_config(&module, "core.fsmonitor", program.to_str().unwrap());
+    for command in ["git status", "git diff", "git submodule status"] {
+        let r = decide(&d, command, Some(&repo)).await;
+        assert_eq!(r.status, Status::Pending, "{command}: {r:?}");
+        assert!(
+            reasons(&r).contains("submodule `lib`'s `core.fsmonitor`"),
+            "{command}: {}",
+            reasons(&r)
+        );
+    }
+    let out = Command::new("git")
+        .arg("status")
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(ran.exists(), "git really runs the submodule's monitor");
+    set_config(&module, "--unset", "core.fsmonitor");
+
+    // A hook in the submodule's git directory: `git submodule update` under `git *`.
+    let (status, _) = d
+        .add_rule(json!({"pattern": "git *", "kind": "glob"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let r = decide(&d, "git submodule update", Some(&repo)).await;
+    assert_eq!(r.via, Some(Via::Allowlist), "{r:?}");
+    let hook = module.join("hooks/post-checkout");
+    std::fs::write(&hook, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = decide(&d, "git submodule update", Some(&repo)).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(
+        reasons(&r).contains("lib: post-checkout"),
+        "{}",
+        reasons(&r)
+    );
+}
+
+/// In run mode `git diff --submodule=diff` runs `git diff` in the submodule, and `git
+/// status` runs `git status` there: neither runs what the submodule's configuration
+/// names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_mode_neutralises_what_submodules_would_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo_with_submodule(dir.path());
+    std::fs::write(repo.join("lib/lib.txt"), "changed\n").unwrap();
+    let module = repo.join(".git/modules/lib");
+    let (external, external_ran) = marker_program(dir.path(), "external");
+    let (monitor, monitor_ran) = marker_program(dir.path(), "monitor");
+    set_config(&module, "diff.external", external.to_str().unwrap());
+    set_config(&module, "core.fsmonitor", monitor.to_str().unwrap());
+    let root = dir.path().display().to_string();
+    let d = TestDaemon::start(&[("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", root.as_str())]).await;
+
+    let (status, v) = d
+        .submit(
+            json!({"agent": "agent", "command": "git status --short", "cwd": repo, "run": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let r: Record = serde_json::from_value(v).unwrap();
+    assert!(approved_by_policy(&r), "{r:?}");
+    assert!(r.result.unwrap().stdout.contains("lib"));
+    assert!(!monitor_ran.exists(), "the submodule's core.fsmonitor ran");
+
+    // Policy approves it too: the submodule's key is neutralised (an empty external
+    // diff, which makes git stop rather than run it).
+    let (status, v) = d
+        .submit(json!({"agent": "agent", "command": "git diff --submodule=diff", "cwd": repo, "run": true}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let r: Record = serde_json::from_value(v).unwrap();
+    assert!(approved_by_policy(&r), "{r:?}");
+    assert!(
+        !external_ran.exists(),
+        "the submodule's diff.external ran: {r:?}"
+    );
+    assert!(!monitor_ran.exists(), "the submodule's core.fsmonitor ran");
+    // Without execgate, git runs it: the marker works.
+    let out = Command::new("git")
+        .args(["diff", "--submodule=diff"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(external_ran.exists(), "the marker program works");
+}
+
+/// git accepts a `.git` directory only when it is a valid git directory (a `HEAD` that
+/// names a ref, `objects/`, `refs/`), and walks on to the parent otherwise (issue 29):
+/// a decoy `.git` holding only `commondir` must not make execgate read a clean
+/// configuration while git runs the parent's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_walks_past_what_git_walks_past() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let (program, ran) = marker_program(dir.path(), "fsmonitor");
+    set_config(&repo, "core.fsmonitor", program.to_str().unwrap());
+    let inner = repo.join("inner");
+    let decoy = inner.join(".git");
+    std::fs::create_dir_all(decoy.join("objects")).unwrap();
+    std::fs::create_dir_all(decoy.join("refs")).unwrap();
+    std::fs::write(decoy.join("config"), "[core]\n\tbare = false\n").unwrap();
+    let clean = self::repo(&dir.path().join("clean"));
+    std::fs::write(
+        decoy.join("commondir"),
+        format!("{}\n", clean.join(".git").display()),
+    )
+    .unwrap();
+    let d = TestDaemon::start(&[]).await;
+    let r = decide(&d, "git status", Some(&inner)).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(reasons(&r).contains("core.fsmonitor"), "{}", reasons(&r));
+    // git itself walks on to the parent and runs its monitor.
+    let out = Command::new("git")
+        .arg("status")
+        .current_dir(&inner)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(ran.exists(), "git ran the parent repository's monitor");
+}
+
+/// A special file where git expects a small file (a FIFO named `commondir`) is no
+/// reason to wait: the request is put to a human with the reason, and the next request
+/// of the same agent is answered too (issue 29).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_in_the_repository_is_asked_about_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let fifo = repo.join(".git/commondir");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let d = TestDaemon::start(&[]).await;
+    for _ in 0..2 {
+        let r = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            decide(&d, "git status", Some(&repo)),
+        )
+        .await
+        .expect("answered without waiting on the FIFO");
+        assert_eq!(r.status, Status::Pending, "{r:?}");
+        assert!(
+            reasons(&r).contains("not a regular file"),
+            "{}",
+            reasons(&r)
+        );
+    }
+}
+
+/// In run mode what execgate read must be what git reads (issue 29): where another uid
+/// can write the repository, it could swap the configuration between the two reads, so
+/// policy never runs git there on its own word.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_mode_runs_git_on_policy_only_where_nobody_else_can_write_the_repository() {
+    if !can_switch_uid(
+        "run_mode_runs_git_on_policy_only_where_nobody_else_can_write_the_repository",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let root = dir.path().display().to_string();
+    let d = TestDaemon::start(&[("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", root.as_str())]).await;
+    let (status, v) = d
+        .submit(
+            json!({"agent": "agent", "command": "git status --short", "cwd": repo, "run": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let r: Record = serde_json::from_value(v).unwrap();
+    assert!(approved_by_policy(&r), "the daemon's own repository: {r:?}");
+
+    std::os::unix::fs::chown(repo.join(".git/config"), Some(AGENT_UID), None).unwrap();
+    let r = decide_run(&d, "git status --short", Some(&repo)).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(
+        reasons(&r).contains(&format!("belongs to uid {AGENT_UID}")),
+        "{}",
+        reasons(&r)
+    );
 }

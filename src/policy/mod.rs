@@ -45,6 +45,9 @@ pub struct Subject<'a> {
     pub run: bool,
     /// Decide-only: the shell the agent said it will run `command` with.
     pub shell: Option<Shell>,
+    /// The uid the agent runs as (the socket peer's), if known: in decide-only mode the
+    /// agent runs the command as this uid.
+    pub uid: Option<u32>,
 }
 
 impl<'a> Subject<'a> {
@@ -65,6 +68,7 @@ impl<'a> Subject<'a> {
             cwd: spec.cwd.as_deref().map(Path::new),
             run: spec.run,
             shell: spec.shell,
+            uid: spec.peer_uid,
         }
     }
 
@@ -697,7 +701,13 @@ fn git_gate(
                 .into(),
         );
     };
-    let repo = match gitrepo::inspect(cwd) {
+    // In run mode git runs as execgate's own user; otherwise as the agent.
+    let git_uid = if subject.run {
+        Some(crate::sys::effective_uid())
+    } else {
+        subject.uid
+    };
+    let repo = match gitrepo::inspect(cwd, git_uid) {
         Err(e) => return Some(format!("git: cannot read the repository fully: {e}")),
         Ok(repo) => repo,
     };
@@ -717,16 +727,21 @@ fn git_gate(
         return None;
     };
     if subject.run {
+        // What execgate read must be what git reads when it runs: nobody else may be
+        // able to change it in between.
+        if let Some(why) = &repo.writable {
+            return Some(format!(
+                "git: {why}, so the repository could change between execgate's reading and git's; execgate runs git on its own word only in repositories no other user can write"
+            ));
+        }
         return gitrepo::neutralising_env(Some(&repo), &[])
             .1
             .into_iter()
-            .next();
+            .next()
+            .map(|why| format!("git: {why}"));
     }
     if let Some(key) = repo.program_keys.first() {
-        return Some(format!(
-            "git: the repository's configuration sets `{}`, which {}",
-            key.name, key.why
-        ));
+        return Some(format!("git: {} sets a key that {}", key.shown(), key.why));
     }
     if !repo.hooks.is_empty() {
         use programs::git::{Hooks, hooks_run_by};

@@ -83,6 +83,7 @@ fn subject<'a>(command: &'a str, repo: &'a Path) -> Subject<'a> {
         cwd: Some(repo),
         run: false,
         shell: None,
+        uid: None,
     }
 }
 

@@ -637,41 +637,6 @@ fn broad_mode(mode: &str) -> bool {
     })
 }
 
-/// Git configuration keys whose value is a program git runs (`core.pager`,
-/// `core.sshCommand`, `alias.x=!…`, filters, helpers, hooks).
-fn git_key_runs_program(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    key.starts_with("alias.")
-        || key.starts_with("pager.")
-        || key.starts_with("uploadpack.")
-        || key.starts_with("protocol.")
-        || key.starts_with("core.gitproxy")
-        || key == "core.hookspath"
-        || key == "core.fsmonitor"
-        || key == "core.askpass"
-        || key == "core.pager"
-        || key == "core.editor"
-        || key == "sequence.editor"
-        || key == "core.sshcommand"
-        || key == "gpg.program"
-        || [
-            ".command",
-            ".cmd",
-            ".program",
-            ".helper",
-            ".textconv",
-            ".clean",
-            ".smudge",
-            ".process",
-            ".tool",
-            "sshcommand",
-            "editor",
-            "pager",
-        ]
-        .iter()
-        .any(|s| key.ends_with(s))
-}
-
 fn dangerous_git(args: &[String], r: &mut Reasons) {
     // Skip global options to find the subcommand; `-c key=value` may name a program.
     let mut i = 0;
@@ -679,12 +644,21 @@ fn dangerous_git(args: &[String], r: &mut Reasons) {
         if !a.starts_with('-') {
             break;
         }
+        // `--config-env` takes its value from a variable execgate does not see.
         let setting = match a.as_str() {
-            "-c" | "--config-env" => args.get(i + 1).map(String::as_str),
-            _ => a.strip_prefix("--config-env="),
+            "-c" => args.get(i + 1).map(|s| match s.split_once('=') {
+                Some((key, value)) => (key, Some(Some(value))),
+                None => (s.as_str(), Some(None)),
+            }),
+            "--config-env" => args
+                .get(i + 1)
+                .map(|s| (s.split('=').next().unwrap_or(s), None)),
+            _ => a
+                .strip_prefix("--config-env=")
+                .map(|s| (s.split('=').next().unwrap_or(s), None)),
         };
-        if let Some(key) = setting.map(|s| s.split('=').next().unwrap_or(s))
-            && git_key_runs_program(key)
+        if let Some((key, value)) = setting
+            && programs::git::keys::program_key(key, value).is_some()
         {
             r.add(format!("runs a program set with `git -c` (`{key}`)"));
         }

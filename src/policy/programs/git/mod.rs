@@ -14,6 +14,8 @@ use super::profile::Role::{Nothing, Passthrough, Read, Revision, Text};
 use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax, concat};
 use super::spec::Does;
 
+pub mod keys;
+
 pub const PROFILES: &[&Profile] = &[&GIT];
 
 /// Which hooks a subcommand can run: none, only `post-index-change` (it may refresh
@@ -136,21 +138,30 @@ const GIT: Profile = Profile {
 
 /// `-c NAME=VALUE` that names a program git runs is code, not just configuration.
 fn git_check(r: &mut Reading<'_>) {
-    let found: Vec<(String, Span)> = r
+    let found: Vec<(String, Span, bool)> = r
         .given
         .iter()
         .filter(|g| matches!(g.opt.key(), "c" | "config-env"))
-        .filter_map(|g| g.value.map(|v| (v.to_string(), g.at)))
+        .filter_map(|g| {
+            g.value
+                .map(|v| (v.to_string(), g.at, g.opt.key() == "config-env"))
+        })
         .collect();
-    for (setting, at) in found {
-        let key = setting
-            .split('=')
-            .next()
-            .unwrap_or(&setting)
-            .to_ascii_lowercase();
-        if key_runs_program(&key) {
+    for (setting, at, from_env) in found {
+        // `-c NAME` alone is `NAME=true`; `--config-env` takes its value from a variable
+        // execgate does not see.
+        let (name, value) = match setting.split_once('=') {
+            Some((name, _)) if from_env => (name, None),
+            Some((name, value)) => (name, Some(Some(value))),
+            None => (setting.as_str(), Some(None)),
+        };
+        if let Some(key) = keys::program_key(name, value) {
             r.add(
-                Effect::Code(format!("`git -c {key}=…` names a program git runs")),
+                Effect::Code(format!(
+                    "`git -c {}=…` {}",
+                    name.to_ascii_lowercase(),
+                    key.why
+                )),
                 at,
             );
         }
@@ -164,51 +175,6 @@ fn git_check(r: &mut Reading<'_>) {
             at,
         );
     }
-}
-
-/// Keys whose value is a program git runs, or that change what a command runs. (The
-/// repository's own files are read with `gitrepo`; this judges what a command sets.)
-pub fn key_runs_program(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    let (section, rest) = key.split_once('.').unwrap_or((&key, ""));
-    let last = rest.rsplit('.').next().unwrap_or(rest);
-    matches!(
-        section,
-        "alias" | "pager" | "include" | "includeif" | "url" | "protocol"
-    ) || matches!(
-        key.as_str(),
-        "core.fsmonitor"
-            | "core.hookspath"
-            | "core.pager"
-            | "core.editor"
-            | "core.sshcommand"
-            | "core.askpass"
-            | "core.gitproxy"
-            | "core.worktree"
-            | "core.alternaterefscommand"
-            | "core.attributesfile"
-            | "sequence.editor"
-            | "diff.external"
-            | "credential.helper"
-            | "gpg.program"
-            | "clean.requireforce"
-            | "uploadpack.packobjectshook"
-            | "imap.tunnel"
-            | "web.browser"
-            | "man.viewer"
-            | "interactive.difffilter"
-            | "init.templatedir"
-    ) || (section == "diff" && matches!(last, "command" | "textconv"))
-        || (section == "merge" && last == "driver")
-        || (section == "filter" && matches!(last, "clean" | "smudge" | "process"))
-        || (section == "credential" && last == "helper")
-        || (section == "gpg" && (last == "program" || last == "defaultkeycommand"))
-        || (section == "remote" && matches!(last, "uploadpack" | "receivepack" | "vcs"))
-        || (section == "submodule" && last == "update")
-        || (matches!(section, "difftool" | "mergetool" | "browser" | "man")
-            && matches!(last, "cmd" | "path"))
-        || (section == "sendemail" && last.ends_with("cmd"))
-        || (section == "trailer" && matches!(last, "command" | "cmd"))
 }
 
 // ── The revision walkers: exact words ────────────────────────────────────────────────
@@ -1319,7 +1285,7 @@ fn config_check(r: &mut Reading<'_>) {
 
 fn config_get_check(r: &mut Reading<'_>) {
     if let Some(&(i, key)) = r.operands.first()
-        && may_hold_token(key)
+        && keys::may_hold_token(key)
     {
         r.add(
             Effect::Env(format!("`{key}` may hold a token")),
@@ -1333,10 +1299,11 @@ fn config_set_check(r: &mut Reading<'_>) {
         return;
     };
     let at = r.to_end(i);
-    if key_runs_program(key) {
+    if let Some(row) = keys::program_key(key, None) {
         r.add(
             Effect::Code(format!(
-                "`git config {key}` sets a program git runs (or what a command runs)"
+                "`git config {key}` sets a program-valued key, which {}",
+                row.why
             )),
             at,
         );
@@ -1346,19 +1313,6 @@ fn config_set_check(r: &mut Reading<'_>) {
             at,
         );
     }
-}
-
-/// Keys that commonly carry credentials.
-fn may_hold_token(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    k.contains("extraheader")
-        || k.contains("token")
-        || k.contains("password")
-        || k.contains("secret")
-        || k.starts_with("credential")
-        || k.starts_with("url.")
-        || (k.starts_with("remote.") && k.ends_with(".url"))
-        || k.starts_with("http.")
 }
 
 const REFLOG: Profile = Profile {
@@ -2706,7 +2660,7 @@ mod tests {
             ("git log --output=x", "writes `x`"),
             ("git diff a/../../etc b", "reads"),
             ("git -C /tmp status", "another directory"),
-            ("git -c core.pager=sh log", "names a program git runs"),
+            ("git -c core.pager=sh log", "runs a pager program"),
             ("git -c user.name=x log", "sets git configuration"),
             ("git --git-dir=/x status", "another repository"),
             ("git --work-tree=/ status", "another working tree"),
