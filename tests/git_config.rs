@@ -449,6 +449,15 @@ async fn submodules_are_read_as_git_enters_them() {
             reasons(&r)
         );
     }
+    // The same from an index in git's prefix-compressed version 4.
+    let out = Command::new("git")
+        .args(["update-index", "--index-version", "4"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let r = decide(&d, "git status", Some(&repo)).await;
+    assert!(reasons(&r).contains("submodule `lib`"), "{}", reasons(&r));
     let out = Command::new("git")
         .arg("status")
         .current_dir(&repo)

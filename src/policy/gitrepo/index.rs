@@ -145,7 +145,7 @@ mod tests {
                 let strip = previous.len() - common;
                 assert!(strip < 128, "one varint byte in these tests");
                 out.push(strip as u8);
-                out.extend(path[common..].as_bytes());
+                out.extend(&path.as_bytes()[common..]);
                 out.push(0);
             } else {
                 out.extend(path.as_bytes());

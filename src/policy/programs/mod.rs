@@ -27,7 +27,9 @@
 //! The profiles, one file per family:
 //! - `coreutils`: the read-only tools (`ls`, `cat`, `head`, `sort`, `uniq`, `tr`, `date`, …)
 //!   and the file tools (`rm`, `cp`, `mv`, `install`, `tee`, `chmod`, `chown`, …).
-//! - `text`: `grep`, `rg`, `sed`, `awk`, `jq`.
+//! - `text`: `grep`, `rg`.
+//! - `sed`, `awk`, `jq`: each with the reader of its language (a sed script, an awk
+//!   program, a jq filter), which follows the program's own grammar.
 //! - `find`: `find`'s expression language.
 //! - `git`: git, its global options and subcommands.
 //! - `build`: `cargo`, `make`.
@@ -38,18 +40,21 @@
 //! - `ops`: `docker` (and `docker compose`), `kubectl`, `systemctl`.
 
 mod archive;
+mod awk;
 mod build;
 mod compiled;
 mod coreutils;
 pub mod doc;
 mod find;
 pub mod git;
+mod jq;
 mod js;
 mod net;
 mod ops;
 mod profile;
 mod python;
 mod read;
+mod sed;
 pub mod spec;
 mod text;
 
@@ -66,6 +71,9 @@ fn all() -> Vec<&'static Profile> {
     let mut v: Vec<&'static Profile> = Vec::new();
     v.extend_from_slice(coreutils::PROFILES);
     v.extend_from_slice(text::PROFILES);
+    v.extend_from_slice(sed::PROFILES);
+    v.extend_from_slice(awk::PROFILES);
+    v.extend_from_slice(jq::PROFILES);
     v.extend_from_slice(find::PROFILES);
     v.extend_from_slice(git::PROFILES);
     v.extend_from_slice(build::PROFILES);

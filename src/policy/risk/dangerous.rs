@@ -658,7 +658,7 @@ fn dangerous_git(args: &[String], r: &mut Reasons) {
                 .map(|s| (s.split('=').next().unwrap_or(s), None)),
         };
         if let Some((key, value)) = setting
-            && programs::git::keys::program_key(key, value).is_some()
+            && programs::git::keys::program_key(key, value).is_some_and(|k| k.runs_program())
         {
             r.add(format!("runs a program set with `git -c` (`{key}`)"));
         }

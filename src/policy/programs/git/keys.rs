@@ -45,6 +45,21 @@ pub struct ProgramKey {
     pub off: Off,
 }
 
+impl ProgramKey {
+    /// Whether the key names a program git runs (rather than moving git to other files,
+    /// URLs or transports, or loosening a check).
+    pub fn runs_program(&self) -> bool {
+        !matches!(
+            (self.section, self.key),
+            ("core", "worktree" | "attributesfile")
+                | (
+                    "url" | "protocol" | "include" | "includeif" | "init" | "clean",
+                    _
+                )
+        )
+    }
+}
+
 /// The value that takes a key's effect away in run mode, set through `GIT_CONFIG_*`
 /// (which git reads above every file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,12 +229,6 @@ pub fn program_key(name: &str, value: Option<Option<&str>>) -> Option<&'static P
         .find(|row| row.covers(&section, sub, &key) && row.matters(value))
 }
 
-/// Whether setting `name` (to a value not known here) can make git run a program or
-/// reach elsewhere.
-pub fn runs_program(name: &str) -> bool {
-    program_key(name, None).is_some()
-}
-
 /// The keys that can be neutralised without knowing which subsections a repository
 /// uses: every run-mode git gets these whatever execgate read, so a file that changes
 /// after it was read cannot bring them back (`GIT_CONFIG_*`, docs/decisions.md).
@@ -282,10 +291,11 @@ mod tests {
         assert!(!p("remote.origin.url", "https://x"));
         assert!(!p("core.bare", "false"));
         // A value not known: every row covering the name.
-        assert!(runs_program("core.fsmonitor"));
-        assert!(runs_program("submodule.x.update"));
-        assert!(runs_program("include.path"));
-        assert!(!runs_program("user.email"));
+        let any = |n: &str| program_key(n, None);
+        assert!(any("core.fsmonitor").is_some_and(|k| k.runs_program()));
+        assert!(any("submodule.x.update").is_some());
+        assert!(any("include.path").is_some_and(|k| !k.runs_program()));
+        assert!(any("user.email").is_none());
     }
 
     #[test]

@@ -1,0 +1,138 @@
+//! jq (1.6, 1.7, 1.8): its options, and its filter, read by `filter` with jq's own
+//! lexical rules (in each version's reading) for what reaches beyond the input: the
+//! environment (`env`, `$ENV`) and modules loaded from files.
+
+mod filter;
+
+use super::profile::Role::Read;
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+
+pub const PROFILES: &[&Profile] = &[&JQ];
+
+/// jq 1.6/1.7. Options are exact; short ones cluster (`-rc`).
+const JQ: Profile = Profile {
+    names: &["jq", "gojq"],
+    syntax: Syntax::Clap,
+    options: &[
+        "-c, --compact-output",
+        "-n, --null-input",
+        "-e, --exit-status",
+        "-s, --slurp",
+        "-r, --raw-output",
+        "--raw-output0",
+        "-j, --join-output",
+        "-a, --ascii-output",
+        "-R, --raw-input",
+        "-C, --color-output",
+        "-M, --monochrome-output",
+        "-S, --sort-keys",
+        "--tab",
+        "--indent=N",
+        "--unbuffered",
+        "--stream",
+        "--stream-errors",
+        "--seq",
+        "--arg NAME VALUE",
+        "--argjson NAME TEXT",
+        "--slurpfile NAME FILE",
+        "--rawfile NAME FILE",
+        "--argfile NAME FILE",
+        "--args",
+        "--jsonargs",
+        "-f, --from-file=FILE  code: runs the jq program in that file",
+        "-L DIRECTORY  code: loads jq modules from DIRECTORY",
+        "-h",
+        "-V",
+    ],
+    rest: Read,
+    check: Some(jq_check),
+    ..BASE
+};
+
+fn jq_check(r: &mut Reading<'_>) {
+    for key in ["slurpfile", "rawfile", "argfile"] {
+        let files: Vec<(String, Span)> = r
+            .given
+            .iter()
+            .filter(|g| g.opt.key() == key)
+            .filter_map(|g| g.value2.map(|f| (f.to_string(), g.at)))
+            .collect();
+        for (f, at) in files {
+            r.add(Effect::Reads(f), at);
+        }
+    }
+    let from_file = r.has("from-file");
+    let operands = r.operands.clone();
+    let mut rest = operands.as_slice();
+    if !from_file && let Some(&(i, filter)) = operands.first() {
+        if let Some(why) = jq_filter_risk(filter) {
+            r.add(why, Span::one(i));
+        }
+        rest = &operands[1..];
+    }
+    // After `--args` or `--jsonargs`, operands are values, not files.
+    let args_at = r
+        .given
+        .iter()
+        .filter(|g| matches!(g.opt.key(), "args" | "jsonargs"))
+        .map(|g| g.at.first)
+        .min();
+    for &(i, w) in rest {
+        if args_at.is_some_and(|a| i > a) || w == "-" {
+            continue;
+        }
+        r.add(Effect::Reads(w.to_string()), Span::one(i));
+    }
+    r.set_roles(&[], Role::Passthrough);
+}
+
+/// What a jq filter reaches, as findings: jq's own reader accounts for every token of it.
+fn jq_filter_risk(filter: &str) -> Option<Effect> {
+    match filter::read(filter) {
+        Err(why) => Some(Effect::Unknown(format!(
+            "the jq filter cannot be read exactly: {why}"
+        ))),
+        Ok(reaches) => reaches.into_iter().next().map(|reach| match reach {
+            filter::Reach::Environment(why) => Effect::Env(format!(
+                "the jq filter reads the environment ({why}), which may hold secrets"
+            )),
+            filter::Reach::Modules(why) => {
+                Effect::Code(format!("the jq filter loads modules from files ({why})"))
+            }
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jq_filters() {
+        for f in [
+            ".",
+            ".name",
+            ".env.HOME",
+            "keys",
+            "map(.a) | add",
+            "\"env\"",
+            "{a: .b}",
+            "{env}",
+        ] {
+            assert_eq!(jq_filter_risk(f), None, "{f}");
+        }
+        for f in [
+            "env",
+            "$ENV.HOME",
+            "env.PATH",
+            "[env]",
+            "\"\\(env)\"",
+            "import \"a\" as a; .",
+            "include \"x\"; .",
+            "$ ENV",
+            "{a:env}",
+        ] {
+            assert!(jq_filter_risk(f).is_some(), "{f}");
+        }
+    }
+}

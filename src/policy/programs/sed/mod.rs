@@ -1,0 +1,153 @@
+//! sed (GNU sed 4.9): its options, and its scripts read by `script`, which follows GNU
+//! sed's own script reader exactly (labels end at a blank, a bracket expression hides
+//! the delimiter, each `-e` is compiled as sed meets it). A script can read (`r`, `R`),
+//! write (`w`, `W`, `s///w`) and run commands (`e`, `s///e`); one the reader cannot
+//! follow exactly is not understood.
+
+mod script;
+
+use super::profile::Role::{Read, Text};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Span};
+
+pub const PROFILES: &[&Profile] = &[&SED];
+
+/// GNU sed 4.9.
+const SED: Profile = Profile {
+    names: &["sed", "gsed"],
+    options: &[
+        "-n, --quiet, --silent",
+        "--debug",
+        "-e, --expression=SCRIPT",
+        "-f, --file=SCRIPT_FILE  code: runs the sed script in that file",
+        "--follow-symlinks",
+        "-i[SUFFIX], --in-place[=SUFFIX]",
+        "-l, --line-length=N",
+        "--posix",
+        "-E, -r, --regexp-extended",
+        "-s, --separate",
+        "--sandbox",
+        "-u, --unbuffered",
+        "-z, --null-data",
+    ],
+    rest: Read,
+    check: Some(sed_check),
+    ..BASE
+};
+
+/// The script is every `-e` in order (and `-f`'s files, unread), or else the first
+/// operand. GNU sed compiles each `-e` as it reads its options, so `--sandbox` covers
+/// only the scripts after it; the operand script is compiled after every option.
+fn sed_check(r: &mut Reading<'_>) {
+    let explicit = r.has("expression") || r.has("file");
+    let mut sandboxed = false;
+    let mut chunks: Vec<(script::Chunk<'_>, Span)> = Vec::new();
+    for g in &r.given {
+        match g.opt.key() {
+            "sandbox" => sandboxed = true,
+            "expression" => {
+                if let Some(text) = g.value {
+                    chunks.push((script::Chunk { text, sandboxed }, g.at));
+                }
+            }
+            _ => {}
+        }
+    }
+    if !explicit && let Some(&(i, text)) = r.operands.first() {
+        let sandboxed = r.has("sandbox");
+        chunks.push((script::Chunk { text, sandboxed }, Span::one(i)));
+    }
+    let in_place = r.has("in-place");
+    match (explicit, in_place) {
+        (true, true) => r.set_roles(&[], Role::Write),
+        (true, false) => r.set_roles(&[], Read),
+        (false, true) => r.set_roles(&[Text], Role::Write),
+        (false, false) => r.set_roles(&[Text], Read),
+    }
+    if chunks.is_empty() {
+        return;
+    }
+    // What the script does is about all of its words: from the first script to the last.
+    let at = Span {
+        first: chunks.iter().map(|(_, s)| s.first).min().unwrap_or(0),
+        last: chunks.iter().map(|(_, s)| s.last).max().unwrap_or(0),
+    };
+    let texts: Vec<script::Chunk<'_>> = chunks
+        .iter()
+        .map(|(c, _)| script::Chunk {
+            text: c.text,
+            sandboxed: c.sandboxed,
+        })
+        .collect();
+    match script::read(&texts) {
+        Ok(reaches) => {
+            for reach in reaches {
+                if let Some(effect) = effect(reach) {
+                    r.add(effect, at);
+                }
+            }
+        }
+        Err(why) => r.add(
+            Effect::Unknown(format!("the sed script cannot be read exactly: {why}")),
+            at,
+        ),
+    }
+}
+
+/// What one reach of a script is, as a finding. sed itself reads `/dev/stdin` and
+/// writes `/dev/stdout` and `/dev/stderr` as its own streams.
+fn effect(reach: script::Reach) -> Option<Effect> {
+    Some(match reach {
+        script::Reach::Reads(file) if file == "/dev/stdin" => return None,
+        script::Reach::Reads(file) => Effect::Reads(file),
+        script::Reach::Writes(file) if file == "/dev/stdout" || file == "/dev/stderr" => {
+            return None;
+        }
+        script::Reach::Writes(file) => Effect::Writes(file),
+        script::Reach::Runs(Some(command)) => Effect::Code(format!(
+            "the sed script runs a command (`e {}`)",
+            command.trim()
+        )),
+        script::Reach::Runs(None) => {
+            Effect::Code("the sed script runs its pattern space as a command (`e`, `s///e`)".into())
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::understand;
+
+    fn findings(words: &[&str]) -> Vec<String> {
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        understand(&words, false)
+            .findings
+            .iter()
+            .map(|f| f.effect.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn scripts_are_read_as_sed_reads_them() {
+        // A label ends at a blank: `e id` is a command.
+        assert!(findings(&["sed", ":x e id"])[0].contains("runs a command (`e id`)"));
+        // A bracket expression hides the delimiter.
+        assert!(findings(&["sed", "s/[/]/ id/e"])[0].contains("pattern space"));
+        assert_eq!(findings(&["sed", "-n", "s/[/]/#/w out"]), ["writes `out`"]);
+        // `--sandbox` covers only what follows it.
+        assert_eq!(
+            findings(&["sed", "-e", "w out", "--sandbox"]),
+            ["writes `out`"]
+        );
+        let sandboxed = findings(&["sed", "--sandbox", "-e", "w out"]);
+        assert!(
+            sandboxed[0].contains("cannot be read exactly"),
+            "{sandboxed:?}"
+        );
+        assert!(findings(&["sed", "--sandbox", "w out"])[0].contains("cannot be read"));
+        assert_eq!(findings(&["sed", "-n", "1,20p"]), Vec::<String>::new());
+        assert_eq!(
+            findings(&["sed", "-n", "-e", "p", "-e", "w /dev/stdout"]),
+            Vec::<String>::new()
+        );
+    }
+}
