@@ -184,3 +184,44 @@ async fn allow_add_warns_about_rules_that_run_anything() {
         assert!(v.get("warnings").is_none(), "{pattern}: {v}");
     }
 }
+
+/// The hard limits see what allowed programs run (issue 29): under `security = full`
+/// with `policy.allowed_binaries`, a program an allowed one would start is refused unless
+/// it is listed too, and one execgate cannot name is refused; the deny list sees inner
+/// commands, with their options however spelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hard_limits_see_what_allowed_programs_run() {
+    let d = TestDaemon::start(&[
+        ("EXECGATE_POLICY__SECURITY", "full"),
+        (
+            "EXECGATE_POLICY__ALLOWED_BINARIES",
+            "ls,cat,find,sed,awk,git,tar,sort",
+        ),
+        ("EXECGATE_POLICY__DENY", "*rm -rf*"),
+    ])
+    .await;
+    for command in [
+        "ls -la",
+        "sed -n 1,5p f",
+        "git status",
+        "find . -name '*.rs'",
+    ] {
+        let r = record(&d, json!({"command": command})).await;
+        assert_eq!(r.status, Status::Approved, "{command}: {r:?}");
+    }
+    for (command, why) in [
+        ("find . -exec rm -r {} +", "allowed_binaries"),
+        ("git -c alias.x='!rm -r d' x", "allowed_binaries"),
+        ("tar --to-command='rm x' -xf a.tar", "allowed_binaries"),
+        ("sort --compress-program=rm f", "allowed_binaries"),
+        ("sed 'e rm x'", "allowed_binaries"),
+        ("awk 'BEGIN{system(\"id\")}'", "cannot name"),
+        ("sed ':x e rm -fr /tmp/d'", "deny list"),
+        ("find . -exec rm -fr {} +", "deny list"),
+    ] {
+        let r = record(&d, json!({"command": command})).await;
+        assert_eq!(r.status, Status::Denied, "{command}: {r:?}");
+        let reason = r.error.clone().unwrap_or_default();
+        assert!(reason.contains(why), "{command}: {reason}");
+    }
+}

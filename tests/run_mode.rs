@@ -154,7 +154,8 @@ async fn argv_runs_the_program_with_its_arguments_and_input() {
     let result = r.result.unwrap();
     assert_eq!((result.stdout.as_str(), result.timed_out), ("", false));
     // The environment is the minimal one, plus what neutralises git's program-valued
-    // settings (core.fsmonitor, core.hooksPath) for any git the command runs.
+    // settings (core.fsmonitor, core.hooksPath, core.pager, …) for any git the command
+    // runs.
     let r = ran(&d, json!({"argv": ["env"]})).await;
     let stdout = r.result.unwrap().stdout;
     let names: Vec<String> = stdout
@@ -171,7 +172,8 @@ async fn argv_runs_the_program_with_its_arguments_and_input() {
     assert!(
         stdout.contains("GIT_CONFIG_KEY_0=core.fsmonitor\n")
             && stdout.contains("GIT_CONFIG_VALUE_0=false\n")
-            && stdout.contains("GIT_CONFIG_KEY_1=core.hooksPath\n"),
+            && stdout.contains("GIT_CONFIG_KEY_1=core.hookspath\n")
+            && stdout.contains("=core.pager\n"),
         "{stdout}"
     );
     let r = ran(&d, json!({"argv": ["no-such-program-xyz"]})).await;

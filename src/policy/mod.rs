@@ -365,16 +365,8 @@ impl Policy {
             deny(&mut verdict, "matches the deny list".into());
             return verdict;
         }
-        if let Some(program) = binaries.first_refused(&screened) {
-            let what = if program.is_empty() {
-                "a segment with no program".to_string()
-            } else {
-                format!("{program:?}")
-            };
-            deny(
-                &mut verdict,
-                format!("{what} is not in policy.allowed_binaries"),
-            );
+        if let Some(why) = binaries.first_refused(&screened) {
+            deny(&mut verdict, why);
             return verdict;
         }
         if security == Security::Full {

@@ -23,36 +23,53 @@ fn allow_glob(pattern: &str) -> Result<Glob, globset::Error> {
         .build()
 }
 
-/// The deny list. A match on the whole command or any segment denies.
+/// The deny list. A match on the whole command, on any segment, or on any command it
+/// runs (looked through wrappers, scripts and what programs start) denies; options are
+/// matched however they are spelled (`*rm -rf*` denies `rm -fr`, `rm -r -f` and `rm
+/// --recursive --force`).
 #[derive(Debug)]
 pub struct DenyList {
     set: GlobSet,
     patterns: Vec<String>,
+    /// The patterns whose options could be respelled, in their one spelling
+    /// ([`spelled_out`]), and the pattern each came from.
+    spelled: GlobSet,
+    spelled_of: Vec<usize>,
 }
 
 impl DenyList {
     pub fn new(patterns: &[String]) -> Result<DenyList, globset::Error> {
         let mut b = GlobSetBuilder::new();
-        for p in patterns {
+        let mut spelled = GlobSetBuilder::new();
+        let mut spelled_of = Vec::new();
+        for (i, p) in patterns.iter().enumerate() {
             b.add(crate::config::compile_deny_glob(p)?);
+            if let Some(one) = spelled_pattern(p)
+                && let Ok(glob) = crate::config::compile_deny_glob(&one)
+            {
+                spelled.add(glob);
+                spelled_of.push(i);
+            }
         }
         Ok(DenyList {
             set: b.build()?,
             patterns: patterns.to_vec(),
+            spelled: spelled.build()?,
+            spelled_of,
         })
     }
 
     /// The first deny pattern that matches, checking the whole command, each segment,
-    /// and each segment with its program's directory stripped (`/bin/rm` is `rm`).
+    /// and each command a segment runs as its words are (with the program's directory
+    /// stripped too: `/bin/rm` is `rm`) and with its options in one spelling.
     pub fn matches(&self, normalized: &str, segments: &[String]) -> Option<&str> {
         if self.patterns.is_empty() {
             return None;
         }
         let mut candidates = vec![normalized.to_string()];
+        let mut spelled = Vec::new();
         for seg in segments {
             candidates.push(seg.clone());
-            // What the segment runs, unquoted and looked through wrappers, also with
-            // the program's directory stripped (`/bin/rm` is `rm`).
             for words in super::risk::looked_through(&shell::command_words(seg)) {
                 candidates.push(words.join(" "));
                 if let Some(base) = words[0].rsplit('/').next().filter(|b| *b != words[0]) {
@@ -60,15 +77,82 @@ impl DenyList {
                     stripped.extend(words[1..].iter().cloned());
                     candidates.push(stripped.join(" "));
                 }
+                if let Some(one) = spelled_out(&words) {
+                    spelled.push(one.join(" "));
+                }
             }
         }
-        candidates.iter().find_map(|c| {
+        let raw = candidates.iter().find_map(|c| {
             self.set
                 .matches(c)
                 .first()
                 .map(|&i| self.patterns[i].as_str())
+        });
+        raw.or_else(|| {
+            spelled.iter().find_map(|c| {
+                self.spelled
+                    .matches(c)
+                    .first()
+                    .map(|&i| self.patterns[self.spelled_of[i]].as_str())
+            })
         })
     }
+}
+
+/// A command with its options in one spelling, if any option could be spelled another
+/// way: the program without its directory, then every option without a value that a
+/// word spells (clusters split, long names to their short letter, the program's own
+/// synonyms merged: `rm -R` is `rm -r`), sorted, then the other words in order. `rm -fr
+/// x` and `rm --recursive -f x` are both `rm -f -r x`.
+fn spelled_out(words: &[String]) -> Option<Vec<String>> {
+    let program = words.first()?.rsplit('/').next()?.to_string();
+    let mut letters: Vec<char> = Vec::new();
+    let mut rest: Vec<String> = Vec::new();
+    let mut options = true;
+    for w in &words[1..] {
+        if w == "--" {
+            options = false;
+        }
+        match options
+            .then(|| super::programs::option_letters(&program, w))
+            .flatten()
+        {
+            Some(ls) => letters.extend(ls),
+            None => rest.push(w.clone()),
+        }
+    }
+    if letters.is_empty() {
+        return None;
+    }
+    letters.sort_unstable();
+    letters.dedup();
+    let mut out = vec![program];
+    out.extend(letters.into_iter().map(|c| format!("-{c}")));
+    out.extend(rest);
+    Some(out)
+}
+
+/// A deny pattern in the spelling of [`spelled_out`], when it is a command written out
+/// with at most a wildcard before and after (`*rm -rf*`, `rm -rf *`): `*rm -f -r*`.
+fn spelled_pattern(pattern: &str) -> Option<String> {
+    let trimmed = pattern.trim();
+    let (lead, body) = match trimmed.strip_prefix('*') {
+        Some(rest) => ("*", rest),
+        None => ("", trimmed),
+    };
+    let (body, tail) = if let Some(b) = body.strip_suffix(" *") {
+        (b, " *")
+    } else if let Some(b) = body.strip_suffix('*') {
+        (b, "*")
+    } else {
+        (body, "")
+    };
+    let words: Vec<String> = body.split_whitespace().map(str::to_string).collect();
+    if words.is_empty() || words.iter().any(|w| w.contains(['*', '?', '[', '{', '\\'])) {
+        return None;
+    }
+    let one = spelled_out(&words)?;
+    Some(format!("{lead}{}{tail}", one.join(" ")))
 }
 
 /// `policy.allowed_binaries`: empty or containing `*` means no restriction.
@@ -85,18 +169,37 @@ impl AllowedBinaries {
         }
     }
 
-    /// The first segment whose program is not listed (`Some("")` when a segment has no
-    /// recognisable program at all).
+    /// Why the command may not run, if it may not: the first program it would run that
+    /// is not listed, looking through wrappers, `sh -c` scripts and what programs start
+    /// as their words say (`find -exec rm`, sed's `e rm`, `git -c alias.x='!rm …'`,
+    /// `tar --to-command=rm`); or a program it would start that execgate cannot name
+    /// (awk's `system(…)`, an editor), which no list can vouch for.
     pub fn first_refused(&self, segments: &[String]) -> Option<String> {
         let names = self.names.as_ref()?;
         if segments.is_empty() {
-            return Some(String::new());
+            return Some("a segment with no program is not in policy.allowed_binaries".into());
         }
-        segments.iter().find_map(|s| match shell::program(s) {
-            Some(p) if names.contains(&p) => None,
-            Some(p) => Some(p),
-            None => Some(String::new()),
-        })
+        for seg in segments {
+            let words = shell::command_words(seg);
+            if words.first().is_none_or(|p| p.is_empty()) {
+                return Some("a segment with no program is not in policy.allowed_binaries".into());
+            }
+            for inner in super::risk::looked_through(&words) {
+                let program = &inner[0];
+                if !names.contains(program) {
+                    return Some(format!("{program:?} is not in policy.allowed_binaries"));
+                }
+                if super::programs::understand(&inner, false)
+                    .runs
+                    .contains(&super::programs::Runs::Unnamed)
+                {
+                    return Some(format!(
+                        "{program:?} would start a program execgate cannot name, which policy.allowed_binaries cannot vouch for"
+                    ));
+                }
+            }
+        }
+        None
     }
 }
 
@@ -321,10 +424,11 @@ impl Allowlist {
         for seg in segments {
             let hit = self.exact_rule(seg.text, who, now).or_else(|| {
                 // A glob never approves a dangerous command, nor a wrapper, shell or
-                // interpreter (`timeout *` would approve `timeout 5 rm -rf ~`), unless
-                // the program's profile accounts for the code it runs itself.
+                // interpreter (`timeout *` would approve `timeout 5 rm -rf ~`). What a
+                // profiled program runs is a finding, refused below unless the rule's
+                // author wrote it out (`npx prettier *`).
                 let u = seg.understanding;
-                if dangerous || (!(u.profiled && u.decides_code) && runs_other_programs(seg.text)) {
+                if dangerous || (!u.profiled && runs_other_programs(seg.text)) {
                     return None;
                 }
                 self.first_live(
@@ -432,5 +536,76 @@ pub fn too_broad(pattern: &str) -> Option<String> {
             ))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deny(patterns: &[&str], command: &str) -> Option<String> {
+        let list =
+            DenyList::new(&patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>()).unwrap();
+        list.matches(command, &[command.to_string()])
+            .map(str::to_string)
+    }
+
+    #[test]
+    fn the_deny_list_reads_options_however_they_are_spelled() {
+        let rm = ["*rm -rf*"];
+        for command in [
+            "rm -rf /tmp/x",
+            "rm -fr /tmp/x",
+            "rm -r -f /tmp/x",
+            "rm -Rf /tmp/x",
+            "rm --recursive --force /tmp/x",
+            "/bin/rm -rvf /tmp/x",
+            "sudo rm -fr /tmp/x",
+            // What a program runs, as its profile reads it.
+            "sed ':x e rm -fr /tmp/x'",
+            "find . -exec rm -fr {} +",
+            "git -c alias.x='!rm -fr /tmp/x' x",
+            "tar --to-command='rm -fr /tmp/x' -xf a.tar",
+        ] {
+            assert_eq!(deny(&rm, command).as_deref(), Some("*rm -rf*"), "{command}");
+        }
+        for command in ["rm -f /tmp/x", "rm -r /tmp/x", "echo rm -fr", "ls -fr"] {
+            assert_eq!(deny(&rm, command), None, "{command}");
+        }
+        assert!(deny(&["rm -rf *"], "rm -fr x").is_some());
+        assert!(
+            deny(&["*git push --force*"], "git push -f origin").is_none(),
+            "`-f` has a value-less synonym only by its profile"
+        );
+    }
+
+    #[test]
+    fn allowed_binaries_see_what_allowed_programs_run() {
+        let list = AllowedBinaries::new(
+            &["ls", "cat", "find", "sed", "awk", "git", "tar", "sort"].map(String::from),
+        );
+        let refused = |c: &str| list.first_refused(&[c.to_string()]);
+        for allowed in [
+            "ls -la",
+            "find . -name x",
+            "sed -n 1p f",
+            "git status",
+            "awk '{print}' f",
+        ] {
+            assert_eq!(refused(allowed), None, "{allowed}");
+        }
+        for (command, why) in [
+            ("find . -exec rm -r {} +", "\"rm\""),
+            ("git -c alias.x='!rm -r d' x", "\"rm\""),
+            ("tar --to-command='rm x' -xf a.tar", "\"rm\""),
+            ("sort --compress-program=rm f", "\"rm\""),
+            ("sed ':x e rm -fr d'", "\"rm\""),
+            ("awk 'BEGIN{system(\"rm x\")}'", "cannot name"),
+            ("sed 's/x/rm/e' f", "cannot name"),
+            ("timeout 5 rm x", "\"timeout\""),
+        ] {
+            let got = refused(command).unwrap_or_default();
+            assert!(got.contains(why), "{command}: {got}");
+        }
     }
 }

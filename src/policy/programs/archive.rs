@@ -22,7 +22,7 @@
 //! original deleted unless `-k`); with `-c` (and as `zcat`, `xzcat`), `-l` or `-t` the
 //! files are only read; with no file they filter standard input to standard output.
 
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Runs, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[
     &TAR, &GZIP, &GUNZIP, &ZCAT, &XZ, &UNXZ, &XZCAT, &LZMA, &UNLZMA, &LZCAT,
@@ -107,7 +107,7 @@ const TAR: Profile = Profile {
         "--ignore-command-error",
         "--no-ignore-command-error",
         "-O, --to-stdout",
-        "--to-command=COMMAND  code: runs COMMAND for every file extracted",
+        "--to-command=COMMAND  runs: runs COMMAND for every file extracted",
         // File attributes.
         "--atime-preserve[=METHOD]",
         "--clamp-mtime",
@@ -139,11 +139,11 @@ const TAR: Profile = Profile {
         // Device selection and switching.
         "--force-local",
         "-f, --file=ARCHIVE",
-        "-F, --info-script=NAME, --new-volume-script=NAME  code: runs the script at the end of every volume",
+        "-F, --info-script=NAME, --new-volume-script=NAME  runs: runs the script at the end of every volume",
         "-L, --tape-length=NUMBER",
         "-M, --multi-volume",
         "--rmt-command=COMMAND  code: runs COMMAND on the remote host for a remote archive",
-        "--rsh-command=COMMAND  code: runs COMMAND to reach a remote archive",
+        "--rsh-command=COMMAND  runs: runs COMMAND to reach a remote archive",
         "--volno-file=FILE  writes",
         // Device blocking.
         "-b, --blocking-factor=BLOCKS",
@@ -158,7 +158,7 @@ const TAR: Profile = Profile {
         "-V, --label=TEXT",
         // Compression: the standard compressors are harmless filters.
         "-a, --auto-compress",
-        "-I, --use-compress-program=PROG  code: runs PROG as the compressor",
+        "-I, --use-compress-program=PROG  runs: runs PROG as the compressor",
         "-j, --bzip2",
         "-J, --xz",
         "--lzip",
@@ -259,6 +259,8 @@ fn date_file(v: &str) -> bool {
 fn tar_check(r: &mut Reading<'_>) {
     r.set_roles(&[], Role::Text);
     let mut found: Vec<(Effect, Span)> = Vec::new();
+    // `--checkpoint-action=exec=COMMAND`: a shell command tar starts.
+    let mut starts: Vec<(String, Span)> = Vec::new();
     // `-C` options in order: the word where each takes effect and the directory then.
     let mut dirs: Vec<(usize, String)> = Vec::new();
     let mut cur = ".".to_string();
@@ -286,12 +288,7 @@ fn tar_check(r: &mut Reading<'_>) {
             )),
             "checkpoint-action" => {
                 if let Some(command) = v.strip_prefix("exec=") {
-                    found.push((
-                        Effect::Code(format!(
-                            "`--checkpoint-action=exec` runs `{command}` at every checkpoint"
-                        )),
-                        g.at,
-                    ));
+                    starts.push((command.to_string(), g.at));
                 } else if !(matches!(v, "." | "dot" | "bell" | "echo" | "totals")
                     || ["echo=", "ttyout=", "sleep=", "wait="]
                         .iter()
@@ -308,6 +305,13 @@ fn tar_check(r: &mut Reading<'_>) {
             "newer" | "mtime" if date_file(v) => found.push((Effect::Reads(v.to_string()), g.at)),
             _ => {}
         }
+    }
+    for (command, at) in starts {
+        r.starts(
+            format!("`--checkpoint-action=exec` runs `{command}` at every checkpoint"),
+            at,
+            Runs::Script(command),
+        );
     }
 
     if INFORMATIVE.iter().any(|k| r.has(k)) {

@@ -23,7 +23,7 @@
 //! file's metadata, `-files0-from FILE` takes the starting points from a file (execgate
 //! cannot see them: unknown).
 
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Runs, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[&FIND];
 
@@ -308,23 +308,29 @@ fn find_check(r: &mut Reading<'_>) {
             Exits => exits = true,
             Exec { plus, how } => match exec_end(r.words, i + 1, plus) {
                 Some(end) => {
-                    let command = r.words[i + 1..end].join(" ");
-                    r.add(
-                        Effect::Code(format!("`{w}` runs `{command}` {how}")),
+                    let words: Vec<String> = r.words[i + 1..end].to_vec();
+                    let command = words.join(" ");
+                    r.starts(
+                        format!("`{w}` runs `{command}` {how}"),
                         Span {
                             first: i,
                             last: end,
                         },
+                        Runs::Words(words),
                     );
                     i = end + 1;
                     continue;
                 }
                 None => {
-                    let command = r.words[i + 1..].join(" ");
+                    // Every later word may be the command's: judged as one.
+                    let words: Vec<String> = r.words[i + 1..].to_vec();
+                    let command = words.join(" ");
                     let ends = if plus { "`;` (or `{} +`)" } else { "`;`" };
-                    r.add(
-                        Effect::Code(format!("`{w}` runs `{command}` {how}")),
-                        r.to_end(i),
+                    let at = r.to_end(i);
+                    r.starts(
+                        format!("`{w}` runs `{command}` {how}"),
+                        at,
+                        Runs::Words(words),
                     );
                     r.unknown(
                         i,

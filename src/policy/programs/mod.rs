@@ -62,7 +62,9 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use compiled::Compiled;
-pub use profile::{BASE, Effect, Finding, Profile, Role, Span, Syntax, Understanding, concat};
+pub use profile::{
+    BASE, Effect, Finding, Profile, Role, Runs, Span, Syntax, Understanding, concat,
+};
 
 pub use spec::{Arg, Does};
 
@@ -158,6 +160,7 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         decides_code: compiled.profile.decides_code,
         subcommand: Vec::new(),
         findings: Vec::new(),
+        runs: Vec::new(),
     };
     if !errors.is_empty() {
         tracing::error!(errors = ?errors, "a program profile does not compile");
@@ -168,8 +171,51 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         });
         return u;
     }
-    (u.findings, u.subcommand) = read::read(compiled, words, piped, understand);
+    (u.findings, u.subcommand, u.runs) = read::read(compiled, words, piped, understand);
+    // A profile that accounts for the code it runs itself (`python -m pytest`) starts
+    // no program it does not name.
+    if u.decides_code {
+        u.runs.retain(|r| *r != Runs::Unnamed);
+    }
     u
+}
+
+/// The options without a value that `word` spells for `program`, each by the first short
+/// letter of its option (`rm -Rf`: `f`, `r`; `rm --recursive`: `r`), if it spells only
+/// such options: how the deny list reads options however they are spelled. Without a
+/// profile, a cluster of letters is read letter by letter as written.
+pub fn option_letters(program: &str, word: &str) -> Option<Vec<char>> {
+    use spec::{Arg, Name};
+    let first_short = |opt: &spec::Opt| {
+        opt.names.iter().find_map(|n| match n {
+            Name::Short(c) => Some(*c),
+            _ => None,
+        })
+    };
+    let compiled = lookup(program);
+    if let Some(long) = word.strip_prefix("--") {
+        let c = compiled?;
+        let &(_, i) = c.longs.iter().find(|(n, _)| *n == long)?;
+        let opt = &c.opts[i];
+        return (opt.arg == Arg::No)
+            .then(|| first_short(opt))
+            .flatten()
+            .map(|c| vec![c]);
+    }
+    let cluster = word.strip_prefix('-')?;
+    if cluster.is_empty() || !cluster.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let Some(c) = compiled else {
+        return Some(cluster.chars().collect());
+    };
+    cluster
+        .chars()
+        .map(|ch| {
+            let opt = &c.opts[*c.shorts.get(&ch)?];
+            (opt.arg == Arg::No).then(|| first_short(opt)).flatten()
+        })
+        .collect()
 }
 
 /// Every profile's compile errors, for the test that keeps them at none.

@@ -561,7 +561,7 @@ const WGET: Profile = Profile {
         "--user=USER",
         "--password=PASS",
         "--ask-password[=BOOL]",
-        "--use-askpass=COMMAND  code: runs COMMAND to ask for credentials",
+        "--use-askpass=COMMAND  runs: runs COMMAND to ask for credentials",
         "--no-iri",
         "--local-encoding=ENC",
         "--remote-encoding=ENC",

@@ -47,6 +47,12 @@ pub enum Role {
     Revision,
     /// Code the program runs.
     Code(&'static str),
+    /// A command it starts: this operand is the program, every later one an argument
+    /// (`git bisect run CMD ARG…`).
+    Runs(&'static str),
+    /// A shell command line it starts: this operand and every later one, joined by
+    /// blanks (`git submodule foreach CMD…`).
+    RunsScript(&'static str),
     /// A target, script or test of the project in the working directory, which runs its code.
     Project(&'static str),
     /// Something the program changes in the repository it works on (a branch created).
@@ -157,6 +163,18 @@ pub enum Effect {
     Unknown(String),
 }
 
+/// A program a command starts, as its profile finds it in the words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Runs {
+    /// A program and its arguments, started directly (`find -exec rm {} +`).
+    Words(Vec<String>),
+    /// A shell command line (`git -c alias.x='!rm …'`, sed's `e rm …`, `tar
+    /// --to-command=…`): parsed in turn for the commands it runs.
+    Script(String),
+    /// Something execgate cannot name: an editor, awk's `system(…)`, a script in a file.
+    Unnamed,
+}
+
 /// The words a finding is about: indices into the command's words, inclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
@@ -230,6 +248,10 @@ pub struct Understanding {
     /// The subcommands selected, outermost first (`git stash list`: `["stash", "list"]`).
     pub subcommand: Vec<&'static str>,
     pub findings: Vec<Finding>,
+    /// Every program it starts beyond itself, named where its words name it: one for
+    /// each finding of code run (a profile that accounts for the code it runs itself,
+    /// `decides_code`, keeps only the named ones).
+    pub runs: Vec<Runs>,
 }
 
 impl Understanding {
@@ -339,6 +361,8 @@ pub struct Reading<'w> {
     /// Where `--` ended the options, if it did.
     pub dashdash: Option<usize>,
     pub findings: Vec<Finding>,
+    /// What it starts (see [`Understanding::runs`]).
+    pub(super) runs: Vec<Runs>,
     /// Reading stopped at a word it could not account for.
     pub stopped: bool,
     /// The operands' roles, when a check decides them (else the profile's).
@@ -363,8 +387,28 @@ impl<'w> Reading<'w> {
         self.given.iter().find(|g| g.opt.key() == key)
     }
 
+    /// Adds a finding. Code run that the finding does not name counts as a program
+    /// execgate cannot name (`Runs::Unnamed`); [`Reading::starts`] names one.
     pub fn add(&mut self, effect: Effect, at: Span) {
+        if matches!(effect, Effect::Code(_)) {
+            self.runs.push(Runs::Unnamed);
+        }
         self.findings.push(Finding { effect, at });
+    }
+
+    /// Adds the finding that the command starts `what`, named: `why` says so for a
+    /// human.
+    pub fn starts(&mut self, why: String, at: Span, what: Runs) {
+        let what = match what {
+            Runs::Words(w) if w.first().is_none_or(|p| p.is_empty()) => Runs::Unnamed,
+            Runs::Script(s) if s.trim().is_empty() => Runs::Unnamed,
+            named => named,
+        };
+        self.runs.push(what);
+        self.findings.push(Finding {
+            effect: Effect::Code(why),
+            at,
+        });
     }
 
     pub fn unknown(&mut self, at: usize, why: String) {
@@ -420,8 +464,19 @@ impl<'w> Reading<'w> {
         // Most options do nothing: their reason text is never made.
         if !matches!(opt.does, Does::Nothing | Does::Recurses) {
             let shown = format!("`{}`", self.command_path(Some(&opt.display())));
-            if let Some(effect) = effect_of(opt.does, &shown, value) {
-                self.add(effect, at);
+            match (opt.does, value) {
+                (Does::Runs(why), Some(command)) => {
+                    self.starts(
+                        format!("{shown} {why}"),
+                        at,
+                        Runs::Script(command.to_string()),
+                    );
+                }
+                _ => {
+                    if let Some(effect) = effect_of(opt.does, &shown, value) {
+                        self.add(effect, at);
+                    }
+                }
             }
         }
         self.given.push(Given {
@@ -449,7 +504,7 @@ fn effect_of(does: Does, shown: &str, value: Option<&str>) -> Option<Effect> {
             Some(v) => Effect::Writes(v.to_string()),
             None => Effect::Writes(format!("the file {shown} names")),
         },
-        Does::Code(why) => Effect::Code(format!("{shown} {why}")),
+        Does::Code(why) | Does::Runs(why) => Effect::Code(format!("{shown} {why}")),
         Does::Project(why) => Effect::Project(format!("{shown} {why}")),
         Does::Repo(why) => Effect::Repo(format!("{shown} {why}")),
         Does::Config(why) => Effect::Config(format!("{shown} {why}")),

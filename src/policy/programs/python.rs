@@ -202,7 +202,7 @@ const GENERAL: &[&str] = &[
     "--debug",
     "--isolated",
     "--require-virtualenv",
-    "--python=PYTHON  code: runs pip with the Python interpreter PYTHON",
+    "--python=PYTHON  runs: runs pip with the Python interpreter PYTHON",
     "-v, --verbose",
     "-V, --version",
     "-q, --quiet",
@@ -342,7 +342,7 @@ const PIP_SUB: Profile = Profile {
 };
 
 const PIP_CONFIG_FILES: &[&str] = &[
-    "--editor=EDITOR  code: runs EDITOR",
+    "--editor=EDITOR  runs: runs EDITOR",
     "--global",
     "--user",
     "--site",

@@ -2,7 +2,7 @@
 //! option parser reads them, word by word, into options given, operands and findings.
 
 use super::compiled::Compiled;
-use super::profile::{Effect, Finding, Reading, Role, Span, Syntax, Understanding};
+use super::profile::{Effect, Finding, Reading, Role, Runs, Span, Syntax, Understanding};
 use super::spec::{Arg, Does, Opt};
 use crate::policy::paths;
 
@@ -13,7 +13,7 @@ pub(super) fn read(
     words: &[String],
     piped: bool,
     reread: fn(&[String], bool) -> Understanding,
-) -> (Vec<Finding>, Vec<&'static str>) {
+) -> (Vec<Finding>, Vec<&'static str>, Vec<Runs>) {
     let program = words[0].rsplit('/').next().unwrap_or(&words[0]);
     let mut r = Reading {
         words,
@@ -26,6 +26,7 @@ pub(super) fn read(
         operands: Vec::new(),
         dashdash: None,
         findings: Vec::new(),
+        runs: Vec::new(),
         stopped: false,
         roles: None,
     };
@@ -57,7 +58,7 @@ pub(super) fn read(
         .roles
         .unwrap_or((level.profile.operands, level.profile.rest));
     finish(&mut r, first, rest);
-    (r.findings, r.path)
+    (r.findings, r.path, r.runs)
 }
 
 enum Next {
@@ -470,6 +471,18 @@ fn finish(r: &mut Reading<'_>, first: &'static [Role], rest: Role) {
     for (n, &(i, w)) in operands.iter().enumerate() {
         let role = first.get(n).copied().unwrap_or(rest);
         let at = Span::one(i);
+        // A command it starts takes this operand and the rest.
+        if let Role::Runs(why) | Role::RunsScript(why) = role {
+            let words: Vec<String> = operands[n..].iter().map(|(_, w)| w.to_string()).collect();
+            let command = words.join(" ");
+            let what = match role {
+                Role::Runs(_) => Runs::Words(words),
+                _ => Runs::Script(command.clone()),
+            };
+            let at = r.to_end(i);
+            r.starts(format!("`{}` {why} `{command}`", r.program), at, what);
+            break;
+        }
         let effect = match role {
             Role::Text | Role::Passthrough => None,
             Role::Name if paths::is_path(w) => Some(Effect::Reads(w.to_string())),
@@ -492,6 +505,7 @@ fn finish(r: &mut Reading<'_>, first: &'static [Role], rest: Role) {
             Role::Revision if is_revision(w) && r.dashdash.is_none_or(|d| i < d) => None,
             Role::Revision => Some(Effect::Reads(w.to_string())),
             Role::Code(why) => Some(Effect::Code(format!("{why} `{w}`"))),
+            Role::Runs(_) | Role::RunsScript(_) => unreachable!("taken above"),
             Role::Project(why) => Some(Effect::Project(format!("{why} `{w}`"))),
             Role::Repo(why) => Some(Effect::Repo(format!("{why} `{w}`"))),
             Role::Config(why) => Some(Effect::Config(format!("`{w}` {why}"))),

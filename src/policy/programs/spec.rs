@@ -16,7 +16,8 @@
 //!
 //! What an option does: nothing (the default: it changes only what is printed), `reads`
 //! or `writes` (its value is a path), `recurses` (the operands, or the working directory,
-//! are read as whole trees), `code: WHY` (it runs other code), `config: WHY` (it changes
+//! are read as whole trees), `code: WHY` (it runs other code), `runs: WHY` (it starts
+//! the command its value names, which execgate then judges too), `config: WHY` (it changes
 //! configuration or what the program is), `project: WHY` (it runs the project's own
 //! code: a Makefile's recipe, a package script), `repo: WHY` (it changes the repository it
 //! works on: a commit, a branch, the files it tracks), `net: WHY`, `env: WHY` (it reads the
@@ -48,6 +49,10 @@ pub enum Does {
     Writes,
     Recurses,
     Code(&'static str),
+    /// Starts the command its value names (a shell command line, or a program that gets
+    /// its arguments from this one): `--to-command=CMD`, `--pre=PROG`. Execgate names what
+    /// runs, so the deny list and `policy.allowed_binaries` judge it too.
+    Runs(&'static str),
     /// Runs the project's own code (a Makefile's recipe, a package's script, its tests).
     Project(&'static str),
     /// Changes the repository it works on (a commit, a branch, the index, files it tracks).
@@ -252,6 +257,7 @@ fn does(line: &str, text: &'static str) -> Result<Does, String> {
         "recurses" => Ok(Does::Recurses),
         "unknown" => Ok(Does::Unknown),
         "code" => needs_why(Does::Code),
+        "runs" => needs_why(Does::Runs),
         "project" => needs_why(Does::Project),
         "repo" => needs_why(Does::Repo),
         "config" => needs_why(Does::Config),

@@ -97,7 +97,7 @@ const RG: Profile = Profile {
     options: &[
         "-e, --regexp=PATTERN",
         "-f, --file=PATTERNFILE  reads",
-        "--pre=COMMAND  code: runs COMMAND on every file searched",
+        "--pre=COMMAND  runs: runs COMMAND on every file searched",
         "--pre-glob=GLOB",
         "-z, --search-zip  code: runs decompression programs on compressed files",
         "--no-search-zip",
@@ -171,7 +171,7 @@ const RG: Profile = Profile {
         "--no-heading",
         "-H, --with-filename",
         "-I, --no-filename",
-        "--hostname-bin=COMMAND  code: runs COMMAND to find the host name",
+        "--hostname-bin=COMMAND  runs: runs COMMAND to find the host name",
         "--hyperlink-format=FORMAT",
         "--include-zero",
         "-n, --line-number",

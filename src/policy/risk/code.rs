@@ -38,8 +38,9 @@ const INTERPRETERS: &[(&str, &[&str])] = &[
     ("expect", &["-c"]),
 ];
 
-/// Interpreters whose first operand is the program text itself.
-pub(super) const CODE_FIRST: &[&str] = &["awk", "gawk", "mawk", "nawk", "busybox-awk"];
+/// Interpreters whose first operand is the program text itself, and which execgate has no
+/// reader for (`awk` and its kin have one: their profile reads the program).
+pub(super) const CODE_FIRST: &[&str] = &["busybox-awk"];
 
 /// Programs that schedule or run commands read from their input or arguments.
 pub(super) const RUNS_INPUT: &[&str] = &["at", "batch", "source", "."];
@@ -491,64 +492,6 @@ pub fn keeps_place(words: &[String]) -> bool {
             ShellInput::Script(_) | ShellInput::Stdin
         ))
         || matches!(program, "timeout" | "nice" | "nohup" | "stdbuf")
-}
-
-/// The scripts given to sed: `-e X`, `--expression=X`, or the first operand.
-pub(super) fn sed_scripts(args: &[String]) -> Vec<&str> {
-    let mut scripts = Vec::new();
-    let mut explicit = false;
-    let mut first_operand = None;
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if a == "-e" || a == "--expression" || a == "-f" || a == "--file" {
-            explicit = true;
-            if let Some(v) = args.get(i + 1) {
-                scripts.push(v.as_str());
-            }
-            i += 2;
-            continue;
-        }
-        if let Some(v) = a.strip_prefix("--expression=") {
-            explicit = true;
-            scripts.push(v);
-        } else if let Some(v) = a.strip_prefix("-e").filter(|v| !v.is_empty()) {
-            explicit = true;
-            scripts.push(v);
-        } else if a == "-l" || a == "--line-length" {
-            i += 1;
-        } else if !a.starts_with('-') && first_operand.is_none() {
-            first_operand = Some(a.as_str());
-        }
-        i += 1;
-    }
-    if !explicit && let Some(s) = first_operand {
-        scripts.push(s);
-    }
-    scripts
-}
-
-/// Whether a sed script uses the `e` command or the `e` flag of `s` (runs a shell).
-/// Heuristic and strict: any command starting with `e`, or an `s` whose flags hold `e`.
-pub(super) fn sed_executes(script: &str) -> bool {
-    script.split([';', '\n']).any(|piece| {
-        let piece = piece.trim_start_matches(|c: char| {
-            c.is_ascii_digit() || matches!(c, '$' | ',' | '!' | '~' | ' ' | '{' | '}')
-        });
-        let piece = match piece.strip_prefix('/') {
-            Some(rest) => rest.split_once('/').map_or("", |(_, r)| r).trim_start(),
-            None => piece,
-        };
-        if piece.starts_with('e') {
-            return true;
-        }
-        if let Some(rest) = piece.strip_prefix('s')
-            && let Some(delim) = rest.chars().next()
-        {
-            let parts: Vec<&str> = rest[delim.len_utf8()..].splitn(3, delim).collect();
-            return parts.len() == 3 && parts[2].contains('e');
-        }
-        false
-    })
 }
 
 pub(super) fn network_exec(program: &str, args: &[String]) -> bool {

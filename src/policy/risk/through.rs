@@ -4,10 +4,11 @@
 
 use super::code::{
     CODE_FIRST, RUNS_INPUT, SHELLS, ShellInput, Wrapper, code_source, has_inline_flag, interpreter,
-    interpreter_input, network_exec, sed_executes, sed_scripts, shell_input, wrapper,
+    interpreter_input, network_exec, shell_input, wrapper,
 };
 use super::{MAX_DEPTH, MAX_FOUND, base};
 use crate::policy::parse::{self, Analysis, SimpleCommand};
+use crate::policy::programs::{self, Runs};
 use crate::policy::shell::is_assignment;
 
 /// Something a command runs: more words, or a script to parse.
@@ -316,8 +317,8 @@ pub(super) fn option_values(args: &[String], long: &[&str], short: &[&str]) -> V
 }
 
 /// True for shells, wrappers, interpreters given inline code (or whose first argument
-/// is code, like awk), and programs that execute what their arguments name (`find
-/// -exec`, `git -c core.pager=…`, `tar --to-command`, `sed 's/x/y/e'`, …).
+/// is code, like awk), and programs that start other programs as their words say
+/// (`find -exec`, `git -c core.pager=…`, `tar --to-command`, `sed 's/x/y/e'`, …).
 pub fn runs_other_code(words: &[String]) -> bool {
     let Some(program) = words.first().map(|p| base(p)) else {
         return false;
@@ -335,11 +336,14 @@ pub fn runs_other_code(words: &[String]) -> bool {
             || has_inline_flag(args, flags)
             || matches!(interpreter_input(words), ShellInput::Stdin);
     }
+    // What a profile finds it starts, named or not (an editor, awk's `system`).
+    if programs::is_profiled(&words[0]) {
+        return !programs::understand(words, false).runs.is_empty();
+    }
     if !inner_of_program(words).is_empty() {
         return true;
     }
     match program {
-        "sed" | "gsed" => sed_scripts(args).iter().any(|s| sed_executes(s)),
         "vim" | "vi" | "nvim" | "view" | "ex" | "gvim" | "vimdiff" => args
             .iter()
             .any(|a| a == "-c" || a == "--cmd" || a == "-S" || (a.starts_with('+') && a.len() > 1)),
@@ -352,125 +356,26 @@ pub fn runs_other_code(words: &[String]) -> bool {
     }
 }
 
-/// Commands that programs which are not wrappers run from their arguments.
+/// Commands that programs which are not wrappers run from their arguments: for a program
+/// execgate has a profile of, what the profile names (`find -exec`, `git -c
+/// alias.x=!…`, `tar --to-command`, sed's `e`); for a few others, what their options
+/// name.
 pub(super) fn inner_of_program(words: &[String]) -> Vec<Inner> {
     let program = base(&words[0]);
     let args = &words[1..];
     let scripts = |values: Vec<String>| values.into_iter().map(Inner::Script).collect();
+    if programs::is_profiled(&words[0]) {
+        return programs::understand(words, false)
+            .runs
+            .into_iter()
+            .filter_map(|r| match r {
+                Runs::Words(w) => Some(Inner::Words(w, false)),
+                Runs::Script(s) => Some(Inner::Script(s)),
+                Runs::Unnamed => None,
+            })
+            .collect();
+    }
     match program {
-        "find" => {
-            let mut found = Vec::new();
-            let mut i = 0;
-            while let Some(a) = args.get(i) {
-                i += 1;
-                if matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-                    let end = args[i..]
-                        .iter()
-                        .position(|w| w == ";" || w == "+")
-                        .map_or(args.len(), |p| i + p);
-                    if end > i {
-                        found.push(Inner::Words(args[i..end].to_vec(), false));
-                    } else {
-                        found.push(Inner::Words(vec!["find-exec".into()], false));
-                    }
-                    i = end;
-                }
-            }
-            found
-        }
-        "git" => {
-            let mut found = Vec::new();
-            // Global options before the subcommand: `-c key=value` may set a pager,
-            // editor or alias that runs a program.
-            let mut i = 0;
-            while let Some(a) = args.get(i) {
-                if !a.starts_with('-') {
-                    break;
-                }
-                if a == "-c" {
-                    if let Some(v) = args.get(i + 1) {
-                        let value = v.split_once('=').map_or("", |(_, v)| v);
-                        found.push(Inner::Script(value.trim_start_matches('!').to_string()));
-                    }
-                    i += 1;
-                } else if a.starts_with("--config-env") || a.starts_with("--exec-path=") {
-                    found.push(Inner::Words(vec![a.clone()], false));
-                } else if matches!(
-                    a.as_str(),
-                    "-C" | "--git-dir" | "--work-tree" | "--namespace"
-                ) {
-                    i += 1;
-                }
-                i += 1;
-            }
-            let rest = &args[i.min(args.len())..];
-            let sub = rest.first().map(String::as_str);
-            let sub_args = rest.get(1..).unwrap_or_default();
-            found.extend(scripts(option_values(
-                sub_args,
-                &["--upload-pack", "--receive-pack", "--exec", "--extcmd"],
-                &[],
-            )));
-            match sub {
-                Some("rebase") => {
-                    found.extend(scripts(option_values(sub_args, &[], &["-x"])));
-                }
-                Some("clone" | "fetch" | "pull" | "ls-remote" | "archive") => {
-                    found.extend(scripts(option_values(sub_args, &[], &["-u"])));
-                }
-                Some("difftool" | "mergetool") => {
-                    found.extend(scripts(option_values(sub_args, &[], &["-x"])));
-                }
-                Some("bisect") if sub_args.first().is_some_and(|a| a == "run") => {
-                    found.push(Inner::Words(sub_args[1..].to_vec(), false));
-                }
-                Some("submodule") if sub_args.iter().any(|a| a == "foreach") => {
-                    let at = sub_args.iter().position(|a| a == "foreach").unwrap_or(0);
-                    let cmd: Vec<&String> = sub_args[at + 1..]
-                        .iter()
-                        .filter(|a| !a.starts_with('-'))
-                        .collect();
-                    let cmd: Vec<String> = cmd.into_iter().cloned().collect();
-                    found.push(Inner::Script(cmd.join(" ")));
-                }
-                Some("filter-branch") => {
-                    found.extend(scripts(option_values(
-                        sub_args,
-                        &[
-                            "--tree-filter",
-                            "--index-filter",
-                            "--msg-filter",
-                            "--commit-filter",
-                            "--env-filter",
-                            "--parent-filter",
-                            "--tag-name-filter",
-                        ],
-                        &[],
-                    )));
-                }
-                _ => {}
-            }
-            found
-        }
-        "tar" | "gtar" | "bsdtar" => {
-            let mut found: Vec<Inner> = scripts(option_values(
-                args,
-                &[
-                    "--to-command",
-                    "--use-compress-program",
-                    "--info-script",
-                    "--new-volume-script",
-                    "--rsh-command",
-                ],
-                &["-I", "-F"],
-            ));
-            for v in option_values(args, &["--checkpoint-action"], &[]) {
-                if let Some(cmd) = v.strip_prefix("exec=") {
-                    found.push(Inner::Script(cmd.to_string()));
-                }
-            }
-            found
-        }
         "rsync" => scripts(option_values(args, &["--rsh", "--rsync-path"], &["-e"])),
         "scp" | "sftp" => scripts(option_values(args, &[], &["-S"]))
             .into_iter()

@@ -10,8 +10,8 @@
 //! and what loses work (`reset --hard`, `push --force`, `branch -D`, `clean -f`) is
 //! `danger`. Which hooks each subcommand can run is [`hooks_run_by`].
 
-use super::profile::Role::{Nothing, Passthrough, Read, Revision, Text};
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax, concat};
+use super::profile::Role::{Nothing, Read, Revision, Text};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Runs, Span, Syntax, concat};
 use super::spec::Does;
 
 pub mod keys;
@@ -155,15 +155,25 @@ fn git_check(r: &mut Reading<'_>) {
             Some((name, value)) => (name, Some(Some(value))),
             None => (setting.as_str(), Some(None)),
         };
-        if let Some(key) = keys::program_key(name, value) {
-            r.add(
-                Effect::Code(format!(
-                    "`git -c {}=…` {}",
-                    name.to_ascii_lowercase(),
-                    key.why
-                )),
-                at,
-            );
+        let Some(key) = keys::program_key(name, value) else {
+            continue;
+        };
+        let why = format!("`git -c {}=…` {}", name.to_ascii_lowercase(), key.why);
+        // What it runs, where the value names it: an alias is a git command, or with `!`
+        // a shell command; a program-valued key is a shell command. Other keys move git
+        // elsewhere and start nothing themselves.
+        let alias = name.to_ascii_lowercase().starts_with("alias.");
+        match value.flatten() {
+            Some(v) if alias && !v.trim_start().starts_with('!') => {
+                let mut words = vec!["git".to_string()];
+                words.extend(v.split_whitespace().map(str::to_string));
+                r.starts(why, at, Runs::Words(words));
+            }
+            Some(v) if key.runs_program() => {
+                let script = v.trim_start().trim_start_matches('!').to_string();
+                r.starts(why, at, Runs::Script(script));
+            }
+            _ => r.add(Effect::Code(why), at),
         }
     }
     if let Some(g) = r.given_of("exec-path")
@@ -756,7 +766,7 @@ const GREP: Profile = Profile {
         "--not",
         "-q, --quiet",
         "--all-match",
-        "-O[PAGER], --open-files-in-pager[=PAGER]  code: opens the matching files in a program",
+        "-O[PAGER], --open-files-in-pager[=PAGER]  runs: opens the matching files in a program",
         "-m, --max-count=NUM",
     ],
     rest: Revision,
@@ -1486,7 +1496,7 @@ const PUSH: Profile = Profile {
         "--no-recurse-submodules",
         "--thin",
         "--no-thin",
-        "--receive-pack, --exec=PROGRAM  code: runs PROGRAM on the remote side",
+        "--receive-pack, --exec=PROGRAM  runs: runs PROGRAM on the remote side (here, for a local repository)",
         "-u, --set-upstream",
         "--progress",
         "--no-progress",
@@ -1534,7 +1544,7 @@ const FETCH_OPTIONS: &[&str] = &[
     "--set-upstream",
     "-a, --append",
     "--atomic",
-    "--upload-pack=PROGRAM  code: runs PROGRAM on the remote side",
+    "--upload-pack=PROGRAM  runs: runs PROGRAM on the remote side (here, for a local repository)",
     "-f, --force",
     "-m, --multiple",
     "-t, --tags",
@@ -1626,7 +1636,7 @@ const PULL: Profile = Profile {
         "--allow-unrelated-histories",
         "--all",
         "-a, --append",
-        "--upload-pack=PROGRAM  code: runs PROGRAM on the remote side",
+        "--upload-pack=PROGRAM  runs: runs PROGRAM on the remote side (here, for a local repository)",
         "-f, --force",
         "-t, --tags",
         "--no-tags",
@@ -1879,7 +1889,7 @@ const REBASE: Profile = Profile {
         "--no-gpg-sign",
         "--autostash",
         "--no-autostash",
-        "-x, --exec=COMMAND  code: runs COMMAND after every commit",
+        "-x, --exec=COMMAND  runs: runs COMMAND after every commit",
         "--allow-empty-message",
         "-r, --rebase-merges[=MODE]",
         "--no-rebase-merges",
@@ -2022,7 +2032,7 @@ const CLONE: Profile = Profile {
         "--dissociate",
         "-o, --origin=NAME",
         "-b, --branch=BRANCH",
-        "-u, --upload-pack=PROGRAM  code: runs PROGRAM on the remote side",
+        "-u, --upload-pack=PROGRAM  runs: runs PROGRAM on the remote side (here, for a local repository)",
         "--depth=DEPTH",
         "--shallow-since=TIME",
         "--shallow-exclude=REVISION",
@@ -2188,8 +2198,7 @@ const BISECT: Profile = Profile {
         &Profile {
             names: &["run"],
             syntax: Syntax::Operands,
-            operands: &[Role::Code("runs")],
-            rest: Passthrough,
+            operands: &[Role::Runs("runs")],
             does: Does::Repo("checks out commits"),
             ..BASE
         },
@@ -2364,7 +2373,7 @@ const ARCHIVE: Profile = Profile {
         "--mtime=TIME",
         "--worktree-attributes",
         "--remote=REPOSITORY  net: reads an archive from a remote",
-        "--exec=PROGRAM  code: runs PROGRAM on the remote side",
+        "--exec=PROGRAM  runs: runs PROGRAM on the remote side (here, for a local repository)",
         "-NUM",
     ],
     rest: Revision,
@@ -2507,8 +2516,7 @@ const SUBMODULE: Profile = Profile {
             names: &["foreach"],
             syntax: Syntax::GnuInOrder,
             options: &["--recursive", "-q, --quiet"],
-            operands: &[Role::Code("runs in every submodule")],
-            rest: Passthrough,
+            operands: &[Role::RunsScript("runs in every submodule")],
             ..BASE
         },
         &Profile {

@@ -7,7 +7,7 @@
 mod script;
 
 use super::profile::Role::{Read, Text};
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span};
+use super::profile::{BASE, Effect, Profile, Reading, Role, Runs, Span};
 
 pub const PROFILES: &[&Profile] = &[&SED];
 
@@ -81,8 +81,18 @@ fn sed_check(r: &mut Reading<'_>) {
     match script::read(&texts) {
         Ok(reaches) => {
             for reach in reaches {
-                if let Some(effect) = effect(reach) {
-                    r.add(effect, at);
+                match reach {
+                    // sed runs `e COMMAND` with the shell: execgate judges COMMAND too.
+                    script::Reach::Runs(Some(command)) => r.starts(
+                        format!("the sed script runs a command (`e {}`)", command.trim()),
+                        at,
+                        Runs::Script(command),
+                    ),
+                    reach => {
+                        if let Some(effect) = effect(reach) {
+                            r.add(effect, at);
+                        }
+                    }
                 }
             }
         }
