@@ -309,7 +309,7 @@ impl Policy {
             .map(|c| programs::understand(&c.words, c.piped))
             .collect();
         let (mut risk, mut risk_reasons) =
-            risk::assess_understood(&analysis, &understood, own_files);
+            risk::assess_understood(&analysis, &understood, own_files, subject.cwd);
         // What the command writes, resolved where it will be written: `tee config` run in
         // `.git`, or through a symlink an earlier command made.
         let written = understood

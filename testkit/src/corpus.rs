@@ -33,8 +33,9 @@ pub fn config(dir: &std::path::Path) -> Config {
 }
 
 /// A clean git repository under `dir` (what `git init` makes, with no program-valued
-/// configuration and no hooks): where the corpus's commands are judged to run, as an
-/// agent's commands run in its checkout. Made by hand, so no `git` binary is needed.
+/// configuration and no hooks) holding a `README.md`: where the corpus's commands are
+/// judged to run, as an agent's commands run in its checkout. Made by hand, so no `git`
+/// binary is needed.
 pub fn repo(dir: &std::path::Path) -> std::path::PathBuf {
     let repo = dir.join("repo");
     let git = repo.join(".git");
@@ -48,6 +49,7 @@ pub fn repo(dir: &std::path::Path) -> std::path::PathBuf {
     )
     .unwrap();
     std::fs::write(git.join("hooks/pre-commit.sample"), "#!/bin/sh\n").unwrap();
+    std::fs::write(repo.join("README.md"), "# corpus\n").unwrap();
     repo
 }
 
@@ -899,4 +901,26 @@ pub const CORPUS: &[Case] = &[
     case!(Tools, "jq -n '{a:env}'", P, R, X, "environment"),
     case!(Tools, "jq .name package.json", P, R, Y, ""),
     case!(NoRules, "jq -r '{env} | .env'", P, S, Y, ""),
+    // Secrets printed by reading commands.
+    case!(GitGlob, "git config get --all --regexp .", P, R, X, "may hold tokens"),
+    case!(NoRules, "git config --get-regexp remote", P, R, X, "may hold tokens"),
+    case!(NoRules, "git remote -v", P, R, X, "may hold tokens"),
+    case!(GitGlob, "git remote get-url origin", P, R, X, "may hold a token"),
+    case!(NoRules, "git remote", P, S, Y, ""),
+    case!(Tools, "kubectl config view --flatten", P, R, X, "redact"),
+    case!(Tools, "kubectl config view", P, R, Y, ""),
+    case!(Tools, "docker inspect -f '{{json .Spec}}' web", P, R, X, "environment"),
+    case!(Tools, "docker inspect -f '{{.State.Status}}' web", P, S, Y, ""),
+    // `-` is a standard stream only where the program says so.
+    case!(Tools, "sort -o- data.txt", P, R, X, "writes `-`"),
+    case!(Tools, "sort -o - data.txt", P, R, X, "writes `-`"),
+    case!(NoRules, "rev -", P, R, X, "reads `-`"),
+    case!(NoRules, "cat -", P, S, Y, ""),
+    case!(Tools, "curl -o - https://x.example", P, R, Y, ""),
+    case!(Tools, "grep -f - src", P, R, Y, ""),
+    // `git checkout NAME` discards NAME's changes where NAME is a file there.
+    case!(GitGlob, "git checkout README.md", P, D, X, "discards"),
+    case!(GitGlob, "git checkout main", P, R, Y, ""),
+    case!(GitGlob, "git checkout -b topic", P, R, Y, ""),
+    case!(GitGlob, "git checkout -- README.md", P, D, X, "discards"),
 ];

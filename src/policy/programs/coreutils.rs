@@ -5,7 +5,7 @@
 //! Option lines follow each program's own `--help` (coreutils 9.1, procps, util-linux,
 //! debianutils); `--help` and `--version` are known to every GNU-style program.
 
-use super::profile::Role::{Name, Nothing, Read, Text, Tree, Write};
+use super::profile::Role::{Input, Name, Nothing, Output, Read, Text, Tree, Write};
 use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
 use super::spec::Does;
 
@@ -155,7 +155,7 @@ const CAT: Profile = Profile {
         "-u",
         "-v, --show-nonprinting",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -169,7 +169,7 @@ const HEAD: Profile = Profile {
         "-z, --zero-terminated",
         "-NUM",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -189,7 +189,7 @@ const TAIL: Profile = Profile {
         "-z, --zero-terminated",
         "-NUM",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -204,7 +204,7 @@ const WC: Profile = Profile {
         "-w, --words",
         "--total=WHEN",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -241,7 +241,7 @@ const SORT: Profile = Profile {
         "-u, --unique",
         "-z, --zero-terminated",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -262,7 +262,7 @@ const UNIQ: Profile = Profile {
         "-z, --zero-terminated",
         "-w, --check-chars=N",
     ],
-    operands: &[Read, Write],
+    operands: &[Input, Output],
     rest: Nothing,
     ..BASE
 };
@@ -280,7 +280,7 @@ const CUT: Profile = Profile {
         "--output-delimiter=STRING",
         "-z, --zero-terminated",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -312,14 +312,14 @@ const NL: Profile = Profile {
         "-v, --starting-line-number=NUMBER",
         "-w, --number-width=NUMBER",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
 const TAC: Profile = Profile {
     names: &["tac"],
     options: &["-b, --before", "-r, --regex", "-s, --separator=STRING"],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -684,7 +684,7 @@ const FILE: Profile = Profile {
         "-C, --compile  writes",
         "-d, --debug",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -801,7 +801,7 @@ const SUMS: Profile = Profile {
         "--strict",
         "-w, --warn",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -820,7 +820,7 @@ const B2SUM: Profile = Profile {
         "--strict",
         "-w, --warn",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -834,7 +834,7 @@ const CMP: Profile = Profile {
         "-s, --quiet, --silent",
         "-v",
     ],
-    operands: &[Read, Read, Text, Text],
+    operands: &[Input, Input, Text, Text],
     rest: Nothing,
     ..BASE
 };
@@ -899,7 +899,7 @@ const DIFF: Profile = Profile {
         "--palette=PALETTE",
         "-v",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 
@@ -951,7 +951,7 @@ const BASE64: Profile = Profile {
         "-z",
         "--z85",
     ],
-    rest: Read,
+    rest: Input,
     ..BASE
 };
 

@@ -63,7 +63,7 @@ use std::sync::LazyLock;
 
 use compiled::Compiled;
 pub use profile::{
-    BASE, Effect, Finding, Profile, Role, Runs, Span, Syntax, Understanding, concat,
+    BASE, Effect, Finding, IfPresent, Profile, Role, Runs, Span, Syntax, Understanding, concat,
 };
 
 pub use spec::{Arg, Does};
@@ -161,6 +161,7 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         subcommand: Vec::new(),
         findings: Vec::new(),
         runs: Vec::new(),
+        if_present: Vec::new(),
     };
     if !errors.is_empty() {
         tracing::error!(errors = ?errors, "a program profile does not compile");
@@ -171,7 +172,9 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         });
         return u;
     }
-    (u.findings, u.subcommand, u.runs) = read::read(compiled, words, piped, understand);
+    let read = read::read(compiled, words, piped, understand);
+    (u.findings, u.subcommand, u.runs, u.if_present) =
+        (read.findings, read.path, read.runs, read.if_present);
     // A profile that accounts for the code it runs itself (`python -m pytest`) starts
     // no program it does not name.
     if u.decides_code {

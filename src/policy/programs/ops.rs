@@ -528,8 +528,10 @@ fn container_check(r: &mut Reading<'_>) {
     }
 }
 
-/// A Go template that prints only plain fields, none of a container's configuration
-/// (where its environment is): `{{.State.Status}}`, `{{json .NetworkSettings}}`.
+/// A Go template that prints only fields known to hold no environment and no secret:
+/// `{{.State.Status}}`, `{{json .NetworkSettings}}`. A field is vouched for by name, not
+/// refused by name: a service's `{{json .Spec}}` holds its containers' environment, and a
+/// name execgate does not know may too.
 fn narrow_template(format: &str) -> bool {
     let mut rest = format;
     let mut any = false;
@@ -545,8 +547,7 @@ fn narrow_template(format: &str) -> bool {
             && field
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
-            && !field.contains("Env")
-            && !field.contains("Config");
+            && harmless_field(&field[1..]);
         if !plain {
             return false;
         }
@@ -554,6 +555,53 @@ fn narrow_template(format: &str) -> bool {
         rest = &after[j + 2..];
     }
     any
+}
+
+/// Whether an inspected object's field (`State.Status`), and everything under it, holds
+/// neither environment variables nor secrets: its state, identity, network and storage,
+/// and the few parts of its configuration that are names and numbers.
+fn harmless_field(field: &str) -> bool {
+    const WHOLE: &[&str] = &[
+        "State",
+        "Id",
+        "ID",
+        "Name",
+        "Created",
+        "Image",
+        "RestartCount",
+        "Platform",
+        "Driver",
+        "NetworkSettings",
+        "Mounts",
+        "SizeRw",
+        "SizeRootFs",
+        "Status",
+        "Endpoint",
+        "UpdatedAt",
+        "CreatedAt",
+        "Version",
+    ];
+    const PARTS: &[&str] = &[
+        "Config.Image",
+        "Config.Hostname",
+        "Config.WorkingDir",
+        "Config.User",
+        "Config.ExposedPorts",
+        "HostConfig.RestartPolicy",
+        "HostConfig.NetworkMode",
+        "HostConfig.PortBindings",
+        "HostConfig.Memory",
+        "HostConfig.NanoCpus",
+        "Spec.Name",
+        "Spec.Mode",
+    ];
+    let under = |known: &str| {
+        field == known
+            || field
+                .strip_prefix(known)
+                .is_some_and(|rest| rest.starts_with('.'))
+    };
+    WHOLE.iter().any(|k| under(k)) || PARTS.iter().any(|k| under(k))
 }
 
 /// `docker inspect` prints a container's whole configuration, its environment variables
@@ -2784,7 +2832,7 @@ const K_PLUGIN_LIST: &[&str] = &["--name-only"];
 /// `kubectl config view`.
 const K_CONFIG_VIEW: &[&str] = &[
     "--allow-missing-template-keys",
-    "--flatten",
+    "--flatten  env: embeds the credentials' files in the output (kubectl does not redact them then)",
     "--merge",
     "--minify",
     "-o, --output=V",
@@ -3782,6 +3830,8 @@ mod tests {
             "docker diff web",
             "docker history ubuntu",
             "docker inspect -f '{{.State.Status}}' web",
+            "docker inspect -f '{{json .NetworkSettings.Networks}}' web",
+            "docker inspect -f '{{.Config.Image}} {{.RestartCount}}' web",
             "docker inspect --type image ubuntu",
             "docker image inspect ubuntu",
             "docker volume ls",
@@ -3946,6 +3996,15 @@ mod tests {
                 "docker inspect -f '{{json .Config.Env}}' web",
                 "environment variables",
             ),
+            (
+                "docker inspect -f '{{json .Spec}}' web",
+                "environment variables",
+            ),
+            (
+                "docker inspect --format '{{.Config.Labels}}' web",
+                "environment variables",
+            ),
+            ("kubectl config view --flatten", "does not redact"),
             (
                 "docker compose up -d",
                 "`docker compose up` starts the project's services",

@@ -37,10 +37,14 @@ pub enum Role {
     Text,
     /// A name that is not a path (`which ls`): a path here is read as one.
     Name,
-    /// A path the program reads (`-` is standard input).
+    /// A path the program reads; `-` is a path too (`rev -` reads a file named `-`).
     Read,
-    /// A path the program writes (`-` is standard output).
+    /// A path the program reads, or standard input when it is `-` (`cat -`).
+    Input,
+    /// A path the program writes; `-` is a path too (`tee -` writes a file named `-`).
     Write,
+    /// A path the program writes, or standard output when it is `-` (`uniq IN -`).
+    Output,
     /// A directory read as a whole tree.
     Tree,
     /// A git revision, or failing that a path in the repository.
@@ -252,6 +256,32 @@ pub struct Understanding {
     /// each finding of code run (a profile that accounts for the code it runs itself,
     /// `decides_code`, keeps only the named ones).
     pub runs: Vec<Runs>,
+    /// Dangers that depend on the working directory: a word that is a path if a file of
+    /// that name is there, and destroys something then (`git checkout NAME` switches to
+    /// the branch NAME, or else overwrites the file NAME's changes). Policy judges them
+    /// where the command will run; without a working directory each is a danger.
+    pub if_present: Vec<IfPresent>,
+}
+
+/// A danger if `path` names something in the working directory (or is a pattern that
+/// may): see [`Understanding::if_present`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IfPresent {
+    pub path: String,
+    pub danger: String,
+}
+
+impl IfPresent {
+    /// Whether the danger holds where the command runs: `cwd` holds `path`, `path` is a
+    /// pattern or magic pathspec git may expand to files, or there is no `cwd` to look in.
+    pub fn holds(&self, cwd: Option<&std::path::Path>) -> bool {
+        let Some(cwd) = cwd else {
+            return true;
+        };
+        self.path.starts_with(':')
+            || self.path.contains(['*', '?', '['])
+            || std::fs::symlink_metadata(cwd.join(&self.path)).is_ok()
+    }
 }
 
 impl Understanding {
@@ -363,6 +393,8 @@ pub struct Reading<'w> {
     pub findings: Vec<Finding>,
     /// What it starts (see [`Understanding::runs`]).
     pub(super) runs: Vec<Runs>,
+    /// See [`Understanding::if_present`].
+    pub(super) if_present: Vec<IfPresent>,
     /// Reading stopped at a word it could not account for.
     pub stopped: bool,
     /// The operands' roles, when a check decides them (else the profile's).
@@ -421,6 +453,14 @@ impl<'w> Reading<'w> {
         (self.reread)(words, self.piped)
     }
 
+    /// Adds a danger that holds if `path` names a file in the working directory.
+    pub fn danger_if_present(&mut self, path: &str, danger: String) {
+        self.if_present.push(IfPresent {
+            path: path.to_string(),
+            danger,
+        });
+    }
+
     /// Decides the operands' roles instead of the profile.
     pub fn set_roles(&mut self, first: &'static [Role], rest: Role) {
         self.roles = Some((first, rest));
@@ -447,7 +487,7 @@ impl<'w> Reading<'w> {
 
     /// The program and the subcommands selected so far, and an option if given, as a
     /// human reads them in a reason: `git reset --hard`, `cargo build`.
-    fn command_path(&self, option: Option<&str>) -> String {
+    pub(super) fn command_path(&self, option: Option<&str>) -> String {
         let mut parts: Vec<&str> = vec![self.program];
         parts.extend(self.typed.iter().copied());
         parts.extend(option);
@@ -492,15 +532,15 @@ impl<'w> Reading<'w> {
 fn effect_of(does: Does, shown: &str, value: Option<&str>) -> Option<Effect> {
     Some(match does {
         Does::Nothing | Does::Recurses => return None,
-        // `-` is standard input or output. An option that reads or writes without a
-        // value names its file itself (`file -C` writes `magic.mgc`).
-        Does::Reads => match value {
-            Some("-") => return None,
+        // `-` is standard input or output only where the option says so. An option that
+        // reads or writes without a value names its file itself (`file -C` writes
+        // `magic.mgc`).
+        Does::ReadsOrStdin | Does::WritesOrStdout if value == Some("-") => return None,
+        Does::Reads | Does::ReadsOrStdin => match value {
             Some(v) => Effect::Reads(v.to_string()),
             None => Effect::Reads(format!("the file {shown} names")),
         },
-        Does::Writes => match value {
-            Some("-") => return None,
+        Does::Writes | Does::WritesOrStdout => match value {
             Some(v) => Effect::Writes(v.to_string()),
             None => Effect::Writes(format!("the file {shown} names")),
         },

@@ -2,7 +2,9 @@
 //! option parser reads them, word by word, into options given, operands and findings.
 
 use super::compiled::Compiled;
-use super::profile::{Effect, Finding, Reading, Role, Runs, Span, Syntax, Understanding};
+use super::profile::{
+    Effect, Finding, IfPresent, Reading, Role, Runs, Span, Syntax, Understanding,
+};
 use super::spec::{Arg, Does, Opt};
 use crate::policy::paths;
 
@@ -13,7 +15,7 @@ pub(super) fn read(
     words: &[String],
     piped: bool,
     reread: fn(&[String], bool) -> Understanding,
-) -> (Vec<Finding>, Vec<&'static str>, Vec<Runs>) {
+) -> Outcome {
     let program = words[0].rsplit('/').next().unwrap_or(&words[0]);
     let mut r = Reading {
         words,
@@ -27,6 +29,7 @@ pub(super) fn read(
         dashdash: None,
         findings: Vec::new(),
         runs: Vec::new(),
+        if_present: Vec::new(),
         stopped: false,
         roles: None,
     };
@@ -58,7 +61,20 @@ pub(super) fn read(
         .roles
         .unwrap_or((level.profile.operands, level.profile.rest));
     finish(&mut r, first, rest);
-    (r.findings, r.path, r.runs)
+    Outcome {
+        findings: r.findings,
+        path: r.path,
+        runs: r.runs,
+        if_present: r.if_present,
+    }
+}
+
+/// What reading found: the parts of an [`Understanding`] the reader makes.
+pub(super) struct Outcome {
+    pub(super) findings: Vec<Finding>,
+    pub(super) path: Vec<&'static str>,
+    pub(super) runs: Vec<Runs>,
+    pub(super) if_present: Vec<IfPresent>,
 }
 
 enum Next {
@@ -480,15 +496,19 @@ fn finish(r: &mut Reading<'_>, first: &'static [Role], rest: Role) {
                 _ => Runs::Script(command.clone()),
             };
             let at = r.to_end(i);
-            r.starts(format!("`{}` {why} `{command}`", r.program), at, what);
+            r.starts(
+                format!("`{}` {why} `{command}`", r.command_path(None)),
+                at,
+                what,
+            );
             break;
         }
         let effect = match role {
             Role::Text | Role::Passthrough => None,
             Role::Name if paths::is_path(w) => Some(Effect::Reads(w.to_string())),
             Role::Name => None,
-            Role::Read if w == "-" => None,
-            Role::Read => {
+            Role::Input | Role::Output if w == "-" => None,
+            Role::Read | Role::Input => {
                 read_any = true;
                 Some(match recursing {
                     Some(_) => Effect::ReadsTree(w.to_string()),
@@ -499,8 +519,7 @@ fn finish(r: &mut Reading<'_>, first: &'static [Role], rest: Role) {
                 read_any = true;
                 Some(Effect::ReadsTree(w.to_string()))
             }
-            Role::Write if w == "-" => None,
-            Role::Write => Some(Effect::Writes(w.to_string())),
+            Role::Write | Role::Output => Some(Effect::Writes(w.to_string())),
             // After `--`, git reads every operand as a path.
             Role::Revision if is_revision(w) && r.dashdash.is_none_or(|d| i < d) => None,
             Role::Revision => Some(Effect::Reads(w.to_string())),

@@ -15,7 +15,8 @@
 //! ```
 //!
 //! What an option does: nothing (the default: it changes only what is printed), `reads`
-//! or `writes` (its value is a path), `recurses` (the operands, or the working directory,
+//! or `writes` (its value is a path, `-` included: only `reads (- is stdin)` and `writes
+//! (- is stdout)` say that `-` is a standard stream), `recurses` (the operands, or the working directory,
 //! are read as whole trees), `code: WHY` (it runs other code), `runs: WHY` (it starts
 //! the command its value names, which execgate then judges too), `config: WHY` (it changes
 //! configuration or what the program is), `project: WHY` (it runs the project's own
@@ -45,8 +46,13 @@ pub enum Arg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Does {
     Nothing,
+    /// Its value is a path read; `-` too is a path (`sort -o-` writes a file named `-`).
     Reads,
     Writes,
+    /// Its value is a path read, or standard input when it is `-` (`grep -f -`).
+    ReadsOrStdin,
+    /// Its value is a path written, or standard output when it is `-` (`curl -o -`).
+    WritesOrStdout,
     Recurses,
     Code(&'static str),
     /// Starts the command its value names (a shell command line, or a program that gets
@@ -254,6 +260,8 @@ fn does(line: &str, text: &'static str) -> Result<Does, String> {
         "" => Ok(Does::Nothing),
         "reads" => Ok(Does::Reads),
         "writes" => Ok(Does::Writes),
+        "reads (- is stdin)" => Ok(Does::ReadsOrStdin),
+        "writes (- is stdout)" => Ok(Does::WritesOrStdout),
         "recurses" => Ok(Does::Recurses),
         "unknown" => Ok(Does::Unknown),
         "code" => needs_why(Does::Code),

@@ -1,7 +1,7 @@
 //! The search tools: `grep` and `rg`. Each takes a pattern as its first operand unless
 //! an option gave it, so each has a check that finds it.
 
-use super::profile::Role::{Read, Text};
+use super::profile::Role::{Input, Text};
 use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[&GREP, &RG];
@@ -15,7 +15,7 @@ const GREP: Profile = Profile {
         "-G, --basic-regexp",
         "-P, --perl-regexp",
         "-e, --regexp=PATTERNS",
-        "-f, --file=FILE  reads",
+        "-f, --file=FILE  reads (- is stdin)",
         "-i, -y, --ignore-case",
         "--no-ignore-case",
         "-w, --word-regexp",
@@ -58,7 +58,7 @@ const GREP: Profile = Profile {
         "--color[=WHEN], --colour[=WHEN]",
         "-U, --binary",
     ],
-    rest: Read,
+    rest: Input,
     check: Some(grep_check),
     ..BASE
 };
@@ -66,9 +66,9 @@ const GREP: Profile = Profile {
 /// The pattern is the first operand unless `-e` or `-f` gave it; `-d recurse` recurses.
 fn grep_check(r: &mut Reading<'_>) {
     if r.has("regexp") || r.has("file") {
-        r.set_roles(&[], Read);
+        r.set_roles(&[], Input);
     } else {
-        r.set_roles(&[Text], Read);
+        r.set_roles(&[Text], Input);
     }
     if let Some(g) = r.given_of("directories")
         && g.value == Some("recurse")
@@ -96,7 +96,7 @@ const RG: Profile = Profile {
     syntax: Syntax::Clap,
     options: &[
         "-e, --regexp=PATTERN",
-        "-f, --file=PATTERNFILE  reads",
+        "-f, --file=PATTERNFILE  reads (- is stdin)",
         "--pre=COMMAND  runs: runs COMMAND on every file searched",
         "--pre-glob=GLOB",
         "-z, --search-zip  code: runs decompression programs on compressed files",

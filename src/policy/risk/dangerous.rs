@@ -3,7 +3,7 @@
 
 use super::code::{SHELLS, ShellInput, code_source, network_exec};
 use super::through::{Inner, Seen, inner_commands, option_values, seen_of, walk};
-use super::{OwnFiles, base};
+use super::{Context, OwnFiles, base};
 use crate::policy::parse::{self, Analysis};
 use crate::policy::paths;
 use crate::policy::programs::{self, Effect};
@@ -183,13 +183,17 @@ impl Reasons {
 /// Checks one command (found anywhere, looked through) against the dangerous patterns,
 /// and where they find nothing, asks the program's profile (which reads abbreviations
 /// and clusters as the program does: `git reset --har`, `git branch -df`).
-fn dangerous_command(seen: &Seen, own: &OwnFiles, r: &mut Reasons) {
+fn dangerous_command(seen: &Seen, cx: &Context<'_>, r: &mut Reasons) {
     let mut mine = Reasons(Vec::new());
     let understood = programs::understand(&seen.words, seen.piped);
-    dangerous_patterns(seen, &understood, own, &mut mine);
+    dangerous_patterns(seen, &understood, cx.own, &mut mine);
     if mine.0.is_empty() {
         for danger in understood.dangers() {
             mine.add(danger.to_string());
+        }
+        // Dangers that depend on what is in the working directory, judged there.
+        for danger in understood.if_present.iter().filter(|d| d.holds(cx.cwd)) {
+            mine.add(danger.danger.clone());
         }
     }
     for reason in mine.0 {
@@ -794,10 +798,11 @@ fn fork_bomb(analysis: &Analysis) -> bool {
 
 pub(super) fn dangerous_analysis(
     analysis: &Analysis,
-    own: &OwnFiles,
+    cx: &Context<'_>,
     r: &mut Reasons,
     depth: usize,
 ) {
+    let own = cx.own;
     if fork_bomb(analysis) {
         r.add("fork bomb");
     }
@@ -842,7 +847,7 @@ pub(super) fn dangerous_analysis(
         walk(seen, 0, &mut found);
     }
     for seen in &found {
-        dangerous_command(seen, own, r);
+        dangerous_command(seen, cx, r);
     }
     // Scripts looked into have their own redirects and fork bombs: `sh -c 'x > /etc/y'`.
     if depth < 2 {
@@ -851,13 +856,13 @@ pub(super) fn dangerous_analysis(
                 if let Inner::Script(script) = item
                     && !script.trim().is_empty()
                 {
-                    dangerous_analysis(&parse::analyse(&script), own, r, depth + 1);
+                    dangerous_analysis(&parse::analyse(&script), cx, r, depth + 1);
                 }
             }
             if let Some(body) = &seen.heredoc
                 && SHELLS.contains(&base(&seen.words[0]))
             {
-                dangerous_analysis(&parse::analyse(body), own, r, depth + 1);
+                dangerous_analysis(&parse::analyse(body), cx, r, depth + 1);
             }
         }
     }

@@ -29,7 +29,7 @@ mod code;
 mod dangerous;
 mod through;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::parse::Analysis;
 use super::programs::{self, Understanding};
@@ -66,6 +66,12 @@ impl OwnFiles {
     }
 }
 
+/// Where a command is judged: execgate's own files, and the working directory.
+pub(super) struct Context<'a> {
+    pub(super) own: &'a OwnFiles,
+    pub(super) cwd: Option<&'a Path>,
+}
+
 /// How deep wrappers and scripts are looked through (`sudo env nice sh -c '…'`).
 const MAX_DEPTH: usize = 8;
 
@@ -93,18 +99,20 @@ pub fn assess(analysis: &Analysis, own: &OwnFiles) -> (Risk, Vec<String>) {
         .iter()
         .map(|c| programs::understand(&c.words, c.piped))
         .collect();
-    assess_understood(analysis, &understood, own)
+    assess_understood(analysis, &understood, own, None)
 }
 
 /// [`assess`], with each command's understanding already at hand (policy reads each
-/// command once, for risk and for the allowlist).
+/// command once, for risk and for the allowlist), and the working directory the command
+/// runs in, where dangers that depend on it are judged (`git checkout NAME`).
 pub fn assess_understood(
     analysis: &Analysis,
     understood: &[Understanding],
     own: &OwnFiles,
+    cwd: Option<&Path>,
 ) -> (Risk, Vec<String>) {
     let mut r = Reasons(Vec::new());
-    dangerous_analysis(analysis, own, &mut r, 0);
+    dangerous_analysis(analysis, &Context { own, cwd }, &mut r, 0);
     if !r.0.is_empty() {
         return (Risk::Dangerous, r.0);
     }

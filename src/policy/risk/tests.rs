@@ -41,7 +41,8 @@ risk!(grep_pattern, "grep -i todo", Safe);
 risk!(echo_text, "echo hello /etc/passwd", Safe);
 risk!(date_format, "date +%Y-%m-%d", Safe);
 risk!(git_branch_list, "git branch -vv", Safe);
-risk!(git_remote_v, "git remote -v", Safe);
+risk!(git_remote_v, "git remote -v", NeedsReview);
+risk!(git_remote, "git remote", Safe);
 risk!(git_config_get, "git config --get user.name", Safe);
 // `find` walks the working directory: never safe (issue 12); `jq`'s filter is read.
 risk!(find_name, "find -name '*.rs' -type f", NeedsReview);
@@ -323,7 +324,7 @@ fn runs_other_code_cases() {
     for yes in [
         "find . -exec ls {} +",
         "git -c core.pager=x log",
-        "awk '{print}'",
+        "awk 'BEGIN{system(\"x\")}'",
         "python3 -c x",
         "python3.12 -c x",
         "node -e x",
@@ -357,6 +358,7 @@ fn runs_other_code_cases() {
         "jq .x",
         "sed -n 1p",
         "sed 's/e/f/g'",
+        "awk '{print}'",
         "make test",
         "cargo test",
         "npm run build",

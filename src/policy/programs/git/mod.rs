@@ -1034,7 +1034,7 @@ fn tag_check(r: &mut Reading<'_>) {
 const REMOTE: Profile = Profile {
     names: &["remote"],
     syntax: Syntax::Git,
-    options: &["-v, --verbose"],
+    options: &["-v, --verbose  env: prints the remotes' URLs, which may hold tokens"],
     subcommands: &[
         &Profile {
             names: &["add"],
@@ -1087,12 +1087,21 @@ const REMOTE: Profile = Profile {
             syntax: Syntax::Git,
             options: &["--push", "--all"],
             operands: &[Text],
+            does: Does::Env("prints a remote's URL, which may hold a token"),
             ..BASE
         },
         &Profile {
-            names: &["show", "update"],
+            names: &["show"],
             syntax: Syntax::Git,
             options: &["-n", "-p, --prune"],
+            rest: Text,
+            does: Does::Env("contacts the remote and prints its URLs, which may hold tokens"),
+            ..BASE
+        },
+        &Profile {
+            names: &["update"],
+            syntax: Syntax::Git,
+            options: &["-p, --prune"],
             rest: Text,
             does: Does::Net("contacts the remote"),
             ..BASE
@@ -1253,6 +1262,7 @@ const CONFIG_OPTIONS: &[&str] = &[
     "--fixed-value",
     "--all",
     "--regexp",
+    "--url=URL",
     "--value=VALUE",
     "--comment=TEXT",
 ];
@@ -1294,6 +1304,19 @@ fn config_check(r: &mut Reading<'_>) {
 }
 
 fn config_get_check(r: &mut Reading<'_>) {
+    // A pattern or a URL picks the keys: any of them may hold a token.
+    for option in ["regexp", "url"] {
+        if let Some(g) = r.given_of(option) {
+            let at = g.at;
+            r.add(
+                Effect::Env(format!(
+                    "`git config get --{option}` prints every setting it matches, which may hold tokens (remote URLs, http.extraHeader)"
+                )),
+                at,
+            );
+            return;
+        }
+    }
     if let Some(&(i, key)) = r.operands.first()
         && keys::may_hold_token(key)
     {
@@ -1710,9 +1733,27 @@ const CHECKOUT: Profile = Profile {
 };
 
 /// Restoring files from the index or a commit (`git checkout -- PATH`, `git checkout
-/// REF PATH…`) throws away their uncommitted changes; a single operand is a branch to
-/// switch to (or, failing that, a path: git's own guess), unless it is `.` or `:/`.
+/// REF PATH…`) throws away their uncommitted changes. A single operand is a branch to
+/// switch to, or, when no revision has that name, a path whose changes git discards
+/// (git's own guess; a name that is both stops git): a danger where a file of that name
+/// is in the working directory, which policy judges there.
 fn checkout_check(r: &mut Reading<'_>) {
+    let switching = ["b", "B", "orphan", "detach", "patch"]
+        .iter()
+        .any(|k| r.has(k));
+    if r.dashdash.is_none()
+        && !switching
+        && let [(_, name)] = r.operands.as_slice()
+        && !matches!(*name, "." | ":/" | "./" | ":/." | "*" | "-")
+    {
+        let name = *name;
+        r.danger_if_present(
+            name,
+            format!(
+                "`git checkout {name}` discards uncommitted changes to the file `{name}` (git reads it as a path when no branch has that name)"
+            ),
+        );
+    }
     let operands: Vec<(usize, &str)> = r.operands.clone();
     let paths: Vec<(usize, &str)> = match r.dashdash {
         Some(d) => operands.iter().filter(|(i, _)| *i > d).copied().collect(),
@@ -2272,7 +2313,7 @@ const APPLY: Profile = Profile {
         "--allow-empty",
         "--allow-binary-replacement, --binary",
     ],
-    rest: Read,
+    rest: Role::Input,
     check: Some(patch_check),
     ..BASE
 };
@@ -2637,7 +2678,6 @@ mod tests {
             "git branch --show-current",
             "git tag -l",
             "git tag -l 'v1.*'",
-            "git remote -v",
             "git remote",
             "git stash list",
             "git config --get user.name",
@@ -2700,7 +2740,16 @@ mod tests {
             ("git commit", "runs an editor"),
             ("git commit -m wip", "records a commit"),
             ("git fetch --all", "fetches"),
-            ("git bisect run make test", "runs `make`"),
+            ("git bisect run make test", "runs `make test`"),
+            ("git remote -v", "may hold tokens"),
+            ("git remote get-url origin", "may hold a token"),
+            ("git remote show origin", "may hold tokens"),
+            ("git config get --all --regexp .", "may hold tokens"),
+            (
+                "git config get --url=https://x http.extraheader",
+                "may hold tokens",
+            ),
+            ("git config --get-regexp .", "may hold tokens"),
             (
                 "git submodule foreach 'rm -rf x'",
                 "runs in every submodule",

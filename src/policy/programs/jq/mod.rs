@@ -4,7 +4,7 @@
 
 mod filter;
 
-use super::profile::Role::Read;
+use super::profile::Role::Input;
 use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[&JQ];
@@ -44,7 +44,7 @@ const JQ: Profile = Profile {
         "-h",
         "-V",
     ],
-    rest: Read,
+    rest: Input,
     check: Some(jq_check),
     ..BASE
 };

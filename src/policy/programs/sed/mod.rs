@@ -6,7 +6,7 @@
 
 mod script;
 
-use super::profile::Role::{Read, Text};
+use super::profile::Role::{Input, Text};
 use super::profile::{BASE, Effect, Profile, Reading, Role, Runs, Span};
 
 pub const PROFILES: &[&Profile] = &[&SED];
@@ -29,7 +29,7 @@ const SED: Profile = Profile {
         "-u, --unbuffered",
         "-z, --null-data",
     ],
-    rest: Read,
+    rest: Input,
     check: Some(sed_check),
     ..BASE
 };
@@ -59,9 +59,9 @@ fn sed_check(r: &mut Reading<'_>) {
     let in_place = r.has("in-place");
     match (explicit, in_place) {
         (true, true) => r.set_roles(&[], Role::Write),
-        (true, false) => r.set_roles(&[], Read),
+        (true, false) => r.set_roles(&[], Input),
         (false, true) => r.set_roles(&[Text], Role::Write),
-        (false, false) => r.set_roles(&[Text], Read),
+        (false, false) => r.set_roles(&[Text], Input),
     }
     if chunks.is_empty() {
         return;
