@@ -115,6 +115,67 @@ pub fn median_per_command(rounds: usize, mut pass: impl FnMut()) -> Duration {
     passes[passes.len() / 2] / corpus_len() as u32
 }
 
+/// A repository like the corpus's (made by real git) with `n` submodules checked out,
+/// under `dir`: what a git command costs when execgate reads every submodule's
+/// configuration and hooks. `None` (with why) when git cannot make it.
+pub fn repo_with_submodules(dir: &Path, n: usize) -> Result<PathBuf, String> {
+    let git = |cwd: &Path, args: &[&str]| -> Result<(), String> {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.email=b@example.org", "-c", "user.name=b"])
+            .args(["-c", "protocol.file.allow=always"])
+            .args(args)
+            .current_dir(cwd)
+            .env("HOME", dir)
+            .output()
+            .map_err(|e| format!("git: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    };
+    let lib = dir.join("lib");
+    std::fs::create_dir_all(&lib).map_err(|e| e.to_string())?;
+    git(&lib, &["init", "-q", "-b", "main"])?;
+    std::fs::write(lib.join("lib.txt"), "lib\n").map_err(|e| e.to_string())?;
+    git(&lib, &["add", "lib.txt"])?;
+    git(&lib, &["commit", "-qm", "lib"])?;
+    let repo = dir.join("with-submodules");
+    std::fs::create_dir_all(&repo).map_err(|e| e.to_string())?;
+    git(&repo, &["init", "-q", "-b", "main"])?;
+    for i in 0..n {
+        git(
+            &repo,
+            &[
+                "submodule",
+                "add",
+                "-q",
+                lib.to_str().unwrap_or("lib"),
+                &format!("sub{i}"),
+            ],
+        )?;
+    }
+    git(&repo, &["commit", "-qm", "submodules"])?;
+    Ok(repo)
+}
+
+/// One command evaluated `rounds` times in `cwd`: the median and the worst.
+pub fn time_in(policy: &Policy, command: &str, cwd: &Path, rounds: usize) -> (Duration, Duration) {
+    let now = Utc::now();
+    let mut times: Vec<Duration> = (0..rounds.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            black_box(policy.evaluate(subject(black_box(command), cwd), now));
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    (times[times.len() / 2], times[times.len() - 1])
+}
+
 /// Each corpus command timed alone (the median of `rounds` evaluations), in corpus order.
 pub fn per_command(policy: &Policy, repo: &Path, rounds: usize) -> Vec<(&'static str, Duration)> {
     let now = Utc::now();
