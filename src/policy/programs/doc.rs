@@ -38,9 +38,13 @@ listed long option (the program would accept it; execgate names the option it st
 and calls it dangerous if that one is). Options marked **harmless** change only what is
 printed: step 8 may approve them, and a glob's wildcard may cover them. The marks:
 
-- **reads** / **writes**: the option's value is a path read or written;
+- **reads** / **writes**: the option's value is a path read or written; `-` too is a path
+  (`sort -o-` writes a file named `-`) unless the mark says it is standard input or
+  output;
 - **recurses**: the operands (or the working directory) are read as whole trees;
 - **runs code**: it runs other code, so only a rule that names it approves it;
+- **runs a command it names**: it starts the command its value names, which the deny list
+  and `policy.allowed_binaries` judge as a command of its own;
 - **runs the project's code**: a Makefile's recipes, a package's scripts, its tests (a glob
   the owner wrote may cover it; step 8 never does);
 - **changes the repository**: a commit, a branch, the index (the same);
@@ -50,7 +54,10 @@ printed: step 8 may approve them, and a glob's wildcard may cover them. The mark
   (it exists; execgate does not vouch for it).
 
 Many programs also have rules that span several words (a check): they are described in
-the profile's source.
+the profile's source. Some read a language of their own with a reader that follows the
+program's grammar (a sed script, an awk program, a jq filter, a find expression: see
+\"Embedded languages\" in docs/decisions.md); a script one of them cannot follow exactly
+is unknown.
 
 ";
 
