@@ -184,17 +184,25 @@ impl AllowedBinaries {
             if words.first().is_none_or(|p| p.is_empty()) {
                 return Some("a segment with no program is not in policy.allowed_binaries".into());
             }
-            for inner in super::risk::looked_through(&words) {
+            let commands = super::risk::looked_through(&words);
+            // Every program named first: the clearest reason is the program not listed.
+            if let Some(inner) = commands.iter().find(|c| !names.contains(&c[0])) {
+                return Some(format!("{:?} is not in policy.allowed_binaries", inner[0]));
+            }
+            for inner in &commands {
                 let program = &inner[0];
-                if !names.contains(program) {
-                    return Some(format!("{program:?} is not in policy.allowed_binaries"));
-                }
-                if super::programs::understand(&inner, false)
-                    .runs
-                    .contains(&super::programs::Runs::Unnamed)
-                {
+                let u = super::programs::understand(inner, false);
+                if u.runs.contains(&super::programs::Runs::Unnamed) {
                     return Some(format!(
                         "{program:?} would start a program execgate cannot name, which policy.allowed_binaries cannot vouch for"
+                    ));
+                }
+                // A word its profile does not know may start anything (`git difftool -x
+                // CMD`, an option execgate has no line for).
+                if u.profiled && !u.understood() {
+                    return Some(format!(
+                        "execgate cannot account for every word of `{}`, so cannot tell what it would start, which policy.allowed_binaries cannot vouch for",
+                        inner.join(" ")
                     ));
                 }
             }
@@ -603,6 +611,7 @@ mod tests {
             ("awk 'BEGIN{system(\"rm x\")}'", "cannot name"),
             ("sed 's/x/rm/e' f", "cannot name"),
             ("timeout 5 rm x", "\"timeout\""),
+            ("git difftool -x rm", "cannot account"),
         ] {
             let got = refused(command).unwrap_or_default();
             assert!(got.contains(why), "{command}: {got}");

@@ -368,7 +368,6 @@ fn dangerous_patterns(
                 r.add("stops or disables services (`systemctl stop`)");
             }
         }
-        "git" => dangerous_git(args, r),
         "kill" => {
             let mut i = 0;
             if args.first().is_some_and(|a| a == "-s" || a == "-n") {
@@ -639,110 +638,6 @@ fn broad_mode(mode: &str) -> bool {
         };
         perms.contains('s') || ((who.contains('o') || who.contains('a')) && perms.contains('w'))
     })
-}
-
-fn dangerous_git(args: &[String], r: &mut Reasons) {
-    // Skip global options to find the subcommand; `-c key=value` may name a program.
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if !a.starts_with('-') {
-            break;
-        }
-        // `--config-env` takes its value from a variable execgate does not see.
-        let setting = match a.as_str() {
-            "-c" => args.get(i + 1).map(|s| match s.split_once('=') {
-                Some((key, value)) => (key, Some(Some(value))),
-                None => (s.as_str(), Some(None)),
-            }),
-            "--config-env" => args
-                .get(i + 1)
-                .map(|s| (s.split('=').next().unwrap_or(s), None)),
-            _ => a
-                .strip_prefix("--config-env=")
-                .map(|s| (s.split('=').next().unwrap_or(s), None)),
-        };
-        if let Some((key, value)) = setting
-            && programs::git::keys::program_key(key, value).is_some_and(|k| k.runs_program())
-        {
-            r.add(format!("runs a program set with `git -c` (`{key}`)"));
-        }
-        if a.starts_with("--exec-path=") || a == "--exec-path" && args.get(i + 1).is_some() {
-            r.add("runs git programs from another directory (`git --exec-path`)");
-        }
-        if matches!(
-            a.as_str(),
-            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
-        ) {
-            i += 1;
-        }
-        i += 1;
-    }
-    let Some(sub) = args.get(i).map(String::as_str) else {
-        return;
-    };
-    let rest = &args[i + 1..];
-    let has = |f: &str| rest.iter().any(|a| a == f);
-    let operands: Vec<&str> = rest
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .map(String::as_str)
-        .collect();
-    match sub {
-        "push" => {
-            if short_flag(rest, 'f')
-                || rest.iter().any(|a| a.starts_with("--force"))
-                || operands.iter().skip(1).any(|o| o.starts_with('+'))
-            {
-                r.add("force-pushes (`git push --force`)");
-            }
-            if has("--mirror")
-                || has("--delete")
-                || has("--prune")
-                || short_flag(rest, 'd')
-                || operands.iter().skip(1).any(|o| o.starts_with(':'))
-            {
-                r.add("deletes or overwrites remote branches (`git push --delete`, `--mirror`)");
-            }
-        }
-        "reset" if has("--hard") || has("--merge") || has("--keep") => {
-            r.add("discards work (`git reset --hard`)")
-        }
-        "clean" if short_flag(rest, 'f') || has("--force") => {
-            r.add("deletes untracked files (`git clean -f`)")
-        }
-        "checkout"
-            if short_flag(rest, 'f')
-                || has("--force")
-                || (has("--") && operands.iter().any(|o| matches!(*o, "." | ":/" | "*")))
-                || (operands.len() == 1 && operands[0] == ".") =>
-        {
-            r.add("discards uncommitted changes (`git checkout -- .`)")
-        }
-        "restore"
-            if !has("--staged")
-                && !short_flag(rest, 'S')
-                && operands.iter().any(|o| matches!(*o, "." | ":/" | "*")) =>
-        {
-            r.add("discards uncommitted changes (`git restore .`)")
-        }
-        "stash"
-            if operands
-                .first()
-                .is_some_and(|o| *o == "clear" || *o == "drop") =>
-        {
-            r.add("drops stashed work (`git stash clear`)")
-        }
-        "filter-branch" | "filter-repo" => r.add("rewrites history (`git filter-branch`)"),
-        "update-ref" if short_flag(rest, 'd') => r.add("deletes a ref (`git update-ref -d`)"),
-        "reflog"
-            if operands
-                .first()
-                .is_some_and(|o| *o == "expire" || *o == "delete") =>
-        {
-            r.add("destroys the reflog (`git reflog expire`)")
-        }
-        _ => {}
-    }
 }
 
 fn dangerous_container(args: &[String], r: &mut Reasons) {

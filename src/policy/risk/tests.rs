@@ -308,7 +308,7 @@ fn reasons_are_deduplicated_in_order() {
         [
             "recursive delete (`rm -r`)",
             "forced delete (`rm -f`)",
-            "force-pushes (`git push --force`)"
+            "`git push --force` overwrites remote history (force-push)"
         ]
     );
     let (_, reasons) = assess(&parse::analyse("frobnicate"), &OwnFiles::default());

@@ -131,6 +131,8 @@ const GIT: Profile = Profile {
         &UPDATE_REF,
         &SUBMODULE,
         &NOTES,
+        &FILTER_BRANCH,
+        &FILTER_REPO,
     ],
     check: Some(git_check),
     ..BASE
@@ -159,6 +161,16 @@ fn git_check(r: &mut Reading<'_>) {
             continue;
         };
         let why = format!("`git -c {}=…` {}", name.to_ascii_lowercase(), key.why);
+        // A program set for one command is one the owner never saw configured.
+        if key.runs_program() {
+            r.add(
+                Effect::Danger(format!(
+                    "runs a program set with `git -c` (`{}`)",
+                    name.to_ascii_lowercase()
+                )),
+                at,
+            );
+        }
         // What it runs, where the value names it: an alias is a git command, or with `!`
         // a shell command; a program-valued key is a shell command. Other keys move git
         // elsewhere and start nothing themselves.
@@ -182,6 +194,10 @@ fn git_check(r: &mut Reading<'_>) {
         let at = g.at;
         r.add(
             Effect::Code("`--exec-path=…` runs git's programs from another directory".into()),
+            at,
+        );
+        r.add(
+            Effect::Danger("runs git programs from another directory (`git --exec-path`)".into()),
             at,
         );
     }
@@ -2594,6 +2610,40 @@ const SUBMODULE: Profile = Profile {
             ..BASE
         },
     ],
+    ..BASE
+};
+
+/// `git filter-branch` rewrites every commit it walks; its filters are shell commands.
+const FILTER_BRANCH: Profile = Profile {
+    names: &["filter-branch"],
+    syntax: Syntax::Exact,
+    options: &[
+        "--setup COMMAND  runs: runs COMMAND before the filters",
+        "--env-filter COMMAND  runs: runs COMMAND for every commit",
+        "--tree-filter COMMAND  runs: runs COMMAND in every commit's tree",
+        "--index-filter COMMAND  runs: runs COMMAND on every commit's index",
+        "--parent-filter COMMAND  runs: runs COMMAND on every commit's parents",
+        "--msg-filter COMMAND  runs: runs COMMAND on every commit message",
+        "--commit-filter COMMAND  runs: runs COMMAND to make every commit",
+        "--tag-name-filter COMMAND  runs: runs COMMAND on every tag name",
+        "--subdirectory-filter DIRECTORY",
+        "--prune-empty",
+        "--original NAMESPACE",
+        "-d DIRECTORY  writes",
+        "-f, --force",
+        "--state-branch BRANCH",
+    ],
+    rest: Revision,
+    does: Does::Danger("rewrites history"),
+    ..BASE
+};
+
+/// `git filter-repo` (a separate tool git runs as a subcommand) rewrites history.
+const FILTER_REPO: Profile = Profile {
+    names: &["filter-repo"],
+    syntax: Syntax::Exact,
+    rest: Text,
+    does: Does::Danger("rewrites history"),
     ..BASE
 };
 
