@@ -60,3 +60,11 @@ impl LockFile {
         }
     }
 }
+
+/// Makes a FIFO at `path`, for the tests that put one where a file is expected.
+#[cfg(test)]
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("no NUL");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {path:?}");
+}

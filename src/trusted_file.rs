@@ -263,9 +263,7 @@ mod tests {
     fn not_a_regular_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid C string; creates a FIFO in our temp dir.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        crate::sys::mkfifo(&fifo);
         let e = read(&fifo, "env file").unwrap_err().to_string();
         assert!(e.contains("not a regular file"), "{e}");
         let e = read(dir.path(), "env file").unwrap_err().to_string();

@@ -57,6 +57,16 @@ fn marker_program(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     (program, mark)
 }
 
+/// Runs git as the agent would, with nothing from execgate: what git itself does there.
+fn plain_git(cwd: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
 fn set_config(repo: &Path, key: &str, value: &str) {
     let out = Command::new("git")
         .args(["config", key, value])
@@ -450,20 +460,10 @@ async fn submodules_are_read_as_git_enters_them() {
         );
     }
     // The same from an index in git's prefix-compressed version 4.
-    let out = Command::new("git")
-        .args(["update-index", "--index-version", "4"])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    plain_git(&repo, &["update-index", "--index-version", "4"]);
     let r = decide(&d, "git status", Some(&repo)).await;
     assert!(reasons(&r).contains("submodule `lib`"), "{}", reasons(&r));
-    let out = Command::new("git")
-        .arg("status")
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    plain_git(&repo, &["status"]);
     assert!(ran.exists(), "git really runs the submodule's monitor");
     set_config(&module, "--unset", "core.fsmonitor");
 
@@ -527,12 +527,7 @@ async fn run_mode_neutralises_what_submodules_would_run() {
     );
     assert!(!monitor_ran.exists(), "the submodule's core.fsmonitor ran");
     // Without execgate, git runs it: the marker works.
-    let out = Command::new("git")
-        .args(["diff", "--submodule=diff"])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    plain_git(&repo, &["diff", "--submodule=diff"]);
     assert!(external_ran.exists(), "the marker program works");
 }
 
@@ -562,12 +557,7 @@ async fn discovery_walks_past_what_git_walks_past() {
     assert_eq!(r.status, Status::Pending, "{r:?}");
     assert!(reasons(&r).contains("core.fsmonitor"), "{}", reasons(&r));
     // git itself walks on to the parent and runs its monitor.
-    let out = Command::new("git")
-        .arg("status")
-        .current_dir(&inner)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    plain_git(&inner, &["status"]);
     assert!(ran.exists(), "git ran the parent repository's monitor");
 }
 

@@ -263,9 +263,7 @@ mod tests {
         let git = top.path().join(".git");
         make_git_dir(&git);
         let fifo = git.join("commondir");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        crate::sys::mkfifo(&fifo);
         let err = find(top.path()).unwrap_err();
         assert!(err.contains("not a regular file"), "{err}");
     }
