@@ -2,6 +2,8 @@
 
 use super::*;
 
+use std::collections::HashMap;
+
 use super::testing::{read, said};
 
 macro_rules! harmless {
@@ -202,4 +204,42 @@ fn moving_a_span_keeps_unseen_unseen() {
         ..Understanding::default()
     };
     assert!(u.glob_refusal(usize::MAX - 1).is_some());
+}
+
+/// A program name in two profiles is read by whichever the registry took last; a
+/// subcommand name twice under one profile, by whichever comes first.
+#[test]
+fn no_program_or_subcommand_name_is_listed_twice() {
+    fn subcommands(p: &Profile, path: &str, twice: &mut Vec<String>) {
+        let mut owner: HashMap<&str, &[&str]> = HashMap::new();
+        for s in p.subcommands {
+            for name in s.names {
+                if let Some(other) = owner.insert(name, s.names) {
+                    twice.push(format!(
+                        "`{path} {name}` selects both {other:?} and {:?}",
+                        s.names
+                    ));
+                }
+            }
+            subcommands(s, &format!("{path} {}", s.names[0]), twice);
+        }
+    }
+    let mut twice = Vec::new();
+    let mut owner: HashMap<&str, &[&str]> = HashMap::new();
+    for p in all() {
+        for name in p.names {
+            if let Some(other) = owner.insert(name, p.names) {
+                twice.push(format!(
+                    "`{name}` is a name of both {other:?} and {:?}",
+                    p.names
+                ));
+            }
+        }
+        subcommands(p, p.names[0], &mut twice);
+    }
+    assert!(
+        twice.is_empty(),
+        "names listed twice:\n{}",
+        twice.join("\n")
+    );
 }
