@@ -623,32 +623,164 @@ fn compressed_files(r: &mut Reading<'_>, only_reads: bool) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::policy::programs) mod tests {
     use super::super::Effect;
-    use super::super::testing::{dangerous, read, said};
+    use super::super::testing::{Table, dangerous, read, said};
+
+    /// tar that only informs: harmless.
+    const TAR_INFORMS: &[&str] = &[
+        "tar --help",
+        "tar --version",
+        "tar --usage",
+        "tar --show-defaults",
+    ];
+
+    /// tar that lists or prints an archive: understood, for `tar *`, and exactly what it says.
+    const TAR_LISTS: &[(&str, &str)] = &[
+        ("tar -tzf a.tgz", "reads `a.tgz`"),
+        ("tar tzf a.tgz", "reads `a.tgz`"),
+        ("tar -tvf a.tar member/x", "reads `a.tar`"),
+        ("tar --list --file=a.tar", "reads `a.tar`"),
+        ("tar -xOf a.tar f", "reads `a.tar`"),
+        ("tar -xzf a.tgz --to-stdout", "reads `a.tgz`"),
+    ];
+
+    /// tar that extracts: exactly what it says, and refused under `tar *`.
+    const TAR_EXTRACTS: &[(&str, &str)] = &[
+        ("tar -xzf a.tgz", "reads `a.tgz` | writes `.`"),
+        ("tar xf a.tar", "reads `a.tar` | writes `.`"),
+        ("tar xf a.tar -C out", "reads `a.tar` | writes `out`"),
+        (
+            "tar -C /tmp -x -f a.tar -C x",
+            "reads `a.tar` | writes `/tmp` | writes `/tmp/x`",
+        ),
+        ("tar --extract --file a.tar", "reads `a.tar` | writes `.`"),
+        ("tar --get -f a.tar", "reads `a.tar` | writes `.`"),
+        (
+            "tar -xf a.tar -C out --one-top-level=/etc",
+            "reads `a.tar` | writes `out` | writes `/etc`",
+        ),
+    ];
+
+    /// tar that runs code, and a phrase its reasons must contain.
+    const TAR_RUNS: &[(&str, &str)] = &[
+        (
+            "tar --checkpoint=1 --checkpoint-action=exec=sh x.tar",
+            "runs `sh` at every checkpoint",
+        ),
+        (
+            "tar -I 'zstd -19' -cf a.tar.zst src",
+            "runs PROG as the compressor",
+        ),
+        ("tar --use-compress-program=./evil -xf a", "runs PROG"),
+        (
+            "tar -xf a.tar --to-command='sh -c x'",
+            "runs COMMAND for every file extracted",
+        ),
+        ("tar -F ./next.sh -cMf a.tar src", "runs the script"),
+        ("tar -xf host:/a.tar", "remote archive"),
+        ("tar -xf user@host:a.tar", "remote archive"),
+        (
+            "tar -xf a.tar --rsh-command=/tmp/x",
+            "runs COMMAND to reach",
+        ),
+        (
+            "tar -xf host:/a.tar --rmt-command=/tmp/x",
+            "`tar --rmt-command` runs COMMAND on the remote host for a remote archive",
+        ),
+    ];
+
+    /// tar that destroys.
+    const TAR_DANGEROUS: &[&str] = &[
+        "tar -xPf a.tar",
+        "tar -x --absolute-names -f a.tar",
+        "tar -czf a.tgz --remove-files src",
+        "tar -xf a.tar --recursive-unlink",
+        "tar -xf a.tar --overwrite",
+        "tar -xf a.tar --keep-directory-symlink",
+        "tar --remove-f -cf a.tar x",
+    ];
+
+    /// tar that does not.
+    const TAR_NOT_DANGEROUS: &[&str] = &[
+        "tar -cPf a.tar /etc/hosts",
+        "tar -xkf a.tar",
+        "tar -xUf a.tar",
+    ];
+
+    /// What tar refuses, or execgate cannot follow, and a phrase its reasons must contain.
+    const TAR_REFUSED: &[(&str, &str)] = &[
+        (
+            "tar -czf a.tgz -T list",
+            "takes the names to archive or extract from a file",
+        ),
+        ("tar -cxf a.tar", "more than one operation"),
+        ("tar -f a.tar", "needs one operation"),
+        ("tar --verb -cf a x", "abbreviates"),
+        ("tar -cf a --frob x", "not an option"),
+        ("tar qf a", "not an option"),
+    ];
+
+    /// Compressors on standard streams: harmless.
+    const COMPRESSORS_HARMLESS: &[&str] = &[
+        "gzip",
+        "gzip -c",
+        "gzip -dc -",
+        "zcat",
+        "xz -T0",
+        "xzcat",
+        "gzip --help",
+        "xz -V",
+    ];
+
+    /// Compressors that only read files: exactly what they say, for `gzip *`.
+    const COMPRESSORS_READ: &[(&str, &str)] = &[
+        ("gzip -c big.log", "reads `big.log`"),
+        ("zcat a.gz b.gz", "reads `a.gz` | reads `b.gz`"),
+        ("gunzip -l a.gz", "reads `a.gz`"),
+        ("xz -t a.xz", "reads `a.xz`"),
+        ("xzcat a.xz", "reads `a.xz`"),
+        ("gzip -rc dir", "reads everything under `dir`"),
+        ("lzcat a.lzma", "reads `a.lzma`"),
+    ];
+
+    /// Compressors that write files, and a phrase their reasons must contain.
+    const COMPRESSORS_WRITE: &[(&str, &str)] = &[
+        ("gzip big.log", "writes `big.log`"),
+        ("gunzip a.gz", "writes `a.gz`"),
+        ("gzip -d -k a.gz", "writes `a.gz`"),
+        ("xz -9e dump.sql", "writes `dump.sql`"),
+        ("unxz a.xz", "writes `a.xz`"),
+        ("gzip -r logs", "writes `logs`"),
+        ("lzma dump.sql", "writes `dump.sql`"),
+        ("unlzma a.lzma", "writes `a.lzma`"),
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[
+        &TAR_INFORMS,
+        &TAR_LISTS,
+        &TAR_EXTRACTS,
+        &TAR_RUNS,
+        &TAR_DANGEROUS,
+        &TAR_NOT_DANGEROUS,
+        &TAR_REFUSED,
+        &COMPRESSORS_HARMLESS,
+        &COMPRESSORS_READ,
+        &COMPRESSORS_WRITE,
+    ];
 
     #[test]
     fn tar_informs_harmlessly() {
-        for c in [
-            "tar --help",
-            "tar --version",
-            "tar --usage",
-            "tar --show-defaults",
-        ] {
+        for &c in TAR_INFORMS {
             assert!(read(c).harmless(), "{c:?}: {}", said(c));
         }
     }
 
     #[test]
     fn tar_listing_reads_the_archive_only() {
-        for (c, s) in [
-            ("tar -tzf a.tgz", "reads `a.tgz`"),
-            ("tar tzf a.tgz", "reads `a.tgz`"),
-            ("tar -tvf a.tar member/x", "reads `a.tar`"),
-            ("tar --list --file=a.tar", "reads `a.tar`"),
-            ("tar -xOf a.tar f", "reads `a.tar`"),
-            ("tar -xzf a.tgz --to-stdout", "reads `a.tgz`"),
-        ] {
+        for &(c, s) in TAR_LISTS {
             let u = read(c);
             assert!(u.understood() && !u.harmless(), "{c:?}: {}", said(c));
             assert_eq!(said(c), s, "{c:?}");
@@ -690,21 +822,7 @@ mod tests {
 
     #[test]
     fn tar_extract_writes_where_it_extracts() {
-        for (c, s) in [
-            ("tar -xzf a.tgz", "reads `a.tgz` | writes `.`"),
-            ("tar xf a.tar", "reads `a.tar` | writes `.`"),
-            ("tar xf a.tar -C out", "reads `a.tar` | writes `out`"),
-            (
-                "tar -C /tmp -x -f a.tar -C x",
-                "reads `a.tar` | writes `/tmp` | writes `/tmp/x`",
-            ),
-            ("tar --extract --file a.tar", "reads `a.tar` | writes `.`"),
-            ("tar --get -f a.tar", "reads `a.tar` | writes `.`"),
-            (
-                "tar -xf a.tar -C out --one-top-level=/etc",
-                "reads `a.tar` | writes `out` | writes `/etc`",
-            ),
-        ] {
+        for &(c, s) in TAR_EXTRACTS {
             assert_eq!(said(c), s, "{c:?}");
             assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
         }
@@ -715,28 +833,7 @@ mod tests {
 
     #[test]
     fn tar_runs_code() {
-        for (c, what) in [
-            (
-                "tar --checkpoint=1 --checkpoint-action=exec=sh x.tar",
-                "runs `sh` at every checkpoint",
-            ),
-            (
-                "tar -I 'zstd -19' -cf a.tar.zst src",
-                "runs PROG as the compressor",
-            ),
-            ("tar --use-compress-program=./evil -xf a", "runs PROG"),
-            (
-                "tar -xf a.tar --to-command='sh -c x'",
-                "runs COMMAND for every file extracted",
-            ),
-            ("tar -F ./next.sh -cMf a.tar src", "runs the script"),
-            ("tar -xf host:/a.tar", "remote archive"),
-            ("tar -xf user@host:a.tar", "remote archive"),
-            (
-                "tar -xf a.tar --rsh-command=/tmp/x",
-                "runs COMMAND to reach",
-            ),
-        ] {
+        for &(c, what) in TAR_RUNS {
             let s = said(c);
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
             assert!(
@@ -757,40 +854,18 @@ mod tests {
 
     #[test]
     fn tar_dangers() {
-        for c in [
-            "tar -xPf a.tar",
-            "tar -x --absolute-names -f a.tar",
-            "tar -czf a.tgz --remove-files src",
-            "tar -xf a.tar --recursive-unlink",
-            "tar -xf a.tar --overwrite",
-            "tar -xf a.tar --keep-directory-symlink",
-            "tar --remove-f -cf a.tar x",
-        ] {
+        for &c in TAR_DANGEROUS {
             assert!(dangerous(c), "{c:?}: {}", said(c));
         }
         assert!(said("tar -xPf a.tar").contains("absolute paths"));
-        for c in [
-            "tar -cPf a.tar /etc/hosts",
-            "tar -xkf a.tar",
-            "tar -xUf a.tar",
-        ] {
+        for &c in TAR_NOT_DANGEROUS {
             assert!(!dangerous(c), "{c:?}: {}", said(c));
         }
     }
 
     #[test]
     fn tar_refuses_what_tar_refuses() {
-        for (c, what) in [
-            (
-                "tar -czf a.tgz -T list",
-                "takes the names to archive or extract from a file",
-            ),
-            ("tar -cxf a.tar", "more than one operation"),
-            ("tar -f a.tar", "needs one operation"),
-            ("tar --verb -cf a x", "abbreviates"),
-            ("tar -cf a --frob x", "not an option"),
-            ("tar qf a", "not an option"),
-        ] {
+        for &(c, what) in TAR_REFUSED {
             let s = said(c);
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
             assert!(!read(c).understood(), "{c:?}");
@@ -803,37 +878,14 @@ mod tests {
 
     #[test]
     fn compressors() {
-        for c in [
-            "gzip",
-            "gzip -c",
-            "gzip -dc -",
-            "zcat",
-            "xz -T0",
-            "xzcat",
-            "gzip --help",
-            "xz -V",
-        ] {
+        for &c in COMPRESSORS_HARMLESS {
             assert!(read(c).harmless(), "{c:?}: {}", said(c));
         }
-        for (c, s) in [
-            ("gzip -c big.log", "reads `big.log`"),
-            ("zcat a.gz b.gz", "reads `a.gz` | reads `b.gz`"),
-            ("gunzip -l a.gz", "reads `a.gz`"),
-            ("xz -t a.xz", "reads `a.xz`"),
-            ("xzcat a.xz", "reads `a.xz`"),
-            ("gzip -rc dir", "reads everything under `dir`"),
-        ] {
+        for &(c, s) in COMPRESSORS_READ {
             assert_eq!(said(c), s, "{c:?}");
             assert_eq!(read(c).glob_refusal(1), None, "{c:?}");
         }
-        for (c, s) in [
-            ("gzip big.log", "writes `big.log`"),
-            ("gunzip a.gz", "writes `a.gz`"),
-            ("gzip -d -k a.gz", "writes `a.gz`"),
-            ("xz -9e dump.sql", "writes `dump.sql`"),
-            ("unxz a.xz", "writes `a.xz`"),
-            ("gzip -r logs", "writes `logs`"),
-        ] {
+        for &(c, s) in COMPRESSORS_WRITE {
             assert!(said(c).contains(s), "{c:?}: {}", said(c));
             assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
         }

@@ -968,17 +968,150 @@ fn make_check(r: &mut Reading<'_>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::testing::{assert_refused, covered, dangerous, read, said};
+pub(in crate::policy::programs) mod tests {
+    use super::super::testing::{Table, assert_refused, covered, dangerous, read, said};
 
-    /// A glob rule whose first `literal` words are written out would approve it.
+    /// make that only informs: harmless.
+    const MAKE_HARMLESS: &[&str] = &["make --version", "make -v", "make --help", "make -h"];
+
+    /// make that reads the makefile, whose `$(shell …)` runs: never harmless.
+    const MAKE_RUNS_THE_MAKEFILE: &[&str] =
+        &["make", "make test", "make -n all", "make -q", "make -p"];
+
+    /// cargo that only informs: understood, but rustup runs the toolchain the project names.
+    const CARGO_INFORMS: &[&str] = &[
+        "cargo --version",
+        "cargo -V",
+        "cargo version",
+        "cargo tree",
+        "cargo metadata --format-version 1",
+        "cargo metadata --no-deps --format-version 1",
+        "cargo pkgid",
+        "cargo locate-project",
+        "cargo help build",
+    ];
+
+    /// Approved by a glob whose first so many words are written out.
+    const COVERED: &[(&str, usize)] = &[
+        ("cargo test", 2),
+        ("cargo test --release -- --nocapture", 2),
+        ("cargo test", 1),
+        ("cargo test --release -- --nocapture", 1),
+        ("cargo build --release", 1),
+        ("cargo clippy -- -D warnings", 1),
+        ("cargo clippy --all-targets -- -Dwarnings -A clippy::x", 1),
+        ("cargo fmt --check", 1),
+        ("cargo fmt", 1),
+        ("cargo test -p execgate policy::", 1),
+        ("cargo test --lib policy::programs", 2),
+        ("cargo fmt --check -- src/main.rs", 1),
+        ("cargo test --test api -- --test-threads 1", 1),
+        ("cargo build -j4 --features=a,b", 1),
+        ("cargo build --target x86_64-unknown-linux-musl", 1),
+        ("cargo add --target 'cfg(unix)' libc", 1),
+        ("cargo run --release -- --port 1", 1),
+        ("cargo run --bin x foo --target-dir /tmp", 1),
+        ("cargo check --workspace --all-targets", 1),
+        ("cargo doc --no-deps", 1),
+        ("cargo tree", 1),
+        ("cargo --version", 1),
+        ("cargo -q build", 1),
+        ("cargo build -q --locked", 1),
+        ("cargo publish --dry-run", 1),
+        ("make test", 1),
+        ("make -j4 all", 1),
+        ("make -j 4", 1),
+        ("make", 1),
+        ("make -k -s check", 1),
+    ];
+
+    /// Refused under a glob naming only the program, and a phrase the reasons must contain.
+    const REFUSED: &[(&str, &str)] = &[
+        ("cargo +nightly build", "another rustup toolchain"),
+        (
+            "cargo --config build.rustc-wrapper=sh build",
+            "overrides cargo's configuration",
+        ),
+        ("cargo build --config x", "overrides cargo's configuration"),
+        ("cargo -Zunstable-options build", "unstable"),
+        (
+            "cargo build --manifest-path /tmp/x/Cargo.toml",
+            "another package",
+        ),
+        ("cargo build --target-dir /tmp/out", "writes `/tmp/out`"),
+        (
+            "cargo install evil",
+            "builds and installs (running its build script) the crate `evil`",
+        ),
+        (
+            "cargo install --path /tmp/x",
+            "builds and installs the crate at PATH",
+        ),
+        ("cargo clippy -- -C linker=/tmp/x", "lint levels"),
+        ("cargo clippy -- -D -Clinker=x", "not a lint name"),
+        ("cargo -C /tmp build", "another directory"),
+        ("cargo build --target /tmp/evil.json", "names the linker"),
+        ("cargo test --target=x.json", "names the linker"),
+        ("cargo new /tmp/x", "writes `/tmp/x`"),
+        ("cargo test a b", "one test-name filter"),
+        ("cargo build extra", "does not know what this operand is"),
+        (
+            "cargo build -p --release",
+            "does not take a word starting with `-`",
+        ),
+        ("cargo fmt -- --config-path /tmp/x", "not a rustfmt option"),
+        ("cargo fmt -- src/main.rs", "writes `src/main.rs`"),
+        ("cargo doc --open", "web browser"),
+        ("cargo frobnicate", "not a `cargo` subcommand"),
+        ("cargo build --relase", "not an option"),
+        ("make -f /tmp/Makefile", "reads FILE as the makefile"),
+        ("make -f -", "reads FILE as the makefile"),
+        ("make --eval='$(shell id)'", "evaluates STRING"),
+        ("make SHELL=/tmp/sh test", "sets a make variable"),
+        ("make CC=sh", "sets a make variable"),
+        ("make 'X!=id'", "expands or runs"),
+        ("make 'X:=$(shell id)'", "expands or runs"),
+        ("make -C /tmp/x", "another directory"),
+        ("make --eva=x", "abbreviates `--eval`"),
+        ("make --dir=/tmp", "abbreviates `--directory`"),
+        ("make -I /tmp/inc", "included makefiles"),
+        ("make -e", "environment variables"),
+        ("cargo bench a b", "one test-name filter"),
+        (
+            "cargo install --git https://x/y",
+            "`cargo install --git` builds and installs the crate at URL",
+        ),
+    ];
+
+    /// Dangerous.
+    const DANGEROUS: &[&str] = &[
+        "cargo uninstall x",
+        "cargo remove serde",
+        "cargo rm serde",
+        "cargo -q uninstall x",
+    ];
+
+    /// Not dangerous.
+    const NOT_DANGEROUS: &[&str] = &["cargo add serde", "cargo build", "cargo clean"];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[
+        &MAKE_HARMLESS,
+        &MAKE_RUNS_THE_MAKEFILE,
+        &CARGO_INFORMS,
+        &COVERED,
+        &REFUSED,
+        &DANGEROUS,
+        &NOT_DANGEROUS,
+    ];
 
     #[test]
     fn only_make_queries_are_harmless() {
-        for c in ["make --version", "make -v", "make --help", "make -h"] {
+        for &c in MAKE_HARMLESS {
             assert!(read(c).harmless(), "{c:?}: {}", said(c));
         }
-        for c in ["make", "make test", "make -n all", "make -q", "make -p"] {
+        for &c in MAKE_RUNS_THE_MAKEFILE {
             assert!(!read(c).harmless(), "{c:?} runs the makefile");
         }
     }
@@ -986,17 +1119,7 @@ mod tests {
     #[test]
     fn no_cargo_command_is_harmless() {
         // rustup runs the toolchain rust-toolchain.toml names, even for `--version`.
-        for c in [
-            "cargo --version",
-            "cargo -V",
-            "cargo version",
-            "cargo tree",
-            "cargo metadata --format-version 1",
-            "cargo metadata --no-deps --format-version 1",
-            "cargo pkgid",
-            "cargo locate-project",
-            "cargo help build",
-        ] {
+        for &c in CARGO_INFORMS {
             let u = read(c);
             assert!(u.understood(), "{c:?}: {}", said(c));
             assert!(!u.harmless(), "{c:?} must not be harmless");
@@ -1015,38 +1138,7 @@ mod tests {
 
     #[test]
     fn globs_cover_the_projects_own_builds() {
-        for (c, literal) in [
-            ("cargo test", 2),
-            ("cargo test --release -- --nocapture", 2),
-            ("cargo test", 1),
-            ("cargo test --release -- --nocapture", 1),
-            ("cargo build --release", 1),
-            ("cargo clippy -- -D warnings", 1),
-            ("cargo clippy --all-targets -- -Dwarnings -A clippy::x", 1),
-            ("cargo fmt --check", 1),
-            ("cargo fmt", 1),
-            ("cargo test -p execgate policy::", 1),
-            ("cargo test --lib policy::programs", 2),
-            ("cargo fmt --check -- src/main.rs", 1),
-            ("cargo test --test api -- --test-threads 1", 1),
-            ("cargo build -j4 --features=a,b", 1),
-            ("cargo build --target x86_64-unknown-linux-musl", 1),
-            ("cargo add --target 'cfg(unix)' libc", 1),
-            ("cargo run --release -- --port 1", 1),
-            ("cargo run --bin x foo --target-dir /tmp", 1),
-            ("cargo check --workspace --all-targets", 1),
-            ("cargo doc --no-deps", 1),
-            ("cargo tree", 1),
-            ("cargo --version", 1),
-            ("cargo -q build", 1),
-            ("cargo build -q --locked", 1),
-            ("cargo publish --dry-run", 1),
-            ("make test", 1),
-            ("make -j4 all", 1),
-            ("make -j 4", 1),
-            ("make", 1),
-            ("make -k -s check", 1),
-        ] {
+        for &(c, literal) in COVERED {
             assert!(
                 covered(c, literal),
                 "{c:?} under {literal} literal words: {}",
@@ -1057,72 +1149,17 @@ mod tests {
 
     #[test]
     fn globs_refuse_what_changes_cargo_or_make() {
-        for (c, what) in [
-            ("cargo +nightly build", "another rustup toolchain"),
-            (
-                "cargo --config build.rustc-wrapper=sh build",
-                "overrides cargo's configuration",
-            ),
-            ("cargo build --config x", "overrides cargo's configuration"),
-            ("cargo -Zunstable-options build", "unstable"),
-            (
-                "cargo build --manifest-path /tmp/x/Cargo.toml",
-                "another package",
-            ),
-            ("cargo build --target-dir /tmp/out", "writes `/tmp/out`"),
-            (
-                "cargo install evil",
-                "builds and installs (running its build script) the crate `evil`",
-            ),
-            (
-                "cargo install --path /tmp/x",
-                "builds and installs the crate at PATH",
-            ),
-            ("cargo clippy -- -C linker=/tmp/x", "lint levels"),
-            ("cargo clippy -- -D -Clinker=x", "not a lint name"),
-            ("cargo -C /tmp build", "another directory"),
-            ("cargo build --target /tmp/evil.json", "names the linker"),
-            ("cargo test --target=x.json", "names the linker"),
-            ("cargo new /tmp/x", "writes `/tmp/x`"),
-            ("cargo test a b", "one test-name filter"),
-            ("cargo build extra", "does not know what this operand is"),
-            (
-                "cargo build -p --release",
-                "does not take a word starting with `-`",
-            ),
-            ("cargo fmt -- --config-path /tmp/x", "not a rustfmt option"),
-            ("cargo fmt -- src/main.rs", "writes `src/main.rs`"),
-            ("cargo doc --open", "web browser"),
-            ("cargo frobnicate", "not a `cargo` subcommand"),
-            ("cargo build --relase", "not an option"),
-            ("make -f /tmp/Makefile", "reads FILE as the makefile"),
-            ("make -f -", "reads FILE as the makefile"),
-            ("make --eval='$(shell id)'", "evaluates STRING"),
-            ("make SHELL=/tmp/sh test", "sets a make variable"),
-            ("make CC=sh", "sets a make variable"),
-            ("make 'X!=id'", "expands or runs"),
-            ("make 'X:=$(shell id)'", "expands or runs"),
-            ("make -C /tmp/x", "another directory"),
-            ("make --eva=x", "abbreviates `--eval`"),
-            ("make --dir=/tmp", "abbreviates `--directory`"),
-            ("make -I /tmp/inc", "included makefiles"),
-            ("make -e", "environment variables"),
-        ] {
+        for &(c, what) in REFUSED {
             assert_refused(c, what);
         }
     }
 
     #[test]
     fn removing_packages_is_dangerous() {
-        for c in [
-            "cargo uninstall x",
-            "cargo remove serde",
-            "cargo rm serde",
-            "cargo -q uninstall x",
-        ] {
+        for &c in DANGEROUS {
             assert!(dangerous(c), "{c:?}: {}", said(c));
         }
-        for c in ["cargo add serde", "cargo build", "cargo clean"] {
+        for &c in NOT_DANGEROUS {
             assert!(!dangerous(c), "{c:?}: {}", said(c));
         }
     }

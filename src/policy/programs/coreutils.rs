@@ -1319,3 +1319,139 @@ fn dd_check(r: &mut Reading<'_>) {
     }
     r.operands.clear();
 }
+
+#[cfg(test)]
+pub(in crate::policy::programs) mod tests {
+    use super::super::testing::{Table, read, said};
+
+    /// Harmless: standard streams, text operands, names that are not paths.
+    const HARMLESS: &[&str] = &[
+        "cat",
+        "cat -",
+        "sort -n",
+        "wc -l",
+        "head -c 10",
+        "tail -n 3",
+        "base64",
+        "base64 -d",
+        "base64 -w0",
+        "echo hello /etc/passwd --weird -x",
+        "printf '%s\\n' a b",
+        "basename /a/b/c.txt .txt",
+        "dirname /a/b",
+        "date +%Y-%m-%d",
+        "date -u",
+        "seq 1 10",
+        "seq -w 1 10",
+        "expr 1 + 2",
+        "true --anything",
+        "sleep 1",
+        "tr a-z A-Z",
+        "tr -d '\\r'",
+        "which cargo",
+        "type -a ls",
+        "id -u",
+        "id root",
+        "locale -a",
+    ];
+
+    /// Not harmless, and a phrase the reasons must contain (in any case).
+    const NOT_HARMLESS: &[(&str, &str)] = &[
+        ("cat README.md", "reads `README.md`"),
+        ("ls -R", "reads everything under `.`"),
+        ("ls -R src", "reads everything under `src`"),
+        ("du", "everything under `.`"),
+        ("du -sh", "everything under `.`"),
+        ("tree -L 2", "everything under `.`"),
+        ("base64 secret.bin", "reads `secret.bin`"),
+        ("date -r F", "reads `F`"),
+        ("cat /home/u/.ssh/id_rsa", "reads a secret"),
+        ("wc --files0-from=list", "does not vouch"),
+        // An option that writes without a value names its own file.
+        ("file -C", "writes"),
+        ("file --compile", "writes"),
+        ("date 010112002020", "sets the system clock"),
+        ("printf -v x hi", "sets a shell variable"),
+        ("hostname evil", "sets the host name"),
+        ("printenv", "prints the environment"),
+        ("printenv HOME", "prints the environment"),
+        ("which ./x", "reads `./x`"),
+        ("cp a b", "writes `b`"),
+        ("cp -t dir a b", "writes `dir`"),
+        ("cp -r src dst", "reads everything under `src`"),
+        ("mv a b", "writes `a`"),
+        ("tee -a log", "writes `log`"),
+        ("install -D a /usr/local/bin/a", "writes `/usr/local/bin/a`"),
+        ("install -d x", "writes `x`"),
+        ("install -s a b", "runs `strip`"),
+        ("chmod 644 f", "writes `f`"),
+        ("chmod --reference=a b", "reads `a`"),
+        ("chown -R u dir", "whole trees"),
+        ("rm -rf x", "whole directory trees"),
+        ("rm -fr x", "without asking"),
+        ("dd if=a of=b bs=1M", "writes `b`"),
+        ("dd if=a of=b frob=1", "`frob=1` is not a `dd` operand"),
+        ("touch -r ref f", "reads `ref`"),
+        // Even without operands (an error), the file tools are never step-8 safe.
+        ("rm", "changes files"),
+        ("cp", "changes files"),
+        (
+            "rm -rf --no-preserve-root /",
+            "`rm --no-preserve-root` deletes without protecting `/`",
+        ),
+        (
+            "chmod -R 755 dir",
+            "`chmod --recursive` changes permissions of whole trees",
+        ),
+        (
+            "chmod -R --no-preserve-root 755 /",
+            "`chmod --no-preserve-root` changes `/` recursively",
+        ),
+        (
+            "chown -R --no-preserve-root u /",
+            "`chown --no-preserve-root` changes `/` recursively",
+        ),
+        ("diff -l a b", "`diff --paginate` runs `pr` on the output"),
+        (
+            "file -z a.gz",
+            "`file --uncompress` runs decompression programs on the files",
+        ),
+        (
+            "file -Z a.gz",
+            "`file --uncompress-noreport` runs decompression programs on the files",
+        ),
+        (
+            "install -s --strip-program=./strip.sh a b",
+            "`install --strip-program` runs PROGRAM on the files",
+        ),
+        ("ln -s target link", "writes `link`"),
+        (
+            "sort --compress-program=gzip big.txt",
+            "`sort --compress-program` runs PROG to compress temporary files",
+        ),
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[&HARMLESS, &NOT_HARMLESS];
+
+    #[test]
+    fn harmless() {
+        for &c in HARMLESS {
+            let u = read(c);
+            assert!(u.harmless(), "{c:?} should be harmless: {:?}", u.findings);
+        }
+    }
+
+    #[test]
+    fn what_is_not_harmless_and_why() {
+        for &(c, what) in NOT_HARMLESS {
+            let s = said(c);
+            assert!(
+                s.to_lowercase().contains(&what.to_lowercase()),
+                "{c:?}: expected {what:?} in {s:?}"
+            );
+            assert!(!read(c).harmless(), "{c:?} must not be harmless");
+        }
+    }
+}

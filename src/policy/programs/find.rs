@@ -373,9 +373,71 @@ fn exec_end(words: &[String], start: usize, plus: bool) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::policy::programs) mod tests {
     use super::super::Effect;
-    use super::super::testing::{read, said};
+    use super::super::testing::{Table, read, said};
+
+    /// Plain searches: understood, never harmless, for `find *`.
+    const SEARCHES: &[&str] = &[
+        "find",
+        "find .",
+        "find . -name '*.rs'",
+        "find src tests -type f -name '*.rs' -newer Cargo.toml",
+        "find -L . -maxdepth 2 -type d -print0",
+        "find . -path ./target -prune -o -name '*.toml' -print",
+        "find . ( -name a -o -name b ) -printf '%p %s\\n'",
+        "find . ! -name '*.o' -not -empty -mtime -7",
+        "find . -name -delete",
+        "find -H -D tree -O3 -- src -iname x -ls",
+        "find . -size +1M -perm -u+x -user root -regextype posix-extended -regex '.*x'",
+        "find . -newermt 2024-01-01 -fprint /dev/stdout",
+        "find ) ,",
+    ];
+
+    /// find that walks nothing: harmless.
+    const HARMLESS: &[&str] = &[
+        "find --help",
+        "find -help",
+        "find -version",
+        "find --version",
+    ];
+
+    /// Refused under `find *`.
+    const REFUSED: &[&str] = &[
+        "find . -delete",
+        "find . -exec rm {} ;",
+        "find . -fprint out",
+        "find . -fprintf out %p",
+    ];
+
+    /// What find refuses, or execgate cannot follow, and a phrase the reasons must contain.
+    const NOT_UNDERSTOOD: &[(&str, &str)] = &[
+        (
+            "find . -frobnicate",
+            "`-frobnicate` is not a `find` primary",
+        ),
+        ("find . --name x", "`--name` is not a `find` primary"),
+        ("find -HL .", "`-HL` is not a `find` primary"),
+        ("find -Dtree .", "`-Dtree` is not"),
+        ("find -O .", "needs a number right after `-O`"),
+        ("find -D", "`-D` needs a value"),
+        ("find . -name", "`-name` needs a value"),
+        ("find . -fprintf out", "`-fprintf` needs a value"),
+        ("find . -name a x", "`x`: find takes no starting point"),
+        ("find . -print -", "`-`: find takes no starting point"),
+        ("find . -newerXa y", "`-newerXa` is not"),
+        ("find . -newertm y", "`-newertm` is not"),
+        ("find . ---noop", "is not a `find` primary"),
+        (
+            "find -files0-from list",
+            "takes the starting points from a file",
+        ),
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] =
+        &[&SEARCHES, &HARMLESS, &REFUSED, &NOT_UNDERSTOOD];
 
     fn has(command: &str, pick: fn(&Effect) -> bool) -> bool {
         read(command).findings.iter().any(|f| pick(&f.effect))
@@ -383,21 +445,7 @@ mod tests {
 
     #[test]
     fn find_is_never_harmless_but_a_glob_covers_plain_searches() {
-        for c in [
-            "find",
-            "find .",
-            "find . -name '*.rs'",
-            "find src tests -type f -name '*.rs' -newer Cargo.toml",
-            "find -L . -maxdepth 2 -type d -print0",
-            "find . -path ./target -prune -o -name '*.toml' -print",
-            "find . ( -name a -o -name b ) -printf '%p %s\\n'",
-            "find . ! -name '*.o' -not -empty -mtime -7",
-            "find . -name -delete",
-            "find -H -D tree -O3 -- src -iname x -ls",
-            "find . -size +1M -perm -u+x -user root -regextype posix-extended -regex '.*x'",
-            "find . -newermt 2024-01-01 -fprint /dev/stdout",
-            "find ) ,",
-        ] {
+        for &c in SEARCHES {
             let u = read(c);
             assert!(u.understood(), "{c:?}: {:?}", u.findings);
             assert!(!u.harmless(), "{c:?} walks a tree");
@@ -416,12 +464,7 @@ mod tests {
 
     #[test]
     fn help_and_version_walk_nothing() {
-        for c in [
-            "find --help",
-            "find -help",
-            "find -version",
-            "find --version",
-        ] {
+        for &c in HARMLESS {
             assert!(read(c).harmless(), "{c:?}: {}", said(c));
         }
     }
@@ -472,12 +515,7 @@ mod tests {
             said("find . -name '*.tmp' -delete"),
             "`-delete` deletes every file and directory the expression matches | reads everything under `.`"
         );
-        for c in [
-            "find . -delete",
-            "find . -exec rm {} ;",
-            "find . -fprint out",
-            "find . -fprintf out %p",
-        ] {
+        for &c in REFUSED {
             assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
         }
         assert!(has("find . -delete", |e| matches!(e, Effect::Danger(_))));
@@ -486,28 +524,7 @@ mod tests {
 
     #[test]
     fn find_refuses_what_find_refuses() {
-        for (c, what) in [
-            (
-                "find . -frobnicate",
-                "`-frobnicate` is not a `find` primary",
-            ),
-            ("find . --name x", "`--name` is not a `find` primary"),
-            ("find -HL .", "`-HL` is not a `find` primary"),
-            ("find -Dtree .", "`-Dtree` is not"),
-            ("find -O .", "needs a number right after `-O`"),
-            ("find -D", "`-D` needs a value"),
-            ("find . -name", "`-name` needs a value"),
-            ("find . -fprintf out", "`-fprintf` needs a value"),
-            ("find . -name a x", "`x`: find takes no starting point"),
-            ("find . -print -", "`-`: find takes no starting point"),
-            ("find . -newerXa y", "`-newerXa` is not"),
-            ("find . -newertm y", "`-newertm` is not"),
-            ("find . ---noop", "is not a `find` primary"),
-            (
-                "find -files0-from list",
-                "takes the starting points from a file",
-            ),
-        ] {
+        for &(c, what) in NOT_UNDERSTOOD {
             let u = read(c);
             assert!(!u.understood(), "{c:?}");
             let s = said(c);

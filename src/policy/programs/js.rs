@@ -1678,85 +1678,270 @@ fn pnpm_check(r: &mut Reading<'_>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::testing::{assert_refused, covered, dangerous, read, said};
+pub(in crate::policy::programs) mod tests {
+    use super::super::testing::{Table, assert_refused, covered, dangerous, read, said};
 
     use super::npm_deref;
 
+    /// Harmless.
+    const HARMLESS: &[&str] = &[
+        "npm ls",
+        "npm ls --all --json",
+        "npm list -a",
+        "npm ls react",
+        "npm --version",
+        "npm -v",
+        "npm",
+        "npm help install",
+        "npm explain react",
+        "npm why react",
+        "npm prefix",
+        "npm root",
+        "npm cache ls",
+        "npm pkg get name",
+        "npm run",
+        "npx --version",
+    ];
+
+    /// Not harmless.
+    const NOT_HARMLESS: &[&str] = &[
+        "npm test",
+        "npm ci",
+        "npm outdated",
+        "npm view react",
+        "npm config list",
+        "npm config get //registry.npmjs.org/:_authToken",
+        "npm token list",
+        "npm ls -g",
+        "yarn --version",
+        "yarn why react",
+        "pnpm --version",
+        "pnpm ls",
+    ];
+
+    /// Approved by a glob whose first so many words are written out.
+    const COVERED: &[(&str, usize)] = &[
+        ("npm test", 1),
+        ("npm t", 1),
+        ("npm run build", 1),
+        ("npm run build -- --prod", 1),
+        ("npm test -- --watch", 1),
+        ("npm ci", 1),
+        ("npm install", 1),
+        ("npm i --no-audit --no-fund", 1),
+        ("npm run lint --if-present", 1),
+        ("npm -w packages/a test", 1),
+        ("npm test --silent", 1),
+        ("npm test -ws", 1),
+        ("npm run build -ws --if-present", 1),
+        ("npm outdated", 1),
+        ("npx prettier --write .", 2),
+        ("npx -y prettier --check src", 3),
+        ("yarn", 1),
+        ("yarn install --frozen-lockfile", 1),
+        ("yarn build", 1),
+        ("yarn build --prod --out-dir /tmp", 1),
+        ("yarn test --watch", 1),
+        ("yarn run lint --fix", 1),
+        ("yarn --cwd . build", 3),
+        ("pnpm install", 1),
+        ("pnpm i --frozen-lockfile", 1),
+        ("pnpm run build --prod", 1),
+        ("pnpm build", 1),
+        ("pnpm -r test", 1),
+        ("pnpm test -- --watch", 1),
+        ("pnpm --filter web build", 1),
+    ];
+
+    /// Refused under a glob naming only the program, and a phrase the reasons must contain.
+    const REFUSED: &[(&str, &str)] = &[
+        ("npm --prefix /tmp/x test", "works in another directory"),
+        ("npm -C /tmp/x test", "works in another directory"),
+        (
+            "npm test --script-shell=/tmp/sh",
+            "runs package scripts with SHELL",
+        ),
+        (
+            "npm test --node-options=--require=/tmp/x.js",
+            "passes options to node",
+        ),
+        (
+            "npm --userconfig /tmp/rc install",
+            "reads another user configuration",
+        ),
+        ("npm test --foo=bar", "configuration setting"),
+        ("npm test --watch", "configuration setting"),
+        ("npm install --ignore-scr", "configuration setting"),
+        ("npm install left-pad", "not declared yet, `left-pad`"),
+        ("npm i -D left-pad", "`left-pad`"),
+        (
+            "npm exec x",
+            "runs (installing it if missing) the package `x`",
+        ),
+        ("npm x -- eslint .", "`eslint`"),
+        ("npm exec", "interactive shell"),
+        ("npm -g ls", "global packages"),
+        ("npm --global install x", "global packages"),
+        ("npm install --registry https://evil x", "another registry"),
+        ("npm cache clean --force", "writes `~/.npm/_cacache`"),
+        ("npm init vite", "initializer package"),
+        ("npm publish /tmp/x", "making its files public"),
+        ("npm -gf test", "one letter at a time"),
+        ("npm -reg x test", "`-r` (in `-reg`)"),
+        ("npm install --save-dev false", "takes `false` as the value"),
+        ("npm --workspace --prefix=/x test", "rather than the value"),
+        ("npm frobnicate", "not a `npm` subcommand"),
+        ("npm instal left-pad", "`left-pad`"),
+        ("npm config set registry x", "changes npm's configuration"),
+        ("npx x", "runs (installing it if missing) the package `x`"),
+        ("npx -y", "interactive shell"),
+        ("npx -p x y", "installs and runs PACKAGE"),
+        ("npx -c 'rm -rf ~'", "runs COMMAND in a shell"),
+        ("npx --registry https://evil x", "another registry"),
+        ("npx -yq x", "one letter at a time"),
+        ("npx --foo x", "not an option"),
+        ("yarn add left-pad", "`left-pad`"),
+        ("yarn dlx create-x", "installs and runs the package"),
+        ("yarn exec rm -rf /", "runs the command `rm`"),
+        ("yarn --cwd /tmp/x build", "works in another directory"),
+        (
+            "yarn workspace a remove x",
+            "yarn command execgate does not profile",
+        ),
+        ("yarn --modules-folder /x build", "writes `/x`"),
+        ("pnpm add left-pad", "`left-pad`"),
+        ("pnpm install left-pad", "`left-pad`"),
+        ("pnpm dlx cowsay", "installs and runs the package `cowsay`"),
+        ("pnpm exec eslint", "runs the command `eslint`"),
+        ("pnpm -C /tmp/x build", "works in another directory"),
+        (
+            "pnpm install --config.node-linker=hoisted",
+            "configuration setting",
+        ),
+        ("pnpm m rm x", "pnpm command execgate does not profile"),
+        ("pnpm --pnpmfile /tmp/p.cjs install", "hooks"),
+        (
+            "npm version patch --sign-git-tag",
+            "`npm version --sign-git-tag` runs gpg to sign the tag",
+        ),
+        (
+            "npm version patch --sign-git-commit",
+            "`npm version --sign-git-commit` runs gpg to sign the commit",
+        ),
+        (
+            "npm exec -c 'eslint .'",
+            "`npm exec --call` runs COMMAND in a shell",
+        ),
+        (
+            "npm exec --package=cowsay -- cowsay hi",
+            "`npm exec --package` installs and runs PACKAGE",
+        ),
+        (
+            "npm explore react --shell=/tmp/sh",
+            "`npm explore --shell` runs SHELL",
+        ),
+        (
+            "npm install --node-gyp=/tmp/gyp",
+            "`npm install --node-gyp` builds native modules with PATH",
+        ),
+        (
+            "npm install --git=/tmp/git",
+            "`npm install --git` runs PATH as git",
+        ),
+        (
+            "npm edit react --editor=/tmp/ed",
+            "`npm edit --editor` runs EDITOR",
+        ),
+        (
+            "npm help install --viewer=browser",
+            "`npm help --viewer` shows help with VIEWER",
+        ),
+        (
+            "npx --node-options=--require=/tmp/x.js eslint",
+            "`npx --node-options` passes options to node",
+        ),
+        (
+            "npx --script-shell=/tmp/sh eslint",
+            "`npx --script-shell` runs SHELL",
+        ),
+        ("npx --shell=/tmp/sh eslint", "`npx --shell` runs SHELL"),
+        (
+            "yarn dlx -p typescript tsc",
+            "`yarn dlx --package` installs and runs PACKAGE",
+        ),
+        (
+            "pnpm dlx --package=typescript tsc",
+            "`pnpm dlx --package` installs and runs PACKAGE",
+        ),
+        (
+            "pnpm dlx -c 'echo hi | cowsay'",
+            "`pnpm dlx --shell-mode` runs the command in a shell",
+        ),
+        (
+            "pnpm --global-pnpmfile /tmp/p.cjs install",
+            "`pnpm --global-pnpmfile` runs FILE's hooks",
+        ),
+    ];
+
+    /// Dangerous, however the command is spelled.
+    const DANGEROUS: &[&str] = &[
+        "npm uninstall x",
+        "npm un x",
+        "npm unlink x",
+        "npm remove x",
+        "npm rm x",
+        "npm r x",
+        "npm --prefix . rm x",
+        "npm -g un x",
+        "npm --json uninstall x",
+        "npm uninst x",
+        "npm unins x",
+        "npm prune",
+        "npm unpublish x@1.0.0",
+        "yarn remove x",
+        "yarn --silent remove x",
+        "yarn global remove x",
+        "pnpm rm x",
+        "pnpm remove x",
+        "pnpm un x",
+        "pnpm uninstall x",
+        "pnpm -r remove x",
+        "pnpm prune",
+    ];
+
+    /// Not dangerous.
+    const NOT_DANGEROUS: &[&str] = &[
+        "npm install",
+        "npm cache clean --force",
+        "npm run rm",
+        "yarn rm",
+        "pnpm test",
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[
+        &HARMLESS,
+        &NOT_HARMLESS,
+        &COVERED,
+        &REFUSED,
+        &DANGEROUS,
+        &NOT_DANGEROUS,
+    ];
+
     #[test]
     fn npm_listing_is_harmless() {
-        for c in [
-            "npm ls",
-            "npm ls --all --json",
-            "npm list -a",
-            "npm ls react",
-            "npm --version",
-            "npm -v",
-            "npm",
-            "npm help install",
-            "npm explain react",
-            "npm why react",
-            "npm prefix",
-            "npm root",
-            "npm cache ls",
-            "npm pkg get name",
-            "npm run",
-            "npx --version",
-        ] {
+        for &c in HARMLESS {
             assert!(read(c).harmless(), "{c:?} should be harmless: {}", said(c));
         }
-        for c in [
-            "npm test",
-            "npm ci",
-            "npm outdated",
-            "npm view react",
-            "npm config list",
-            "npm config get //registry.npmjs.org/:_authToken",
-            "npm token list",
-            "npm ls -g",
-            "yarn --version",
-            "yarn why react",
-            "pnpm --version",
-            "pnpm ls",
-        ] {
+        for &c in NOT_HARMLESS {
             assert!(!read(c).harmless(), "{c:?} must not be harmless");
         }
     }
 
     #[test]
     fn globs_cover_the_projects_scripts_and_declared_dependencies() {
-        for (c, literal) in [
-            ("npm test", 1),
-            ("npm t", 1),
-            ("npm run build", 1),
-            ("npm run build -- --prod", 1),
-            ("npm test -- --watch", 1),
-            ("npm ci", 1),
-            ("npm install", 1),
-            ("npm i --no-audit --no-fund", 1),
-            ("npm run lint --if-present", 1),
-            ("npm -w packages/a test", 1),
-            ("npm test --silent", 1),
-            ("npm test -ws", 1),
-            ("npm run build -ws --if-present", 1),
-            ("npm outdated", 1),
-            ("npx prettier --write .", 2),
-            ("npx -y prettier --check src", 3),
-            ("yarn", 1),
-            ("yarn install --frozen-lockfile", 1),
-            ("yarn build", 1),
-            ("yarn build --prod --out-dir /tmp", 1),
-            ("yarn test --watch", 1),
-            ("yarn run lint --fix", 1),
-            ("yarn --cwd . build", 3),
-            ("pnpm install", 1),
-            ("pnpm i --frozen-lockfile", 1),
-            ("pnpm run build --prod", 1),
-            ("pnpm build", 1),
-            ("pnpm -r test", 1),
-            ("pnpm test -- --watch", 1),
-            ("pnpm --filter web build", 1),
-        ] {
+        for &(c, literal) in COVERED {
             assert!(
                 covered(c, literal),
                 "{c:?} under {literal} literal words: {}",
@@ -1767,73 +1952,7 @@ mod tests {
 
     #[test]
     fn globs_refuse_code_and_configuration() {
-        for (c, what) in [
-            ("npm --prefix /tmp/x test", "works in another directory"),
-            ("npm -C /tmp/x test", "works in another directory"),
-            (
-                "npm test --script-shell=/tmp/sh",
-                "runs package scripts with SHELL",
-            ),
-            (
-                "npm test --node-options=--require=/tmp/x.js",
-                "passes options to node",
-            ),
-            (
-                "npm --userconfig /tmp/rc install",
-                "reads another user configuration",
-            ),
-            ("npm test --foo=bar", "configuration setting"),
-            ("npm test --watch", "configuration setting"),
-            ("npm install --ignore-scr", "configuration setting"),
-            ("npm install left-pad", "not declared yet, `left-pad`"),
-            ("npm i -D left-pad", "`left-pad`"),
-            (
-                "npm exec x",
-                "runs (installing it if missing) the package `x`",
-            ),
-            ("npm x -- eslint .", "`eslint`"),
-            ("npm exec", "interactive shell"),
-            ("npm -g ls", "global packages"),
-            ("npm --global install x", "global packages"),
-            ("npm install --registry https://evil x", "another registry"),
-            ("npm cache clean --force", "writes `~/.npm/_cacache`"),
-            ("npm init vite", "initializer package"),
-            ("npm publish /tmp/x", "making its files public"),
-            ("npm -gf test", "one letter at a time"),
-            ("npm -reg x test", "`-r` (in `-reg`)"),
-            ("npm install --save-dev false", "takes `false` as the value"),
-            ("npm --workspace --prefix=/x test", "rather than the value"),
-            ("npm frobnicate", "not a `npm` subcommand"),
-            ("npm instal left-pad", "`left-pad`"),
-            ("npm config set registry x", "changes npm's configuration"),
-            ("npx x", "runs (installing it if missing) the package `x`"),
-            ("npx -y", "interactive shell"),
-            ("npx -p x y", "installs and runs PACKAGE"),
-            ("npx -c 'rm -rf ~'", "runs COMMAND in a shell"),
-            ("npx --registry https://evil x", "another registry"),
-            ("npx -yq x", "one letter at a time"),
-            ("npx --foo x", "not an option"),
-            ("yarn add left-pad", "`left-pad`"),
-            ("yarn dlx create-x", "installs and runs the package"),
-            ("yarn exec rm -rf /", "runs the command `rm`"),
-            ("yarn --cwd /tmp/x build", "works in another directory"),
-            (
-                "yarn workspace a remove x",
-                "yarn command execgate does not profile",
-            ),
-            ("yarn --modules-folder /x build", "writes `/x`"),
-            ("pnpm add left-pad", "`left-pad`"),
-            ("pnpm install left-pad", "`left-pad`"),
-            ("pnpm dlx cowsay", "installs and runs the package `cowsay`"),
-            ("pnpm exec eslint", "runs the command `eslint`"),
-            ("pnpm -C /tmp/x build", "works in another directory"),
-            (
-                "pnpm install --config.node-linker=hoisted",
-                "configuration setting",
-            ),
-            ("pnpm m rm x", "pnpm command execgate does not profile"),
-            ("pnpm --pnpmfile /tmp/p.cjs install", "hooks"),
-        ] {
+        for &(c, what) in REFUSED {
             assert_refused(c, what);
         }
         // Under a rule that names the package, its own words are the package's.
@@ -1843,39 +1962,10 @@ mod tests {
 
     #[test]
     fn removing_packages_is_dangerous_whatever_comes_first() {
-        for c in [
-            "npm uninstall x",
-            "npm un x",
-            "npm unlink x",
-            "npm remove x",
-            "npm rm x",
-            "npm r x",
-            "npm --prefix . rm x",
-            "npm -g un x",
-            "npm --json uninstall x",
-            "npm uninst x",
-            "npm unins x",
-            "npm prune",
-            "npm unpublish x@1.0.0",
-            "yarn remove x",
-            "yarn --silent remove x",
-            "yarn global remove x",
-            "pnpm rm x",
-            "pnpm remove x",
-            "pnpm un x",
-            "pnpm uninstall x",
-            "pnpm -r remove x",
-            "pnpm prune",
-        ] {
+        for &c in DANGEROUS {
             assert!(dangerous(c), "{c:?}: {}", said(c));
         }
-        for c in [
-            "npm install",
-            "npm cache clean --force",
-            "npm run rm",
-            "yarn rm",
-            "pnpm test",
-        ] {
+        for &c in NOT_DANGEROUS {
             assert!(!dangerous(c), "{c:?}: {}", said(c));
         }
     }

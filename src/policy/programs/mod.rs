@@ -24,6 +24,10 @@
 //! file (the registry, and [`understand`]), and `doc` (`docs/profiles.md`, written from
 //! the profiles).
 //!
+//! Each family's tests keep their cases as tables (its `tests::TABLES`); `tests` runs them
+//! all to show that every `code`, `runs` and `danger` option, and every check, is
+//! exercised by some case.
+//!
 //! The profiles, one file per family:
 //! - `coreutils`: the read-only tools (`ls`, `cat`, `head`, `sort`, `uniq`, `tr`, `date`, …)
 //!   and the file tools (`rm`, `cp`, `mv`, `install`, `tee`, `chmod`, `chown`, …).

@@ -3810,52 +3810,564 @@ const K_PROXY: &[&str] = &[
 ];
 
 #[cfg(test)]
-mod tests {
-    use super::super::testing::{assert_refused, dangerous, read, said};
+pub(in crate::policy::programs) mod tests {
+    use super::super::testing::{Table, assert_refused, dangerous, read, said};
+
+    /// Harmless.
+    const HARMLESS: &[&str] = &[
+        "docker ps -a",
+        "docker ps -aq --filter status=exited",
+        "docker images",
+        "docker container ls -a",
+        "docker image ls",
+        "docker logs --tail 50 web",
+        "docker stats --no-stream",
+        "docker version",
+        "docker info",
+        "docker top web -ef",
+        "docker port web",
+        "docker diff web",
+        "docker history ubuntu",
+        "docker inspect -f '{{.State.Status}}' web",
+        "docker inspect -f '{{json .NetworkSettings.Networks}}' web",
+        "docker inspect -f '{{.Config.Image}} {{.RestartCount}}' web",
+        "docker inspect --type image ubuntu",
+        "docker image inspect ubuntu",
+        "docker volume ls",
+        "docker network ls",
+        "docker system df",
+        "docker context ls",
+        "docker compose ps",
+        "docker compose logs -f web",
+        "docker compose config --services",
+        "docker-compose ps",
+        "kubectl version --client",
+        "kubectl config current-context",
+        "kubectl config get-contexts",
+        "kubectl completion bash",
+        "systemctl",
+        "systemctl --user list-units",
+        "systemctl list-timers --all",
+        "systemctl list-unit-files --type=service --state=enabled",
+        "systemctl is-active nginx",
+        "systemctl is-enabled nginx",
+        "systemctl is-failed nginx",
+        "systemctl list-dependencies nginx",
+        "systemctl log-level",
+    ];
+
+    /// Under `docker *`, `kubectl *`: the network and ordinary reads only.
+    const COVERED: &[&str] = &[
+        "systemctl status nginx",
+        "systemctl status nginx --no-pager -l",
+        "docker pull ubuntu:24.04",
+        "docker push me/app:1",
+        "docker search nginx",
+        "docker compose pull",
+        "kubectl get pods",
+        "kubectl get pods -n kube-system -o wide",
+        "kubectl get po -w -l app=web",
+        "kubectl get secrets",
+        "kubectl get secret -o name",
+        "kubectl describe pod web-1",
+        "kubectl logs -f deploy/web -c app --since=1h",
+        "kubectl explain pods.spec",
+        "kubectl api-resources",
+        "kubectl top pod",
+        "kubectl top nodes",
+        "kubectl version",
+        "kubectl config view",
+        "kubectl rollout status deploy/web",
+        "kubectl events -A",
+        "kubectl auth can-i get pods",
+        "kubectl wait --for=condition=ready pod/web",
+        "kubectl apply --dry-run=client -f deploy.yaml",
+        "kubectl create deployment web --image=nginx --dry-run=client -o yaml",
+        "kubectl delete pod web --dry-run=server",
+        "kubectl kustomize overlays/prod",
+        "kubectl get pods -v=6",
+    ];
+
+    /// Refused under a glob naming only the program, and a phrase the reasons must contain.
+    const REFUSED: &[(&str, &str)] = &[
+        (
+            "docker run -it --rm ubuntu bash",
+            "`docker run` runs a container",
+        ),
+        (
+            "docker create ubuntu",
+            "`docker create` creates a container",
+        ),
+        (
+            "docker exec -it web sh",
+            "`docker exec` runs a command in a running container",
+        ),
+        (
+            "docker start web",
+            "`docker start` starts containers, which run their code",
+        ),
+        ("docker attach web", "attaches this terminal's input"),
+        (
+            "docker build -t app .",
+            "builds an image, running the Dockerfile's instructions",
+        ),
+        (
+            "docker build --ssh default .",
+            "`docker build --ssh` gives the build your SSH agent",
+        ),
+        (
+            "docker build --secret id=n,src=/home/u/.npmrc .",
+            "reads a secret (`/home/u/.npmrc`)",
+        ),
+        ("docker build -o out .", "writes `out`"),
+        (
+            "docker build --output type=local,dest=dist .",
+            "writes `dist`",
+        ),
+        (
+            "docker -H tcp://h:2375 ps",
+            "`docker --host` talks to another Docker daemon",
+        ),
+        (
+            "docker --context prod ps",
+            "`docker --context` talks to another Docker daemon",
+        ),
+        (
+            "docker --config /tmp/d pull x",
+            "`docker --config` uses another client configuration",
+        ),
+        (
+            "docker --tlsverify ps",
+            "changes how the client reaches the daemon",
+        ),
+        ("docker login -u me", "stores registry credentials"),
+        ("docker logout", "removes stored registry credentials"),
+        (
+            "docker cp web:/etc/app.conf ./app.conf",
+            "writes `./app.conf`",
+        ),
+        ("docker cp ./conf web:/etc/", "writes `web:/etc/`"),
+        ("docker save -o img.tar app", "writes `img.tar`"),
+        ("docker export -o fs.tar web", "writes `fs.tar`"),
+        ("docker load -i img.tar", "loads images into Docker"),
+        ("docker tag app me/app:1", "tags an image"),
+        (
+            "docker commit web snap",
+            "creates an image from a container",
+        ),
+        ("docker context use prod", "switches the Docker daemon"),
+        ("docker run --env-file .env app", "reads a secret (`.env`)"),
+        ("docker run -v ./src:/app app", "writes `./src`"),
+        (
+            "docker run -v /home/u/.ssh:/root/.ssh:ro app",
+            "reads a secret",
+        ),
+        ("docker run --cidfile id.txt app", "writes `id.txt`"),
+        (
+            "docker inspect web",
+            "`inspect` prints containers' configuration, their environment variables",
+        ),
+        (
+            "docker inspect -f '{{json .Config.Env}}' web",
+            "environment variables",
+        ),
+        (
+            "docker inspect -f '{{json .Spec}}' web",
+            "environment variables",
+        ),
+        (
+            "docker inspect --format '{{.Config.Labels}}' web",
+            "environment variables",
+        ),
+        ("kubectl config view --flatten", "does not redact"),
+        (
+            "docker compose up -d",
+            "`docker compose up` starts the project's services",
+        ),
+        (
+            "docker compose run --rm web sh",
+            "`docker compose run` runs a one-off container",
+        ),
+        (
+            "docker compose exec web ls",
+            "`docker compose exec` runs a command in a service's container",
+        ),
+        ("docker compose build", "builds the services' images"),
+        (
+            "docker compose config",
+            "prints the project with environment variables",
+        ),
+        (
+            "docker compose -f other.yml --project-directory /srv up",
+            "uses the Compose project of another directory",
+        ),
+        (
+            "kubectl apply -f deploy.yaml",
+            "`kubectl apply` changes the cluster",
+        ),
+        (
+            "kubectl create namespace x",
+            "`kubectl create namespace` changes the cluster",
+        ),
+        (
+            "kubectl patch deploy web -p '{}'",
+            "`kubectl patch` changes the cluster",
+        ),
+        (
+            "kubectl scale deploy web --replicas=3",
+            "`kubectl scale` changes the cluster",
+        ),
+        (
+            "kubectl rollout restart deploy/web",
+            "`kubectl rollout restart` changes the cluster",
+        ),
+        (
+            "kubectl label pod web a=b",
+            "`kubectl label` changes the cluster",
+        ),
+        (
+            "kubectl set image deploy/web app=nginx:2",
+            "`kubectl set image` changes the cluster",
+        ),
+        (
+            "kubectl edit deploy/web",
+            "opens the resources in an editor",
+        ),
+        (
+            "kubectl exec -it web -- sh",
+            "`kubectl exec` runs a command in a container",
+        ),
+        (
+            "kubectl run tmp --image=busybox -- sh",
+            "`kubectl run` runs a new pod",
+        ),
+        ("kubectl cp web:/etc/x ./x", "running `tar` in it"),
+        (
+            "kubectl port-forward svc/web 8080:80",
+            "opens local ports that lead into a pod",
+        ),
+        ("kubectl proxy", "serves the cluster's API on a local port"),
+        ("kubectl attach web -i", "attaches this terminal's input"),
+        (
+            "kubectl debug web -it --image=busybox",
+            "starts a debugging container",
+        ),
+        (
+            "kubectl --kubeconfig /tmp/k get pods",
+            "`kubectl --kubeconfig` uses another kubeconfig",
+        ),
+        (
+            "kubectl get pods --context prod",
+            "`kubectl get --context` uses another kubeconfig context",
+        ),
+        (
+            "kubectl get pods -s https://x",
+            "`kubectl get --server` talks to another API server",
+        ),
+        (
+            "kubectl get pods --token t",
+            "`kubectl get --token` authenticates with another token",
+        ),
+        (
+            "kubectl get pods --as admin",
+            "`kubectl get --as` acts as another user",
+        ),
+        (
+            "kubectl get secret db -o yaml",
+            "`get secret` with `-o` prints secrets' values",
+        ),
+        (
+            "kubectl get secrets/db -ojsonpath={.data.password}",
+            "prints secrets' values",
+        ),
+        ("kubectl get pods,secrets -o json", "prints secrets' values"),
+        (
+            "kubectl get --raw /api/v1/namespaces/x/secrets/db",
+            "`get --raw` prints secrets' values",
+        ),
+        (
+            "kubectl describe secret db",
+            "`describe secret` prints service-account tokens in full",
+        ),
+        (
+            "kubectl config view --raw",
+            "`kubectl config view --raw` prints the credentials in the kubeconfig",
+        ),
+        (
+            "kubectl create token deployer",
+            "prints a new token for the service account",
+        ),
+        (
+            "kubectl set env deploy/web --list",
+            "prints the workloads' environment variables",
+        ),
+        ("kubectl config use-context prod", "changes the kubeconfig"),
+        (
+            "kubectl config set users.me.exec.command /tmp/x",
+            "names a program kubectl runs",
+        ),
+        (
+            "kubectl create secret generic s --from-file=k=/home/u/.ssh/id_rsa",
+            "reads a secret (`/home/u/.ssh/id_rsa`)",
+        ),
+        (
+            "kubectl kustomize --enable-helm .",
+            "`kubectl kustomize --enable-helm` runs helm",
+        ),
+        ("kubectl get pods --profile=cpu", "writes `profile.pprof`"),
+        ("kubectl get secret db -v=9", "logs the cluster's responses"),
+        (
+            "systemctl start nginx",
+            "`systemctl start` starts, restarts or reloads units",
+        ),
+        (
+            "systemctl restart nginx",
+            "`systemctl restart` starts, restarts or reloads units",
+        ),
+        ("systemctl reload nginx", "reloads units"),
+        (
+            "systemctl enable --now nginx",
+            "`systemctl enable` changes which units start at boot",
+        ),
+        (
+            "systemctl daemon-reload",
+            "reloads the service manager's configuration",
+        ),
+        (
+            "systemctl set-property nginx CPUQuota=10%",
+            "changes a running unit",
+        ),
+        ("systemctl reset-failed", "resets units' failed state"),
+        (
+            "systemctl edit nginx",
+            "`systemctl edit` opens unit files in an editor",
+        ),
+        (
+            "systemctl show-environment",
+            "prints the service manager's environment",
+        ),
+        (
+            "systemctl -H admin@host status x",
+            "`systemctl --host` operates on another machine",
+        ),
+        (
+            "systemctl -M box status",
+            "`systemctl --machine` operates on a local container",
+        ),
+        (
+            "systemctl log-level debug",
+            "sets the service manager's setting to `debug`",
+        ),
+        (
+            "docker compose cp web:/etc/app.conf ./app.conf",
+            "writes `./app.conf`",
+        ),
+        (
+            "docker container inspect web",
+            "`inspect` prints containers' configuration, their environment variables",
+        ),
+        ("docker import fs.tar app", "reads `fs.tar`"),
+        (
+            "kubectl apply view-last-applied -f deploy.yaml",
+            "`view-last-applied` prints the applied manifests, secrets' values included",
+        ),
+        (
+            "kubectl config set-credentials me --auth-provider=gcp",
+            "`kubectl config set-credentials --auth-provider` makes kubectl use an authentication provider plugin",
+        ),
+        (
+            "kubectl config set-credentials me --exec-command=/tmp/x",
+            "`kubectl config set-credentials --exec-command` makes kubectl run COMMAND to get credentials",
+        ),
+        (
+            "kubectl create configmap app --from-file=app.conf",
+            "reads `app.conf`",
+        ),
+        (
+            "kubectl create secret docker-registry r --from-file=.dockerconfigjson=/home/u/.docker/config.json",
+            "reads a secret (`/home/u/.docker/config.json`)",
+        ),
+        (
+            "kubectl kustomize --enable-alpha-plugins .",
+            "`kubectl kustomize --enable-alpha-plugins` runs kustomize plugins",
+        ),
+        (
+            "kubectl kustomize --enable-helm --helm-command=/tmp/h .",
+            "`kubectl kustomize --helm-command` runs COMMAND as helm",
+        ),
+        (
+            "systemctl service-log-level nginx debug",
+            "sets a service's logging to `debug`",
+        ),
+    ];
+
+    /// Dangerous.
+    const DANGEROUS: &[&str] = &[
+        "docker rm -f web",
+        "docker container rm web",
+        "docker rmi app",
+        "docker image rm app",
+        "docker kill web",
+        "docker stop web",
+        "docker restart web",
+        "docker system prune -af",
+        "docker system prune --volumes",
+        "docker container prune -f",
+        "docker image prune -a",
+        "docker volume rm data",
+        "docker volume prune",
+        "docker network rm net",
+        "docker builder prune",
+        "docker compose down",
+        "docker compose down -v",
+        "docker compose rm -f",
+        "docker compose stop",
+        "docker run --privileged alpine",
+        "docker run --pid=host alpine",
+        "docker run --net=host alpine",
+        "docker run --network host alpine",
+        "docker run --userns=host alpine",
+        "docker run --ipc host alpine",
+        "docker run -v /:/host alpine",
+        "docker run -v /var/run/docker.sock:/var/run/docker.sock alpine",
+        "docker run --mount type=bind,source=/etc,target=/etc alpine",
+        "docker run --cap-add SYS_ADMIN alpine",
+        "docker run --device /dev/sda alpine",
+        "docker run --security-opt seccomp=unconfined alpine",
+        "docker run --use-api-socket alpine",
+        "docker create --privileged alpine",
+        "docker container run -v /etc:/x alpine",
+        "docker exec --privileged web sh",
+        "docker compose run -v /:/h web",
+        "docker compose exec --privileged web sh",
+        "docker build --allow network.host .",
+        "kubectl delete pod web",
+        "kubectl delete ns prod --dry-run=none",
+        "kubectl drain node1 --ignore-daemonsets",
+        "kubectl cordon node1",
+        "kubectl taint nodes n1 k=v:NoExecute",
+        "kubectl apply --prune -l app=web -f dir/",
+        "kubectl replace --force -f x.yaml",
+        "kubectl debug node/n1 -it --image=busybox",
+        "kubectl debug web --profile=sysadmin -it --image=busybox",
+        "kubectl run x --image=busybox --privileged",
+        "systemctl stop nginx",
+        "systemctl disable nginx",
+        "systemctl mask nginx",
+        "systemctl kill nginx",
+        "systemctl isolate rescue.target",
+        "systemctl poweroff",
+        "systemctl reboot",
+        "systemctl halt",
+        "systemctl suspend",
+        "systemctl hibernate",
+        "systemctl kexec",
+        "systemctl emergency",
+        "systemctl rescue",
+        "systemctl default",
+        "systemctl clean nginx",
+        "systemctl start --job-mode=isolate x",
+    ];
+
+    /// Not dangerous.
+    const NOT_DANGEROUS: &[&str] = &[
+        "docker ps",
+        "docker run -v ./src:/app -v data:/data app",
+        "docker compose up -d",
+        "kubectl delete pod web --dry-run=client",
+        "kubectl apply -f x.yaml",
+        "systemctl restart nginx",
+    ];
+
+    /// What the programs refuse, or execgate does not know, and a phrase the reasons
+    /// must contain.
+    const NOT_UNDERSTOOD: &[(&str, &str)] = &[
+        ("docker frob", "`frob` is not a `docker` subcommand"),
+        // docker's global options only come before the subcommand.
+        ("docker ps --context x", "`--context` is not an option"),
+        ("docker ps -H x", "`-H` is not an option"),
+        // No abbreviations in docker (cobra): the reader's in-order mode knows them,
+        // docker refuses the command.
+        ("docker run --privi alpine", "docker takes no abbreviations"),
+        ("docker ps --al", "`--al` is not an option"),
+        ("docker compose up -f x.yml", "`-f` is not an option"),
+        ("docker compose frob", "not a `docker compose` subcommand"),
+        (
+            "docker run -v x:/y --mount type=bind,target=/y alpine",
+            "cannot read the source",
+        ),
+        ("docker cp a b", "exactly one side must be a container"),
+        (
+            "kubectl myplugin",
+            "`myplugin` is not a `kubectl` subcommand",
+        ),
+        ("kubectl get pods --frob", "`--frob` is not an option"),
+        (
+            "kubectl delete pod x --dry-run=maybe",
+            "takes only none, client or server",
+        ),
+        (
+            "systemctl frobnicate",
+            "`frobnicate` is not a `systemctl` subcommand",
+        ),
+        ("systemctl --no-pag status", "abbreviates `--no-pager`"),
+    ];
+
+    /// Dangerous, and a phrase the reasons must contain.
+    const DANGEROUS_AND_WHY: &[(&str, &str)] = &[
+        (
+            "docker create --cap-add SYS_ADMIN alpine",
+            "`docker create --cap-add` gives the container extra kernel capabilities",
+        ),
+        (
+            "docker create --device /dev/sda alpine",
+            "`docker create --device` gives the container a device of the host",
+        ),
+        (
+            "docker create --use-api-socket alpine",
+            "`docker create --use-api-socket` gives the container Docker's API socket",
+        ),
+        (
+            "docker compose down --rmi all",
+            "`docker compose down --rmi` deletes the images the services use",
+        ),
+        (
+            "docker compose rm -v -f",
+            "`docker compose rm --volumes` deletes the containers' anonymous volumes",
+        ),
+        (
+            "docker compose run --cap-add SYS_ADMIN web",
+            "`docker compose run --cap-add` gives the container extra kernel capabilities",
+        ),
+        (
+            "docker compose up -V",
+            "`docker compose up --renew-anon-volumes` discards the data in the containers' anonymous volumes",
+        ),
+        (
+            "docker compose wait --down-project web",
+            "`docker compose wait --down-project` takes the whole project down when the first container stops",
+        ),
+        (
+            "kubectl apply --force -f x.yaml",
+            "`kubectl apply --force` deletes and re-creates resources it cannot patch",
+        ),
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[
+        &HARMLESS,
+        &COVERED,
+        &REFUSED,
+        &DANGEROUS,
+        &DANGEROUS_AND_WHY,
+        &NOT_DANGEROUS,
+        &NOT_UNDERSTOOD,
+    ];
 
     #[test]
     fn ops_harmless() {
-        for c in [
-            "docker ps -a",
-            "docker ps -aq --filter status=exited",
-            "docker images",
-            "docker container ls -a",
-            "docker image ls",
-            "docker logs --tail 50 web",
-            "docker stats --no-stream",
-            "docker version",
-            "docker info",
-            "docker top web -ef",
-            "docker port web",
-            "docker diff web",
-            "docker history ubuntu",
-            "docker inspect -f '{{.State.Status}}' web",
-            "docker inspect -f '{{json .NetworkSettings.Networks}}' web",
-            "docker inspect -f '{{.Config.Image}} {{.RestartCount}}' web",
-            "docker inspect --type image ubuntu",
-            "docker image inspect ubuntu",
-            "docker volume ls",
-            "docker network ls",
-            "docker system df",
-            "docker context ls",
-            "docker compose ps",
-            "docker compose logs -f web",
-            "docker compose config --services",
-            "docker-compose ps",
-            "kubectl version --client",
-            "kubectl config current-context",
-            "kubectl config get-contexts",
-            "kubectl completion bash",
-            "systemctl",
-            "systemctl --user list-units",
-            "systemctl list-timers --all",
-            "systemctl list-unit-files --type=service --state=enabled",
-            "systemctl is-active nginx",
-            "systemctl is-enabled nginx",
-            "systemctl is-failed nginx",
-            "systemctl list-dependencies nginx",
-            "systemctl log-level",
-        ] {
+        for &c in HARMLESS {
             let u = read(c);
             assert!(u.harmless(), "{c:?}: {}", said(c));
         }
@@ -3864,36 +4376,7 @@ mod tests {
     /// Under `docker *`, `kubectl *`: the network and ordinary reads only.
     #[test]
     fn ops_a_glob_covers() {
-        for c in [
-            "systemctl status nginx",
-            "systemctl status nginx --no-pager -l",
-            "docker pull ubuntu:24.04",
-            "docker push me/app:1",
-            "docker search nginx",
-            "docker compose pull",
-            "kubectl get pods",
-            "kubectl get pods -n kube-system -o wide",
-            "kubectl get po -w -l app=web",
-            "kubectl get secrets",
-            "kubectl get secret -o name",
-            "kubectl describe pod web-1",
-            "kubectl logs -f deploy/web -c app --since=1h",
-            "kubectl explain pods.spec",
-            "kubectl api-resources",
-            "kubectl top pod",
-            "kubectl top nodes",
-            "kubectl version",
-            "kubectl config view",
-            "kubectl rollout status deploy/web",
-            "kubectl events -A",
-            "kubectl auth can-i get pods",
-            "kubectl wait --for=condition=ready pod/web",
-            "kubectl apply --dry-run=client -f deploy.yaml",
-            "kubectl create deployment web --image=nginx --dry-run=client -o yaml",
-            "kubectl delete pod web --dry-run=server",
-            "kubectl kustomize overlays/prod",
-            "kubectl get pods -v=6",
-        ] {
+        for &c in COVERED {
             let u = read(c);
             assert!(u.understood() && !u.harmless(), "{c:?}: {}", said(c));
             assert_eq!(u.glob_refusal(1), None, "{c:?}: {}", said(c));
@@ -3914,276 +4397,7 @@ mod tests {
 
     #[test]
     fn ops_what_a_glob_refuses_and_why() {
-        for (c, what) in [
-            (
-                "docker run -it --rm ubuntu bash",
-                "`docker run` runs a container",
-            ),
-            (
-                "docker create ubuntu",
-                "`docker create` creates a container",
-            ),
-            (
-                "docker exec -it web sh",
-                "`docker exec` runs a command in a running container",
-            ),
-            (
-                "docker start web",
-                "`docker start` starts containers, which run their code",
-            ),
-            ("docker attach web", "attaches this terminal's input"),
-            (
-                "docker build -t app .",
-                "builds an image, running the Dockerfile's instructions",
-            ),
-            (
-                "docker build --ssh default .",
-                "`docker build --ssh` gives the build your SSH agent",
-            ),
-            (
-                "docker build --secret id=n,src=/home/u/.npmrc .",
-                "reads a secret (`/home/u/.npmrc`)",
-            ),
-            ("docker build -o out .", "writes `out`"),
-            (
-                "docker build --output type=local,dest=dist .",
-                "writes `dist`",
-            ),
-            (
-                "docker -H tcp://h:2375 ps",
-                "`docker --host` talks to another Docker daemon",
-            ),
-            (
-                "docker --context prod ps",
-                "`docker --context` talks to another Docker daemon",
-            ),
-            (
-                "docker --config /tmp/d pull x",
-                "`docker --config` uses another client configuration",
-            ),
-            (
-                "docker --tlsverify ps",
-                "changes how the client reaches the daemon",
-            ),
-            ("docker login -u me", "stores registry credentials"),
-            ("docker logout", "removes stored registry credentials"),
-            (
-                "docker cp web:/etc/app.conf ./app.conf",
-                "writes `./app.conf`",
-            ),
-            ("docker cp ./conf web:/etc/", "writes `web:/etc/`"),
-            ("docker save -o img.tar app", "writes `img.tar`"),
-            ("docker export -o fs.tar web", "writes `fs.tar`"),
-            ("docker load -i img.tar", "loads images into Docker"),
-            ("docker tag app me/app:1", "tags an image"),
-            (
-                "docker commit web snap",
-                "creates an image from a container",
-            ),
-            ("docker context use prod", "switches the Docker daemon"),
-            ("docker run --env-file .env app", "reads a secret (`.env`)"),
-            ("docker run -v ./src:/app app", "writes `./src`"),
-            (
-                "docker run -v /home/u/.ssh:/root/.ssh:ro app",
-                "reads a secret",
-            ),
-            ("docker run --cidfile id.txt app", "writes `id.txt`"),
-            (
-                "docker inspect web",
-                "`inspect` prints containers' configuration, their environment variables",
-            ),
-            (
-                "docker inspect -f '{{json .Config.Env}}' web",
-                "environment variables",
-            ),
-            (
-                "docker inspect -f '{{json .Spec}}' web",
-                "environment variables",
-            ),
-            (
-                "docker inspect --format '{{.Config.Labels}}' web",
-                "environment variables",
-            ),
-            ("kubectl config view --flatten", "does not redact"),
-            (
-                "docker compose up -d",
-                "`docker compose up` starts the project's services",
-            ),
-            (
-                "docker compose run --rm web sh",
-                "`docker compose run` runs a one-off container",
-            ),
-            (
-                "docker compose exec web ls",
-                "`docker compose exec` runs a command in a service's container",
-            ),
-            ("docker compose build", "builds the services' images"),
-            (
-                "docker compose config",
-                "prints the project with environment variables",
-            ),
-            (
-                "docker compose -f other.yml --project-directory /srv up",
-                "uses the Compose project of another directory",
-            ),
-            (
-                "kubectl apply -f deploy.yaml",
-                "`kubectl apply` changes the cluster",
-            ),
-            (
-                "kubectl create namespace x",
-                "`kubectl create namespace` changes the cluster",
-            ),
-            (
-                "kubectl patch deploy web -p '{}'",
-                "`kubectl patch` changes the cluster",
-            ),
-            (
-                "kubectl scale deploy web --replicas=3",
-                "`kubectl scale` changes the cluster",
-            ),
-            (
-                "kubectl rollout restart deploy/web",
-                "`kubectl rollout restart` changes the cluster",
-            ),
-            (
-                "kubectl label pod web a=b",
-                "`kubectl label` changes the cluster",
-            ),
-            (
-                "kubectl set image deploy/web app=nginx:2",
-                "`kubectl set image` changes the cluster",
-            ),
-            (
-                "kubectl edit deploy/web",
-                "opens the resources in an editor",
-            ),
-            (
-                "kubectl exec -it web -- sh",
-                "`kubectl exec` runs a command in a container",
-            ),
-            (
-                "kubectl run tmp --image=busybox -- sh",
-                "`kubectl run` runs a new pod",
-            ),
-            ("kubectl cp web:/etc/x ./x", "running `tar` in it"),
-            (
-                "kubectl port-forward svc/web 8080:80",
-                "opens local ports that lead into a pod",
-            ),
-            ("kubectl proxy", "serves the cluster's API on a local port"),
-            ("kubectl attach web -i", "attaches this terminal's input"),
-            (
-                "kubectl debug web -it --image=busybox",
-                "starts a debugging container",
-            ),
-            (
-                "kubectl --kubeconfig /tmp/k get pods",
-                "`kubectl --kubeconfig` uses another kubeconfig",
-            ),
-            (
-                "kubectl get pods --context prod",
-                "`kubectl get --context` uses another kubeconfig context",
-            ),
-            (
-                "kubectl get pods -s https://x",
-                "`kubectl get --server` talks to another API server",
-            ),
-            (
-                "kubectl get pods --token t",
-                "`kubectl get --token` authenticates with another token",
-            ),
-            (
-                "kubectl get pods --as admin",
-                "`kubectl get --as` acts as another user",
-            ),
-            (
-                "kubectl get secret db -o yaml",
-                "`get secret` with `-o` prints secrets' values",
-            ),
-            (
-                "kubectl get secrets/db -ojsonpath={.data.password}",
-                "prints secrets' values",
-            ),
-            ("kubectl get pods,secrets -o json", "prints secrets' values"),
-            (
-                "kubectl get --raw /api/v1/namespaces/x/secrets/db",
-                "`get --raw` prints secrets' values",
-            ),
-            (
-                "kubectl describe secret db",
-                "`describe secret` prints service-account tokens in full",
-            ),
-            (
-                "kubectl config view --raw",
-                "`kubectl config view --raw` prints the credentials in the kubeconfig",
-            ),
-            (
-                "kubectl create token deployer",
-                "prints a new token for the service account",
-            ),
-            (
-                "kubectl set env deploy/web --list",
-                "prints the workloads' environment variables",
-            ),
-            ("kubectl config use-context prod", "changes the kubeconfig"),
-            (
-                "kubectl config set users.me.exec.command /tmp/x",
-                "names a program kubectl runs",
-            ),
-            (
-                "kubectl create secret generic s --from-file=k=/home/u/.ssh/id_rsa",
-                "reads a secret (`/home/u/.ssh/id_rsa`)",
-            ),
-            (
-                "kubectl kustomize --enable-helm .",
-                "`kubectl kustomize --enable-helm` runs helm",
-            ),
-            ("kubectl get pods --profile=cpu", "writes `profile.pprof`"),
-            ("kubectl get secret db -v=9", "logs the cluster's responses"),
-            (
-                "systemctl start nginx",
-                "`systemctl start` starts, restarts or reloads units",
-            ),
-            (
-                "systemctl restart nginx",
-                "`systemctl restart` starts, restarts or reloads units",
-            ),
-            ("systemctl reload nginx", "reloads units"),
-            (
-                "systemctl enable --now nginx",
-                "`systemctl enable` changes which units start at boot",
-            ),
-            (
-                "systemctl daemon-reload",
-                "reloads the service manager's configuration",
-            ),
-            (
-                "systemctl set-property nginx CPUQuota=10%",
-                "changes a running unit",
-            ),
-            ("systemctl reset-failed", "resets units' failed state"),
-            (
-                "systemctl edit nginx",
-                "`systemctl edit` opens unit files in an editor",
-            ),
-            (
-                "systemctl show-environment",
-                "prints the service manager's environment",
-            ),
-            (
-                "systemctl -H admin@host status x",
-                "`systemctl --host` operates on another machine",
-            ),
-            (
-                "systemctl -M box status",
-                "`systemctl --machine` operates on a local container",
-            ),
-            (
-                "systemctl log-level debug",
-                "sets the service manager's setting to `debug`",
-            ),
-        ] {
+        for &(c, what) in REFUSED {
             assert_refused(c, what);
             assert!(!read(c).harmless(), "{c:?}");
         }
@@ -4191,82 +4405,15 @@ mod tests {
 
     #[test]
     fn ops_dangers() {
-        for c in [
-            "docker rm -f web",
-            "docker container rm web",
-            "docker rmi app",
-            "docker image rm app",
-            "docker kill web",
-            "docker stop web",
-            "docker restart web",
-            "docker system prune -af",
-            "docker system prune --volumes",
-            "docker container prune -f",
-            "docker image prune -a",
-            "docker volume rm data",
-            "docker volume prune",
-            "docker network rm net",
-            "docker builder prune",
-            "docker compose down",
-            "docker compose down -v",
-            "docker compose rm -f",
-            "docker compose stop",
-            "docker run --privileged alpine",
-            "docker run --pid=host alpine",
-            "docker run --net=host alpine",
-            "docker run --network host alpine",
-            "docker run --userns=host alpine",
-            "docker run --ipc host alpine",
-            "docker run -v /:/host alpine",
-            "docker run -v /var/run/docker.sock:/var/run/docker.sock alpine",
-            "docker run --mount type=bind,source=/etc,target=/etc alpine",
-            "docker run --cap-add SYS_ADMIN alpine",
-            "docker run --device /dev/sda alpine",
-            "docker run --security-opt seccomp=unconfined alpine",
-            "docker run --use-api-socket alpine",
-            "docker create --privileged alpine",
-            "docker container run -v /etc:/x alpine",
-            "docker exec --privileged web sh",
-            "docker compose run -v /:/h web",
-            "docker compose exec --privileged web sh",
-            "docker build --allow network.host .",
-            "kubectl delete pod web",
-            "kubectl delete ns prod --dry-run=none",
-            "kubectl drain node1 --ignore-daemonsets",
-            "kubectl cordon node1",
-            "kubectl taint nodes n1 k=v:NoExecute",
-            "kubectl apply --prune -l app=web -f dir/",
-            "kubectl replace --force -f x.yaml",
-            "kubectl debug node/n1 -it --image=busybox",
-            "kubectl debug web --profile=sysadmin -it --image=busybox",
-            "kubectl run x --image=busybox --privileged",
-            "systemctl stop nginx",
-            "systemctl disable nginx",
-            "systemctl mask nginx",
-            "systemctl kill nginx",
-            "systemctl isolate rescue.target",
-            "systemctl poweroff",
-            "systemctl reboot",
-            "systemctl halt",
-            "systemctl suspend",
-            "systemctl hibernate",
-            "systemctl kexec",
-            "systemctl emergency",
-            "systemctl rescue",
-            "systemctl default",
-            "systemctl clean nginx",
-            "systemctl start --job-mode=isolate x",
-        ] {
+        for &c in DANGEROUS {
             assert!(dangerous(c), "{c:?} must be dangerous: {}", said(c));
         }
-        for c in [
-            "docker ps",
-            "docker run -v ./src:/app -v data:/data app",
-            "docker compose up -d",
-            "kubectl delete pod web --dry-run=client",
-            "kubectl apply -f x.yaml",
-            "systemctl restart nginx",
-        ] {
+        for &(c, what) in DANGEROUS_AND_WHY {
+            let s = said(c);
+            assert!(dangerous(c), "{c:?} must be dangerous: {s}");
+            assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
+        }
+        for &c in NOT_DANGEROUS {
             assert!(!dangerous(c), "{c:?} is not dangerous: {}", said(c));
         }
         assert!(
@@ -4292,37 +4439,7 @@ mod tests {
 
     #[test]
     fn ops_refuse_what_they_do_not_know() {
-        for (c, what) in [
-            ("docker frob", "`frob` is not a `docker` subcommand"),
-            // docker's global options only come before the subcommand.
-            ("docker ps --context x", "`--context` is not an option"),
-            ("docker ps -H x", "`-H` is not an option"),
-            // No abbreviations in docker (cobra): the reader's in-order mode knows them,
-            // docker refuses the command.
-            ("docker run --privi alpine", "docker takes no abbreviations"),
-            ("docker ps --al", "`--al` is not an option"),
-            ("docker compose up -f x.yml", "`-f` is not an option"),
-            ("docker compose frob", "not a `docker compose` subcommand"),
-            (
-                "docker run -v x:/y --mount type=bind,target=/y alpine",
-                "cannot read the source",
-            ),
-            ("docker cp a b", "exactly one side must be a container"),
-            (
-                "kubectl myplugin",
-                "`myplugin` is not a `kubectl` subcommand",
-            ),
-            ("kubectl get pods --frob", "`--frob` is not an option"),
-            (
-                "kubectl delete pod x --dry-run=maybe",
-                "takes only none, client or server",
-            ),
-            (
-                "systemctl frobnicate",
-                "`frobnicate` is not a `systemctl` subcommand",
-            ),
-            ("systemctl --no-pag status", "abbreviates `--no-pager`"),
-        ] {
+        for &(c, what) in NOT_UNDERSTOOD {
             let u = read(c);
             let s = said(c);
             assert!(!u.understood(), "{c:?}: {s}");

@@ -501,6 +501,8 @@ impl<'w> Reading<'w> {
         value2: Option<&'w str>,
         at: Span,
     ) {
+        #[cfg(test)]
+        super::testing::coverage::gave(opt);
         // Most options do nothing: their reason text is never made.
         if !matches!(opt.does, Does::Nothing | Does::Recurses) {
             let shown = format!("`{}`", self.command_path(Some(&opt.display())));

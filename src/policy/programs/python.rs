@@ -615,43 +615,190 @@ fn cache_check(r: &mut Reading<'_>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::policy::programs) mod tests {
     use super::super::Effect;
-    use super::super::testing::{assert_refused, covered, dangerous, read, said};
+    use super::super::testing::{Table, assert_refused, covered, dangerous, read, said};
+
+    /// Harmless.
+    const HARMLESS: &[&str] = &[
+        "python3 --version",
+        "python3 -V",
+        "python -VV",
+        "python3.12 --help",
+        "pip list",
+        "pip list --format=json",
+        "pip3 list -l --not-required",
+        "pip show requests",
+        "pip show -f requests",
+        "pip freeze",
+        "pip freeze --all",
+        "pip --version",
+        "pip check",
+        "pip inspect",
+        "pip cache dir",
+        "pip help install",
+    ];
+
+    /// Not harmless.
+    const NOT_HARMLESS: &[&str] = &[
+        "python3",
+        "python3 -",
+        "python3 -i",
+        "python -m pip list",
+        "pip list --outdated",
+        "pip cache purge",
+        "pip config list",
+        "pip hash x.whl",
+    ];
+
+    /// Approved by a glob whose first so many words are written out.
+    const COVERED: &[(&str, usize)] = &[
+        ("python -m pytest -x", 3),
+        ("python -m pytest -x tests/ -k 'not slow'", 3),
+        ("python3 -m unittest discover -v", 3),
+        ("python -m pytest", 1),
+        ("pip install -r requirements.txt", 2),
+        ("pip install -r requirements/dev.txt --no-deps", 2),
+        ("pip install -e .", 1),
+        ("pip install -e '.[dev]'", 1),
+        ("pip install .", 1),
+        ("pip install --upgrade -r requirements.txt", 1),
+        ("python -m pip install -r requirements.txt", 1),
+        ("pip list", 1),
+        ("pip -q list", 1),
+        ("pip download -r requirements.txt --no-deps", 1),
+    ];
+
+    /// Refused under a glob naming only the program, and a phrase the reasons must contain.
+    const REFUSED: &[(&str, &str)] = &[
+        (
+            "pip install evil",
+            "installs (running its build and install code) `evil`",
+        ),
+        ("pip install -e /tmp/x", "`/tmp/x`"),
+        ("pip install ../elsewhere", "`../elsewhere`"),
+        (
+            "pip install -r /tmp/req.txt",
+            "the packages `/tmp/req.txt` lists",
+        ),
+        ("pip install git+https://x/y", "`git+https://x/y`"),
+        ("pip --python /tmp/py list", "Python interpreter"),
+        ("pip install --upgrade", "whatever its configuration names"),
+        (
+            "pip install -i https://evil/simple -r requirements.txt",
+            "another package index",
+        ),
+        (
+            "pip install --extra-index-url https://x -r requirements.txt",
+            "adds a package index",
+        ),
+        (
+            "pip install -f /tmp/wheels -r requirements.txt",
+            "looks for packages",
+        ),
+        (
+            "pip install --target /tmp/t -r requirements.txt",
+            "writes `/tmp/t`",
+        ),
+        (
+            "pip install --upg -r requirements.txt",
+            "abbreviates `--upgrade`",
+        ),
+        ("pip install --in=x y", "abbreviates"),
+        (
+            "pip config set global.index-url x",
+            "changes pip's configuration",
+        ),
+        ("pip config edit", "editor"),
+        ("pip frobnicate", "not a `pip` subcommand"),
+        ("python -c 'print(1)'", "runs the program given as CMD"),
+        ("python -Bc 'print(1)'", "runs the program given as CMD"),
+        ("python x.py", "runs the script `x.py`"),
+        ("python -u x.py --flag", "runs the script `x.py`"),
+        ("python -m http.server", "runs the module `http.server`"),
+        (
+            "python3 -mhttp.server 8000",
+            "runs the module `http.server`",
+        ),
+        (
+            "python3 -W error::evil.Warn -m pytest",
+            "imports the module",
+        ),
+        (
+            "python3 -X pycache_prefix=/tmp/c -m pytest",
+            "writes `/tmp/c`",
+        ),
+        ("python3 -X importx -m pytest", "not an -X option"),
+        ("python3 --vers", "not an option CPython knows"),
+        ("python3 -q", "reads one from standard input"),
+        ("python3 -u -B", "reads one from standard input"),
+        (
+            "python3 -m pip install evil",
+            "installs (running its build and install code) `evil`",
+        ),
+        ("python3 -m pip --python /tmp/py list", "Python interpreter"),
+        (
+            "pip --keyring-provider=subprocess install -r requirements.txt",
+            "`pip --keyring-provider` looks credentials up with the keyring library or program",
+        ),
+        (
+            "pip config edit --editor=vim",
+            "`pip config edit --editor` runs EDITOR",
+        ),
+        (
+            "pip install --global-option=--x -r requirements.txt",
+            "`pip install --global-option` passes options to setup.py",
+        ),
+        (
+            "pip download --global-option=--x -r requirements.txt",
+            "`pip download --global-option` passes options to setup.py",
+        ),
+        (
+            "pip wheel --global-option=--x .",
+            "`pip wheel --global-option` passes options to setup.py",
+        ),
+        (
+            "pip wheel --build-option=--x .",
+            "`pip wheel --build-option` passes options to setup.py",
+        ),
+        ("pip wheel evil", "builds (running its build code) `evil`"),
+    ];
+
+    /// Dangerous.
+    const DANGEROUS: &[&str] = &[
+        "pip uninstall -y x",
+        "pip -q uninstall x",
+        "pip3 uninstall -r requirements.txt",
+        "python -m pip uninstall x",
+        "python3 -I -m pip uninstall -y x",
+        "pip install --exists-action w -e .",
+    ];
+
+    /// Not dangerous.
+    const NOT_DANGEROUS: &[&str] = &[
+        "pip install -r requirements.txt",
+        "pip list",
+        "python -m pytest",
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[
+        &HARMLESS,
+        &NOT_HARMLESS,
+        &COVERED,
+        &REFUSED,
+        &DANGEROUS,
+        &NOT_DANGEROUS,
+    ];
 
     #[test]
     fn listing_and_versions_are_harmless() {
-        for c in [
-            "python3 --version",
-            "python3 -V",
-            "python -VV",
-            "python3.12 --help",
-            "pip list",
-            "pip list --format=json",
-            "pip3 list -l --not-required",
-            "pip show requests",
-            "pip show -f requests",
-            "pip freeze",
-            "pip freeze --all",
-            "pip --version",
-            "pip check",
-            "pip inspect",
-            "pip cache dir",
-            "pip help install",
-        ] {
+        for &c in HARMLESS {
             let u = read(c);
             assert!(u.harmless(), "{c:?} should be harmless: {}", said(c));
         }
-        for c in [
-            "python3",
-            "python3 -",
-            "python3 -i",
-            "python -m pip list",
-            "pip list --outdated",
-            "pip cache purge",
-            "pip config list",
-            "pip hash x.whl",
-        ] {
+        for &c in NOT_HARMLESS {
             assert!(!read(c).harmless(), "{c:?} must not be harmless");
         }
         // With `-P`, `-m pip` no longer looks in the working directory.
@@ -664,22 +811,7 @@ mod tests {
 
     #[test]
     fn globs_cover_tests_and_declared_requirements() {
-        for (c, literal) in [
-            ("python -m pytest -x", 3),
-            ("python -m pytest -x tests/ -k 'not slow'", 3),
-            ("python3 -m unittest discover -v", 3),
-            ("python -m pytest", 1),
-            ("pip install -r requirements.txt", 2),
-            ("pip install -r requirements/dev.txt --no-deps", 2),
-            ("pip install -e .", 1),
-            ("pip install -e '.[dev]'", 1),
-            ("pip install .", 1),
-            ("pip install --upgrade -r requirements.txt", 1),
-            ("python -m pip install -r requirements.txt", 1),
-            ("pip list", 1),
-            ("pip -q list", 1),
-            ("pip download -r requirements.txt --no-deps", 1),
-        ] {
+        for &(c, literal) in COVERED {
             assert!(
                 covered(c, literal),
                 "{c:?} under {literal} literal words: {}",
@@ -690,74 +822,7 @@ mod tests {
 
     #[test]
     fn globs_refuse_code_and_configuration() {
-        for (c, what) in [
-            (
-                "pip install evil",
-                "installs (running its build and install code) `evil`",
-            ),
-            ("pip install -e /tmp/x", "`/tmp/x`"),
-            ("pip install ../elsewhere", "`../elsewhere`"),
-            (
-                "pip install -r /tmp/req.txt",
-                "the packages `/tmp/req.txt` lists",
-            ),
-            ("pip install git+https://x/y", "`git+https://x/y`"),
-            ("pip --python /tmp/py list", "Python interpreter"),
-            ("pip install --upgrade", "whatever its configuration names"),
-            (
-                "pip install -i https://evil/simple -r requirements.txt",
-                "another package index",
-            ),
-            (
-                "pip install --extra-index-url https://x -r requirements.txt",
-                "adds a package index",
-            ),
-            (
-                "pip install -f /tmp/wheels -r requirements.txt",
-                "looks for packages",
-            ),
-            (
-                "pip install --target /tmp/t -r requirements.txt",
-                "writes `/tmp/t`",
-            ),
-            (
-                "pip install --upg -r requirements.txt",
-                "abbreviates `--upgrade`",
-            ),
-            ("pip install --in=x y", "abbreviates"),
-            (
-                "pip config set global.index-url x",
-                "changes pip's configuration",
-            ),
-            ("pip config edit", "editor"),
-            ("pip frobnicate", "not a `pip` subcommand"),
-            ("python -c 'print(1)'", "runs the program given as CMD"),
-            ("python -Bc 'print(1)'", "runs the program given as CMD"),
-            ("python x.py", "runs the script `x.py`"),
-            ("python -u x.py --flag", "runs the script `x.py`"),
-            ("python -m http.server", "runs the module `http.server`"),
-            (
-                "python3 -mhttp.server 8000",
-                "runs the module `http.server`",
-            ),
-            (
-                "python3 -W error::evil.Warn -m pytest",
-                "imports the module",
-            ),
-            (
-                "python3 -X pycache_prefix=/tmp/c -m pytest",
-                "writes `/tmp/c`",
-            ),
-            ("python3 -X importx -m pytest", "not an -X option"),
-            ("python3 --vers", "not an option CPython knows"),
-            ("python3 -q", "reads one from standard input"),
-            ("python3 -u -B", "reads one from standard input"),
-            (
-                "python3 -m pip install evil",
-                "installs (running its build and install code) `evil`",
-            ),
-            ("python3 -m pip --python /tmp/py list", "Python interpreter"),
-        ] {
+        for &(c, what) in REFUSED {
             assert_refused(c, what);
         }
         // Words after the script, `-c` or `-m` are the program's: nothing read into them.
@@ -767,21 +832,10 @@ mod tests {
 
     #[test]
     fn uninstalling_is_dangerous() {
-        for c in [
-            "pip uninstall -y x",
-            "pip -q uninstall x",
-            "pip3 uninstall -r requirements.txt",
-            "python -m pip uninstall x",
-            "python3 -I -m pip uninstall -y x",
-            "pip install --exists-action w -e .",
-        ] {
+        for &c in DANGEROUS {
             assert!(dangerous(c), "{c:?}: {}", said(c));
         }
-        for c in [
-            "pip install -r requirements.txt",
-            "pip list",
-            "python -m pytest",
-        ] {
+        for &c in NOT_DANGEROUS {
             assert!(!dangerous(c), "{c:?}: {}", said(c));
         }
     }

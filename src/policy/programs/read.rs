@@ -39,7 +39,7 @@ pub(super) fn read(
     let mut checks = Vec::new();
     let mut i = 1;
     while let Next::Sub(sub, at) = read_level(level, &scope, &mut r, i) {
-        checks.extend(level.profile.check);
+        checks.extend(level.profile.check.map(|c| (c, level)));
         level_at = at;
         r.path.push(sub.profile.names[0]);
         r.typed.push(words[at].as_str());
@@ -53,8 +53,10 @@ pub(super) fn read(
     // What running it does is the innermost subcommand's (`git stash` stashes, `git
     // stash list` lists).
     r.does(level.profile.does, level_at);
-    checks.extend(level.profile.check);
-    for check in checks {
+    checks.extend(level.profile.check.map(|c| (c, level)));
+    for (check, _level) in checks {
+        #[cfg(test)]
+        super::testing::coverage::checked(_level);
         check(&mut r);
     }
     let (first, rest) = r

@@ -43,3 +43,72 @@ pub fn assert_refused(command: &str, what: &str) {
     );
     assert!(s.contains(what), "{command:?}: expected {what:?} in {s}");
 }
+
+/// A table of cases, whatever else each row says about its command: the commands, for
+/// the tests that run every family's cases.
+pub trait Table {
+    fn commands(&self) -> Vec<&'static str>;
+}
+
+impl Table for &'static [&'static str] {
+    fn commands(&self) -> Vec<&'static str> {
+        self.to_vec()
+    }
+}
+
+impl<T> Table for &'static [(&'static str, T)] {
+    fn commands(&self) -> Vec<&'static str> {
+        self.iter().map(|(c, _)| *c).collect()
+    }
+}
+
+/// What reading exercised, recorded on this thread while [`coverage::start`] is on: how
+/// the test that every option and check has a case knows which were reached.
+pub mod coverage {
+    use std::cell::RefCell;
+    use std::collections::HashSet;
+
+    use super::super::compiled::Compiled;
+    use super::super::spec::Opt;
+
+    /// Options and checks by address: both live in the registry's compiled profiles,
+    /// which are built once and never move, so an address names one option of one
+    /// compiled profile or subcommand exactly (the same line text elsewhere is another).
+    #[derive(Debug, Default)]
+    pub struct Seen {
+        /// Every option given (`Reading::give`).
+        pub options: HashSet<*const Opt>,
+        /// Every compiled profile or subcommand whose `check` ran.
+        pub checks: HashSet<*const Compiled>,
+    }
+
+    thread_local! {
+        static SEEN: RefCell<Option<Seen>> = const { RefCell::new(None) };
+    }
+
+    /// Starts recording on this thread, from nothing.
+    pub fn start() {
+        SEEN.with(|s| *s.borrow_mut() = Some(Seen::default()));
+    }
+
+    /// Stops recording on this thread: what was seen since [`start`].
+    pub fn take() -> Seen {
+        SEEN.with(|s| s.borrow_mut().take()).unwrap_or_default()
+    }
+
+    pub(in crate::policy::programs) fn gave(opt: &Opt) {
+        SEEN.with(|s| {
+            if let Some(seen) = s.borrow_mut().as_mut() {
+                seen.options.insert(opt);
+            }
+        });
+    }
+
+    pub(in crate::policy::programs) fn checked(level: &Compiled) {
+        SEEN.with(|s| {
+            if let Some(seen) = s.borrow_mut().as_mut() {
+                seen.checks.insert(level);
+            }
+        });
+    }
+}

@@ -1,8 +1,13 @@
-//! The reader, case by case: each line a command and what execgate must make of it.
+//! The reader, case by case: each line a command and what execgate must make of it; and
+//! what every profile keeps, whole-registry: names unique, and every `code`, `runs` and
+//! `danger` option and every check exercised by some family's cases.
 
 use super::*;
 
-use super::testing::{read, said};
+use std::collections::{BTreeMap, HashMap};
+
+use super::compiled::Compiled;
+use super::testing::{Table, coverage, read, said};
 
 macro_rules! harmless {
     ($($cmd:expr),* $(,)?) => {$(
@@ -81,85 +86,6 @@ fn unknown_options_and_operands() {
 }
 
 #[test]
-fn paths_recursion_and_stdin() {
-    harmless!(
-        "cat",
-        "cat -",
-        "sort -n",
-        "wc -l",
-        "head -c 10",
-        "tail -n 3"
-    );
-    finds!("cat README.md" => "reads `README.md`");
-    finds!("ls -R" => "reads everything under `.`");
-    finds!("ls -R src" => "reads everything under `src`");
-    finds!("du" => "everything under `.`");
-    finds!("du -sh" => "everything under `.`");
-    finds!("tree -L 2" => "everything under `.`");
-    harmless!("base64", "base64 -d", "base64 -w0");
-    finds!("base64 secret.bin" => "reads `secret.bin`");
-    finds!("date -r F" => "reads `F`");
-    finds!("cat /home/u/.ssh/id_rsa" => "reads a secret");
-    finds!("wc --files0-from=list" => "does not vouch");
-    // An option that writes without a value names its own file.
-    finds!("file -C" => "writes");
-    finds!("file --compile" => "writes");
-}
-
-#[test]
-fn text_operands_are_text() {
-    harmless!(
-        "echo hello /etc/passwd --weird -x",
-        "printf '%s\\n' a b",
-        "basename /a/b/c.txt .txt",
-        "dirname /a/b",
-        "date +%Y-%m-%d",
-        "date -u",
-        "seq 1 10",
-        "seq -w 1 10",
-        "expr 1 + 2",
-        "true --anything",
-        "sleep 1",
-        "tr a-z A-Z",
-        "tr -d '\\r'",
-    );
-    finds!("date 010112002020" => "sets the system clock");
-    finds!("printf -v x hi" => "sets a shell variable");
-    finds!("hostname evil" => "sets the host name");
-    finds!("printenv" => "prints the environment");
-    finds!("printenv HOME" => "prints the environment");
-}
-
-#[test]
-fn names_are_not_paths() {
-    harmless!("which cargo", "type -a ls", "id -u", "id root", "locale -a");
-    finds!("which ./x" => "reads `./x`");
-}
-
-#[test]
-fn writers() {
-    finds!("cp a b" => "writes `b`");
-    finds!("cp -t dir a b" => "writes `dir`");
-    finds!("cp -r src dst" => "reads everything under `src`");
-    finds!("mv a b" => "writes `a`");
-    finds!("tee -a log" => "writes `log`");
-    finds!("install -D a /usr/local/bin/a" => "writes `/usr/local/bin/a`");
-    finds!("install -d x" => "writes `x`");
-    finds!("install -s a b" => "runs `strip`");
-    finds!("chmod 644 f" => "writes `f`");
-    finds!("chmod --reference=a b" => "reads `a`");
-    finds!("chown -R u dir" => "whole trees");
-    finds!("rm -rf x" => "whole directory trees");
-    finds!("rm -fr x" => "without asking");
-    finds!("dd if=a of=b bs=1M" => "writes `b`");
-    finds!("dd if=a of=b frob=1" => "`frob=1` is not a `dd` operand");
-    finds!("touch -r ref f" => "reads `ref`");
-    // Even without operands (an error), the file tools are never step-8 safe.
-    finds!("rm" => "changes files");
-    finds!("cp" => "changes files");
-}
-
-#[test]
 fn programs_in_system_directories_only() {
     assert!(read("/usr/bin/ls").harmless());
     assert!(read("/bin/cat").harmless());
@@ -202,4 +128,141 @@ fn moving_a_span_keeps_unseen_unseen() {
         ..Understanding::default()
     };
     assert!(u.glob_refusal(usize::MAX - 1).is_some());
+}
+
+/// Every family's case tables: the commands its own tests check.
+const FAMILIES: &[&[&dyn Table]] = &[
+    archive::tests::TABLES,
+    awk::tests::TABLES,
+    build::tests::TABLES,
+    coreutils::tests::TABLES,
+    find::tests::TABLES,
+    git::tests::TABLES,
+    jq::tests::TABLES,
+    js::tests::TABLES,
+    net::tests::TABLES,
+    ops::tests::TABLES,
+    python::tests::TABLES,
+    sed::tests::TABLES,
+    text::tests::TABLES,
+];
+
+/// A program name in two profiles is read by whichever the registry took last; a
+/// subcommand name twice under one profile, by whichever comes first.
+#[test]
+fn no_program_or_subcommand_name_is_listed_twice() {
+    fn subcommands(p: &Profile, path: &str, twice: &mut Vec<String>) {
+        let mut owner: HashMap<&str, &[&str]> = HashMap::new();
+        for s in p.subcommands {
+            for name in s.names {
+                if let Some(other) = owner.insert(name, s.names) {
+                    twice.push(format!(
+                        "`{path} {name}` selects both {other:?} and {:?}",
+                        s.names
+                    ));
+                }
+            }
+            subcommands(s, &format!("{path} {}", s.names[0]), twice);
+        }
+    }
+    let mut twice = Vec::new();
+    let mut owner: HashMap<&str, &[&str]> = HashMap::new();
+    for p in all() {
+        for name in p.names {
+            if let Some(other) = owner.insert(name, p.names) {
+                twice.push(format!(
+                    "`{name}` is a name of both {other:?} and {:?}",
+                    p.names
+                ));
+            }
+        }
+        subcommands(p, p.names[0], &mut twice);
+    }
+    assert!(
+        twice.is_empty(),
+        "names listed twice:\n{}",
+        twice.join("\n")
+    );
+}
+
+/// Every option whose line says it runs code, starts a command or destroys something is
+/// given in some family's case, and every check is reached by one: what a profile says
+/// is dangerous is shown to be read as such.
+#[test]
+fn every_code_runs_and_danger_option_and_every_check_has_a_case() {
+    coverage::start();
+    for tables in FAMILIES {
+        for table in *tables {
+            for command in table.commands() {
+                read(command);
+            }
+        }
+    }
+    let seen = coverage::take();
+
+    /// What must be reached, each with the first place it is found (a program and its
+    /// subcommands) and whether a case reached it. An option table shared by several
+    /// subcommands (`git config`'s by `get`, `set`, …; `docker run`'s by `docker
+    /// container run`) is one table, and a profile compiled under each of its names
+    /// (`pip`, `pip3`) one profile: a case through any of them reaches them all.
+    type Words = &'static [&'static str];
+    #[derive(Default)]
+    struct Reached {
+        /// Option lines, by their table and line.
+        options: BTreeMap<(Words, &'static str), (String, bool)>,
+        /// Checks, by the profile's names and table.
+        checks: BTreeMap<(Words, Words), (String, bool)>,
+    }
+    fn walk(c: &Compiled, at: String, seen: &coverage::Seen, out: &mut Reached) {
+        let options = c.profile.options;
+        for opt in &c.opts {
+            if matches!(opt.does, Does::Code(_) | Does::Runs(_) | Does::Danger(_)) {
+                let entry = out
+                    .options
+                    .entry((options, opt.line))
+                    .or_insert((at.clone(), false));
+                entry.1 |= seen.options.contains(&std::ptr::from_ref(opt));
+            }
+        }
+        if c.profile.check.is_some() {
+            let entry = out
+                .checks
+                .entry((c.profile.names, options))
+                .or_insert((at.clone(), false));
+            entry.1 |= seen.checks.contains(&std::ptr::from_ref(c));
+        }
+        for s in &c.subs {
+            walk(s, format!("{at} {}", s.profile.names[0]), seen, out);
+        }
+    }
+    let mut reached = Reached::default();
+    let mut registry: Vec<_> = REGISTRY.iter().collect();
+    registry.sort_by_key(|(name, _)| **name);
+    for (_, c) in registry {
+        walk(c, c.profile.names[0].to_string(), &seen, &mut reached);
+    }
+    let mut missing: Vec<(&str, String)> = reached
+        .options
+        .iter()
+        .filter(|(_, (_, reached))| !reached)
+        .map(|((_, line), (at, _))| (at.as_str(), format!("{line:?}")))
+        .chain(
+            reached
+                .checks
+                .values()
+                .filter(|(_, reached)| !reached)
+                .map(|(at, _)| (at.as_str(), "its check".to_string())),
+        )
+        .collect();
+    missing.sort();
+    let missing: Vec<String> = missing
+        .into_iter()
+        .map(|(at, what)| format!("{at}: {what}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} options and checks no case reaches; add a case to the family's tables:\n{}",
+        missing.len(),
+        missing.join("\n")
+    );
 }

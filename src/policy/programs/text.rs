@@ -225,3 +225,62 @@ fn rg_check(r: &mut Reading<'_>) {
         r.add(Effect::ReadsTree(".".into()), Span::one(0));
     }
 }
+
+#[cfg(test)]
+pub(in crate::policy::programs) mod tests {
+    use super::super::testing::{Table, read, said};
+
+    /// Harmless: a pattern, and standard input or nothing walked.
+    const HARMLESS: &[&str] = &[
+        "grep foo",
+        "grep -e foo -e bar",
+        "grep -f - -i",
+        "rg --type-list",
+        "rg --version",
+    ];
+
+    /// Not harmless, and a phrase the reasons must contain.
+    const NOT_HARMLESS: &[(&str, &str)] = &[
+        ("grep foo a.txt", "reads `a.txt`"),
+        ("grep -e foo a.txt", "reads `a.txt`"),
+        ("grep -r foo src", "reads everything under `src`"),
+        ("grep -d recurse foo", "reads everything under `.`"),
+        (
+            "grep --directories=recurse foo src",
+            "reads everything under `src`",
+        ),
+        // ripgrep walks the working directory when given no path.
+        ("rg foo", "reads everything under `.`"),
+        ("rg --files", "reads everything under `.`"),
+        ("rg -e foo src", "reads everything under `src`"),
+        (
+            "rg --pre ./unzip.sh foo",
+            "runs COMMAND on every file searched",
+        ),
+        ("rg -z foo logs", "runs decompression programs"),
+        (
+            "rg --hostname-bin=./h foo",
+            "runs COMMAND to find the host name",
+        ),
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[&HARMLESS, &NOT_HARMLESS];
+
+    #[test]
+    fn harmless() {
+        for &c in HARMLESS {
+            assert!(read(c).harmless(), "{c:?} should be harmless: {}", said(c));
+        }
+    }
+
+    #[test]
+    fn what_is_not_harmless_and_why() {
+        for &(c, what) in NOT_HARMLESS {
+            let s = said(c);
+            assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
+            assert!(!read(c).harmless(), "{c:?} must not be harmless");
+        }
+    }
+}

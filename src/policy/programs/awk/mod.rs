@@ -74,27 +74,55 @@ fn effect(reach: program::Reach) -> Effect {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::understand;
+pub(in crate::policy::programs) mod tests {
+    use super::super::testing::{Table, read};
 
-    fn reasons(program: &str) -> Vec<String> {
-        let words = ["awk".to_string(), program.to_string()];
-        understand(&words, false)
+    fn reasons(command: &str) -> Vec<String> {
+        read(command)
             .findings
             .iter()
             .map(|f| f.effect.to_string())
             .collect()
     }
 
+    /// Programs that reach nothing in any reading: harmless.
+    const HARMLESS: &[&str] = &[
+        "awk '{print $1}'",
+        "awk '$3 > 10'",
+        "awk '/\"/ {print}'",
+        "awk NR==1",
+    ];
+
+    /// A program, and a phrase its first finding must contain.
+    const FIRST_FINDING: &[(&str, &str)] = &[
+        // A `"` inside a regex literal does not start a string.
+        (
+            r#"awk 'BEGIN { if (/"/) {} ; system("id") } /"/ {}'"#,
+            "runs a command",
+        ),
+        ("awk '{print > \"out\"}'", "writes"),
+        ("awk 'BEGIN{print ENVIRON[\"HOME\"]}'", "environment"),
+        (
+            "awk -f prog.awk data.txt",
+            "`awk -f` runs the awk program in that file",
+        ),
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[&HARMLESS, &FIRST_FINDING];
+
     #[test]
     fn programs_are_read_in_every_reading() {
-        for harmless in ["{print $1}", "$3 > 10", "/\"/ {print}", "NR==1"] {
-            assert_eq!(reasons(harmless), Vec::<String>::new(), "{harmless}");
+        for &c in HARMLESS {
+            assert_eq!(reasons(c), Vec::<String>::new(), "{c}");
         }
-        // A `"` inside a regex literal does not start a string.
-        let hidden = reasons(r#"BEGIN { if (/"/) {} ; system("id") } /"/ {}"#);
-        assert!(hidden[0].contains("runs a command"), "{hidden:?}");
-        assert!(reasons("{print > \"out\"}")[0].contains("writes"));
-        assert!(reasons("BEGIN{print ENVIRON[\"HOME\"]}")[0].contains("environment"));
+        for &(c, what) in FIRST_FINDING {
+            let found = reasons(c);
+            assert!(
+                found[0].contains(what),
+                "{c:?}: expected {what:?} in {found:?}"
+            );
+        }
     }
 }

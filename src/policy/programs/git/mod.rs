@@ -2681,8 +2681,347 @@ const NOTES: Profile = Profile {
 };
 
 #[cfg(test)]
-mod tests {
+pub(in crate::policy::programs) mod tests {
+    use super::super::testing::Table;
     use super::super::{Effect, understand};
+
+    /// Everyday reading: harmless.
+    const HARMLESS: &[&str] = &[
+        "git status",
+        "git status --short",
+        "git status -sb",
+        "git status --porcelain=v1 -uno",
+        "git log --oneline -5",
+        "git log --oneline -n 5",
+        "git log -n5 --stat",
+        "git log --oneline main..HEAD",
+        "git log origin/main --graph --decorate",
+        "git log --since=2.weeks --author=me",
+        "git show HEAD~1 --stat",
+        "git show --name-only HEAD",
+        "git diff",
+        "git diff --stat",
+        "git diff --cached",
+        "git diff HEAD~3..HEAD",
+        "git diff -U3 main",
+        "git branch",
+        "git branch -vv",
+        "git branch -a --list 'feat*'",
+        "git branch --show-current",
+        "git tag -l",
+        "git tag -l 'v1.*'",
+        "git remote",
+        "git stash list",
+        "git config --get user.name",
+        "git config get user.email",
+        "git describe --tags --always",
+        "git rev-parse --abbrev-ref HEAD",
+        "git rev-parse --show-toplevel",
+        "git ls-files",
+        "git shortlog -sn HEAD",
+        "git cat-file -p HEAD:README.md",
+        "git --version",
+        "git version",
+        "git -P log -1",
+        "git --no-pager diff",
+        "git merge-base main HEAD",
+    ];
+
+    /// Not harmless, and a phrase the reasons must contain.
+    const NOT_HARMLESS: &[(&str, &str)] = &[
+        ("git status --porc", "abbreviates `--porcelain`"),
+        ("git log --onel", "not an option"),
+        ("git diff --out=x", "not an option"),
+        ("git log --output=x", "writes `x`"),
+        ("git diff a/../../etc b", "reads"),
+        ("git -C /tmp status", "another directory"),
+        ("git -c core.pager=sh log", "runs a pager program"),
+        ("git -c user.name=x log", "sets git configuration"),
+        ("git --git-dir=/x status", "another repository"),
+        ("git --work-tree=/ status", "another working tree"),
+        ("git --attr-source=HEAD diff", "reads attributes"),
+        ("git --exec-path=/tmp log", "runs git's programs"),
+        ("git frobnicate", "not a `git` subcommand"),
+        ("git branch feature", "creates or moves the branch"),
+        ("git tag v1", "creates the tag"),
+        ("git config user.name x", "changes git's configuration"),
+        ("git config core.fsmonitor /tmp/x", "sets a program"),
+        ("git config alias.x '!sh'", "sets a program"),
+        ("git config --list", "may hold tokens"),
+        ("git config http.extraheader", "may hold a token"),
+        ("git log --show-signature", "signature program"),
+        ("git diff --ext-diff", "external diff"),
+        ("git grep -O foo", "opens the matching files"),
+        ("git grep foo", "reads everything under `.`"),
+        ("git rebase --exe=make", "abbreviates `--exec`"),
+        ("git rebase -x make main", "runs COMMAND"),
+        (
+            "git clone --config core.fsmonitor=x u d",
+            "sets configuration",
+        ),
+        ("git clone --template=/tmp/t u", "copies hooks"),
+        ("git clone ext::sh u", "transport that runs"),
+        ("git apply", "standard input"),
+        ("git apply -", "standard input"),
+        ("git update-ref --stdin", "does not vouch"),
+        ("git commit", "runs an editor"),
+        ("git commit -m wip", "records a commit"),
+        ("git fetch --all", "fetches"),
+        ("git bisect run make test", "runs `make test`"),
+        ("git remote -v", "may hold tokens"),
+        ("git remote get-url origin", "may hold a token"),
+        ("git remote show origin", "may hold tokens"),
+        ("git config get --all --regexp .", "may hold tokens"),
+        (
+            "git config get --url=https://x http.extraheader",
+            "may hold tokens",
+        ),
+        ("git config --get-regexp .", "may hold tokens"),
+        (
+            "git submodule foreach 'rm -rf x'",
+            "runs in every submodule",
+        ),
+        ("git -p log", "`git --paginate` runs a pager"),
+        ("git add -e", "`git add --edit` runs an editor"),
+        ("git am", "the patches come from standard input"),
+        (
+            "git archive --exec=/tmp/x --remote=. HEAD",
+            "`git archive --exec` runs PROGRAM on the remote side",
+        ),
+        (
+            "git branch --edit-description",
+            "`git branch --edit-description` runs an editor",
+        ),
+        (
+            "git cat-file --filters HEAD:README.md",
+            "`git cat-file --filters` runs the configured filter programs",
+        ),
+        (
+            "git cat-file --textconv HEAD:README.md",
+            "`git cat-file --textconv` runs the configured text-conversion program",
+        ),
+        (
+            "git cherry-pick -e main",
+            "`git cherry-pick --edit` runs an editor",
+        ),
+        (
+            "git clone -u /tmp/x u d",
+            "`git clone --upload-pack` runs PROGRAM on the remote side",
+        ),
+        (
+            "git commit -c HEAD",
+            "`git commit --reedit-message` runs an editor",
+        ),
+        ("git commit -e -m wip", "`git commit --edit` runs an editor"),
+        (
+            "git config -e",
+            "`git config --edit` runs an editor on the configuration",
+        ),
+        (
+            "git config set user.name x",
+            "`git config user.name` changes git's configuration",
+        ),
+        (
+            "git diff --textconv",
+            "`git diff --textconv` runs the configured text-conversion programs",
+        ),
+        (
+            "git fetch --upload-pack=/tmp/x origin",
+            "`git fetch --upload-pack` runs PROGRAM on the remote side",
+        ),
+        (
+            "git format-patch -1",
+            "`git format-patch` writes patch files into the working directory",
+        ),
+        (
+            "git format-patch --ext-diff --stdout -1",
+            "`git format-patch --ext-diff` runs the configured external diff program",
+        ),
+        (
+            "git format-patch --textconv --stdout -1",
+            "`git format-patch --textconv` runs the configured text-conversion programs",
+        ),
+        (
+            "git grep --textconv foo",
+            "`git grep --textconv` runs the configured text-conversion programs",
+        ),
+        ("git help -w log", "`git help --web` starts a web browser"),
+        (
+            "git init --template=/tmp/t",
+            "`git init --template` copies hooks",
+        ),
+        (
+            "git log --ext-diff -p",
+            "`git log --ext-diff` runs the configured external diff program",
+        ),
+        (
+            "git log --textconv -p",
+            "`git log --textconv` runs the configured text-conversion programs",
+        ),
+        (
+            "git merge --verify-signatures main",
+            "`git merge --verify-signatures` runs the signature program (gpg)",
+        ),
+        ("git merge -e main", "`git merge --edit` runs an editor"),
+        ("git pull --edit", "`git pull --edit` runs an editor"),
+        (
+            "git pull --upload-pack=/tmp/x",
+            "`git pull --upload-pack` runs PROGRAM on the remote side",
+        ),
+        (
+            "git pull --verify-signatures",
+            "`git pull --verify-signatures` runs the signature program (gpg)",
+        ),
+        (
+            "git push --receive-pack=/tmp/x origin main",
+            "`git push --receive-pack` runs PROGRAM on the remote side",
+        ),
+        (
+            "git rebase --edit-todo",
+            "`git rebase --edit-todo` runs an editor",
+        ),
+        (
+            "git rebase -i main",
+            "`git rebase --interactive` runs an editor on the list of commits",
+        ),
+        (
+            "git rev-list --show-signature HEAD",
+            "`git rev-list --show-signature` runs the signature program (gpg) on every commit",
+        ),
+        (
+            "git shortlog --show-signature HEAD",
+            "`git shortlog --show-signature` runs the signature program (gpg) on every commit",
+        ),
+        (
+            "git stash show --ext-diff",
+            "`git stash show --ext-diff` runs the configured external diff program",
+        ),
+        (
+            "git stash show --textconv",
+            "`git stash show --textconv` runs the configured text-conversion programs",
+        ),
+        ("git tag -e -a v1", "`git tag --edit` runs an editor"),
+        (
+            "git tag -v v1",
+            "`git tag --verify` runs the signature program (gpg)",
+        ),
+    ];
+
+    /// Dangerous, abbreviated or not.
+    const DANGEROUS: &[&str] = &[
+        "git reset --hard",
+        "git reset --har",
+        "git reset --ha HEAD~1",
+        "git push --force",
+        "git push -f origin main",
+        "git push --forc",
+        "git push --force-with-lease",
+        "git push --dele origin x",
+        "git push origin --delete main",
+        "git push origin +main",
+        "git push origin :main",
+        "git push --mirror",
+        "git push --mir",
+        "git clean -fdx",
+        "git clean --forc",
+        "git clean -f",
+        "git branch -D x",
+        "git branch --delete --force x",
+        "git branch -d -f x",
+        "git branch -df x",
+        "git -C /repo branch -D x",
+        "git checkout -- .",
+        "git checkout .",
+        "git checkout -f main",
+        "git restore .",
+        "git restore file.txt",
+        "git restore --worktree --staged a.txt",
+        "git checkout -- file.txt",
+        "git checkout HEAD file.txt",
+        "git checkout HEAD --pathspec-from-file=paths.txt",
+        "git switch --discard-changes main",
+        "git stash drop",
+        "git stash clear",
+        "git reflog expire --all",
+        "git gc --prune=now",
+        "git update-ref -d refs/heads/x",
+    ];
+
+    /// Not dangerous.
+    const NOT_DANGEROUS: &[&str] = &[
+        "git reset HEAD~1",
+        "git reset --soft HEAD~1",
+        "git push",
+        "git restore --staged .",
+        "git branch -d x",
+        "git clean -n",
+    ];
+
+    /// Dangerous, and a phrase the reasons must contain.
+    const DANGEROUS_AND_WHY: &[(&str, &str)] = &[
+        (
+            "git apply --unsafe-paths x.patch",
+            "`git apply --unsafe-paths` writes outside the working tree",
+        ),
+        (
+            "git branch -C main old",
+            "`git branch -C` copies a branch over an existing one",
+        ),
+        (
+            "git branch -M main old",
+            "`git branch -M` renames a branch over an existing one",
+        ),
+        (
+            "git checkout -B main",
+            "`git checkout -B` resets an existing branch",
+        ),
+        (
+            "git push --prune origin",
+            "`git push --prune` deletes remote refs that have no local counterpart",
+        ),
+        (
+            "git reset --keep HEAD~1",
+            "`git reset --keep` moves the branch, discarding commits",
+        ),
+        (
+            "git reset --merge",
+            "`git reset --merge` discards uncommitted work",
+        ),
+        (
+            "git rm -f x",
+            "`git rm --force` deletes files even with uncommitted changes",
+        ),
+        (
+            "git switch -C main",
+            "`git switch --force-create` resets an existing branch",
+        ),
+        (
+            "git switch -f main",
+            "`git switch --force` discards uncommitted changes",
+        ),
+        (
+            "git tag -f v1",
+            "`git tag --force` replaces an existing tag",
+        ),
+        (
+            "git worktree add -B wip ../wip",
+            "`git worktree add -B` resets an existing branch",
+        ),
+        (
+            "git worktree remove -f ../wip",
+            "`git worktree remove --force` deletes a working tree with uncommitted changes",
+        ),
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[
+        &HARMLESS,
+        &NOT_HARMLESS,
+        &DANGEROUS,
+        &DANGEROUS_AND_WHY,
+        &NOT_DANGEROUS,
+    ];
 
     fn said(command: &str) -> (bool, String) {
         let u = understand(&crate::policy::shell::words(command), false);
@@ -2704,46 +3043,7 @@ mod tests {
 
     #[test]
     fn everyday_reading_is_harmless() {
-        for c in [
-            "git status",
-            "git status --short",
-            "git status -sb",
-            "git status --porcelain=v1 -uno",
-            "git log --oneline -5",
-            "git log --oneline -n 5",
-            "git log -n5 --stat",
-            "git log --oneline main..HEAD",
-            "git log origin/main --graph --decorate",
-            "git log --since=2.weeks --author=me",
-            "git show HEAD~1 --stat",
-            "git show --name-only HEAD",
-            "git diff",
-            "git diff --stat",
-            "git diff --cached",
-            "git diff HEAD~3..HEAD",
-            "git diff -U3 main",
-            "git branch",
-            "git branch -vv",
-            "git branch -a --list 'feat*'",
-            "git branch --show-current",
-            "git tag -l",
-            "git tag -l 'v1.*'",
-            "git remote",
-            "git stash list",
-            "git config --get user.name",
-            "git config get user.email",
-            "git describe --tags --always",
-            "git rev-parse --abbrev-ref HEAD",
-            "git rev-parse --show-toplevel",
-            "git ls-files",
-            "git shortlog -sn HEAD",
-            "git cat-file -p HEAD:README.md",
-            "git --version",
-            "git version",
-            "git -P log -1",
-            "git --no-pager diff",
-            "git merge-base main HEAD",
-        ] {
+        for &c in HARMLESS {
             let (ok, why) = said(c);
             assert!(ok, "{c:?} should be harmless: {why}");
         }
@@ -2751,60 +3051,7 @@ mod tests {
 
     #[test]
     fn what_is_not_harmless_and_why() {
-        for (c, what) in [
-            ("git status --porc", "abbreviates `--porcelain`"),
-            ("git log --onel", "not an option"),
-            ("git diff --out=x", "not an option"),
-            ("git log --output=x", "writes `x`"),
-            ("git diff a/../../etc b", "reads"),
-            ("git -C /tmp status", "another directory"),
-            ("git -c core.pager=sh log", "runs a pager program"),
-            ("git -c user.name=x log", "sets git configuration"),
-            ("git --git-dir=/x status", "another repository"),
-            ("git --work-tree=/ status", "another working tree"),
-            ("git --attr-source=HEAD diff", "reads attributes"),
-            ("git --exec-path=/tmp log", "runs git's programs"),
-            ("git frobnicate", "not a `git` subcommand"),
-            ("git branch feature", "creates or moves the branch"),
-            ("git tag v1", "creates the tag"),
-            ("git config user.name x", "changes git's configuration"),
-            ("git config core.fsmonitor /tmp/x", "sets a program"),
-            ("git config alias.x '!sh'", "sets a program"),
-            ("git config --list", "may hold tokens"),
-            ("git config http.extraheader", "may hold a token"),
-            ("git log --show-signature", "signature program"),
-            ("git diff --ext-diff", "external diff"),
-            ("git grep -O foo", "opens the matching files"),
-            ("git grep foo", "reads everything under `.`"),
-            ("git rebase --exe=make", "abbreviates `--exec`"),
-            ("git rebase -x make main", "runs COMMAND"),
-            (
-                "git clone --config core.fsmonitor=x u d",
-                "sets configuration",
-            ),
-            ("git clone --template=/tmp/t u", "copies hooks"),
-            ("git clone ext::sh u", "transport that runs"),
-            ("git apply", "standard input"),
-            ("git apply -", "standard input"),
-            ("git update-ref --stdin", "does not vouch"),
-            ("git commit", "runs an editor"),
-            ("git commit -m wip", "records a commit"),
-            ("git fetch --all", "fetches"),
-            ("git bisect run make test", "runs `make test`"),
-            ("git remote -v", "may hold tokens"),
-            ("git remote get-url origin", "may hold a token"),
-            ("git remote show origin", "may hold tokens"),
-            ("git config get --all --regexp .", "may hold tokens"),
-            (
-                "git config get --url=https://x http.extraheader",
-                "may hold tokens",
-            ),
-            ("git config --get-regexp .", "may hold tokens"),
-            (
-                "git submodule foreach 'rm -rf x'",
-                "runs in every submodule",
-            ),
-        ] {
+        for &(c, what) in NOT_HARMLESS {
             let (ok, why) = said(c);
             assert!(!ok, "{c:?} must not be harmless");
             assert!(why.contains(what), "{c:?}: expected {what:?} in {why:?}");
@@ -2813,54 +3060,15 @@ mod tests {
 
     #[test]
     fn dangers_including_abbreviated_ones() {
-        for c in [
-            "git reset --hard",
-            "git reset --har",
-            "git reset --ha HEAD~1",
-            "git push --force",
-            "git push -f origin main",
-            "git push --forc",
-            "git push --force-with-lease",
-            "git push --dele origin x",
-            "git push origin --delete main",
-            "git push origin +main",
-            "git push origin :main",
-            "git push --mirror",
-            "git push --mir",
-            "git clean -fdx",
-            "git clean --forc",
-            "git clean -f",
-            "git branch -D x",
-            "git branch --delete --force x",
-            "git branch -d -f x",
-            "git branch -df x",
-            "git -C /repo branch -D x",
-            "git checkout -- .",
-            "git checkout .",
-            "git checkout -f main",
-            "git restore .",
-            "git restore file.txt",
-            "git restore --worktree --staged a.txt",
-            "git checkout -- file.txt",
-            "git checkout HEAD file.txt",
-            "git checkout HEAD --pathspec-from-file=paths.txt",
-            "git switch --discard-changes main",
-            "git stash drop",
-            "git stash clear",
-            "git reflog expire --all",
-            "git gc --prune=now",
-            "git update-ref -d refs/heads/x",
-        ] {
+        for &c in DANGEROUS {
             assert!(dangerous(c), "{c:?} must be dangerous: {:?}", said(c).1);
         }
-        for c in [
-            "git reset HEAD~1",
-            "git reset --soft HEAD~1",
-            "git push",
-            "git restore --staged .",
-            "git branch -d x",
-            "git clean -n",
-        ] {
+        for &(c, what) in DANGEROUS_AND_WHY {
+            let (_, why) = said(c);
+            assert!(dangerous(c), "{c:?} must be dangerous: {why:?}");
+            assert!(why.contains(what), "{c:?}: expected {what:?} in {why:?}");
+        }
+        for &c in NOT_DANGEROUS {
             assert!(!dangerous(c), "{c:?} is not dangerous: {:?}", said(c).1);
         }
     }

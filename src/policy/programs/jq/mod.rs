@@ -104,8 +104,43 @@ fn jq_filter_risk(filter: &str) -> Option<Effect> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::policy::programs) mod tests {
+    use super::super::testing::{Table, read, said};
     use super::*;
+
+    /// Filters on standard input: harmless.
+    const HARMLESS: &[&str] = &["jq .", "jq -r .name", "jq -n --arg x 1 '$x'"];
+
+    /// Not harmless, and a phrase the reasons must contain.
+    const NOT_HARMLESS: &[(&str, &str)] = &[
+        ("jq . data.json", "reads `data.json`"),
+        ("jq env", "reads the environment"),
+        ("jq --rawfile t notes.txt -n '$t'", "reads `notes.txt`"),
+        (
+            "jq -f prog.jq data.json",
+            "`jq --from-file` runs the jq program in that file",
+        ),
+        (
+            "jq -L lib 'import \"a\" as a; .'",
+            "`jq -L` loads jq modules from DIRECTORY",
+        ),
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[&HARMLESS, &NOT_HARMLESS];
+
+    #[test]
+    fn jq_commands() {
+        for &c in HARMLESS {
+            assert!(read(c).harmless(), "{c:?} should be harmless: {}", said(c));
+        }
+        for &(c, what) in NOT_HARMLESS {
+            let s = said(c);
+            assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
+            assert!(!read(c).harmless(), "{c:?} must not be harmless");
+        }
+    }
 
     #[test]
     fn jq_filters() {

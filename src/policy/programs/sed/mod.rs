@@ -124,40 +124,55 @@ fn effect(reach: script::Reach) -> Option<Effect> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::understand;
+pub(in crate::policy::programs) mod tests {
+    use super::super::testing::{Table, read};
 
-    fn findings(words: &[&str]) -> Vec<String> {
-        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
-        understand(&words, false)
+    fn findings(command: &str) -> Vec<String> {
+        read(command)
             .findings
             .iter()
             .map(|f| f.effect.to_string())
             .collect()
     }
 
+    /// A script, and a phrase its first finding must contain.
+    const FIRST_FINDING: &[(&str, &str)] = &[
+        // A label ends at a blank: `e id` is a command.
+        ("sed ':x e id'", "runs a command (`e id`)"),
+        // A bracket expression hides the delimiter.
+        ("sed 's/[/]/ id/e'", "pattern space"),
+        // `--sandbox` covers only what follows it.
+        ("sed --sandbox -e 'w out'", "cannot be read exactly"),
+        ("sed --sandbox 'w out'", "cannot be read"),
+        (
+            "sed -f script.sed in.txt",
+            "`sed --file` runs the sed script in that file",
+        ),
+    ];
+
+    /// A script, and every finding, exactly.
+    const FINDINGS: &[(&str, &[&str])] = &[
+        ("sed -n 's/[/]/#/w out'", &["writes `out`"]),
+        ("sed -e 'w out' --sandbox", &["writes `out`"]),
+        ("sed -n 1,20p", &[]),
+        ("sed -n -e p -e 'w /dev/stdout'", &[]),
+    ];
+
+    /// Every table above, for the test that every option and check has a case
+    /// (`programs::tests`).
+    pub(in crate::policy::programs) const TABLES: &[&dyn Table] = &[&FIRST_FINDING, &FINDINGS];
+
     #[test]
     fn scripts_are_read_as_sed_reads_them() {
-        // A label ends at a blank: `e id` is a command.
-        assert!(findings(&["sed", ":x e id"])[0].contains("runs a command (`e id`)"));
-        // A bracket expression hides the delimiter.
-        assert!(findings(&["sed", "s/[/]/ id/e"])[0].contains("pattern space"));
-        assert_eq!(findings(&["sed", "-n", "s/[/]/#/w out"]), ["writes `out`"]);
-        // `--sandbox` covers only what follows it.
-        assert_eq!(
-            findings(&["sed", "-e", "w out", "--sandbox"]),
-            ["writes `out`"]
-        );
-        let sandboxed = findings(&["sed", "--sandbox", "-e", "w out"]);
-        assert!(
-            sandboxed[0].contains("cannot be read exactly"),
-            "{sandboxed:?}"
-        );
-        assert!(findings(&["sed", "--sandbox", "w out"])[0].contains("cannot be read"));
-        assert_eq!(findings(&["sed", "-n", "1,20p"]), Vec::<String>::new());
-        assert_eq!(
-            findings(&["sed", "-n", "-e", "p", "-e", "w /dev/stdout"]),
-            Vec::<String>::new()
-        );
+        for &(c, what) in FIRST_FINDING {
+            let found = findings(c);
+            assert!(
+                found[0].contains(what),
+                "{c:?}: expected {what:?} in {found:?}"
+            );
+        }
+        for &(c, said) in FINDINGS {
+            assert_eq!(findings(c), said, "{c:?}");
+        }
     }
 }
