@@ -1285,6 +1285,10 @@ const CONFIG_OPTIONS: &[&str] = &[
 
 /// The old `git config [--get…|--list|NAME [VALUE]]` forms.
 fn config_check(r: &mut Reading<'_>) {
+    // `git config get …` and its kin are judged by their own checks.
+    if r.path.len() > 1 {
+        return;
+    }
     if r.has("list") || r.has("get-regexp") || r.has("get-urlmatch") {
         let at = r
             .given
@@ -2768,6 +2772,36 @@ pub(in crate::policy::programs) mod tests {
         ("git commit -m wip", "records a commit"),
         ("git fetch --all", "fetches"),
         ("git bisect run make test", "runs `make test`"),
+        ("git filter-branch --setup 'x=1' HEAD", "before the filters"),
+        (
+            "git filter-branch --env-filter 'export A=b' HEAD",
+            "for every commit",
+        ),
+        (
+            "git filter-branch --tree-filter 'rm -f x' HEAD",
+            "in every commit's tree",
+        ),
+        (
+            "git filter-branch --index-filter 'git rm -q x' HEAD",
+            "every commit's index",
+        ),
+        (
+            "git filter-branch --parent-filter cat HEAD",
+            "every commit's parents",
+        ),
+        (
+            "git filter-branch --msg-filter cat HEAD",
+            "every commit message",
+        ),
+        (
+            "git filter-branch --commit-filter 'git commit-tree \"$@\"' HEAD",
+            "to make every commit",
+        ),
+        (
+            "git filter-branch --tag-name-filter cat -- --all",
+            "every tag name",
+        ),
+        ("git filter-repo --path src", "rewrites history"),
         ("git remote -v", "may hold tokens"),
         ("git remote get-url origin", "may hold a token"),
         ("git remote show origin", "may hold tokens"),
