@@ -132,16 +132,30 @@ impl Runs {
             tracing::warn!(short_id = %record.short_id, checked = %spec.cwd.path().display(), now = %here.display(), "the working directory was moved since it was checked; the command runs in it where it is now");
         }
         if rests_on_policy(record, config) {
-            let subject = Subject {
-                agent: &record.agent,
-                session: record.session.as_deref(),
-                command: record.command.as_ref(),
-                cwd: Some(&here),
-                run: true,
-                shell: None,
-                uid: record.peer_uid,
-            };
-            if let Some(why) = self.policy.git_refusal(subject) {
+            // Read off the async workers, and not waited on past its time: a file system
+            // that does not answer holds a blocking thread, not the daemon.
+            let (policy, record_now, here_now) =
+                (Arc::clone(&self.policy), record.clone(), here.clone());
+            let refusal = off_the_workers(move || {
+                let subject = Subject {
+                    agent: &record_now.agent,
+                    session: record_now.session.as_deref(),
+                    command: record_now.command.as_ref(),
+                    cwd: Some(&here_now),
+                    run: true,
+                    shell: None,
+                    uid: record_now.peer_uid,
+                };
+                policy.git_refusal(subject)
+            })
+            .await
+            .unwrap_or_else(|| {
+                Some(format!(
+                    "git: the repository could not be read within {} s",
+                    REPOSITORY_READ.as_secs()
+                ))
+            });
+            if let Some(why) = refusal {
                 tracing::warn!(short_id = %record.short_id, %why, "not running: the repository changed since policy approved the command");
                 return self
                     .not_run(
@@ -152,7 +166,14 @@ impl Runs {
             }
         }
         let mut env = exec::minimal_env(&config.exec.env_passthrough);
-        env.extend(git_neutralised(&here, &env));
+        let (here_now, env_now) = (here.clone(), env.clone());
+        let neutralised = off_the_workers(move || git_neutralised(&here_now, &env_now))
+            .await
+            .unwrap_or_else(|| {
+                tracing::warn!("the repository could not be read in time before a run; neutralising the keys every run gets");
+                gitrepo::neutralising_env(None, &env).0
+            });
+        env.extend(neutralised);
         // Moved while it was being read: what was read is not what git would find.
         if !spec.cwd.is_at(&here).unwrap_or(false) {
             return self
@@ -250,6 +271,18 @@ fn rests_on_policy(record: &Record, config: &Config) -> bool {
         Some(Via::Policy | Via::Allowlist) => config.security_for(&record.agent) != Security::Full,
         Some(Via::Timeout) => config.approval.ask_fallback == AskFallback::Allowlist,
         _ => false,
+    }
+}
+
+/// How long a run waits for its repository to be read.
+const REPOSITORY_READ: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// `f` on a blocking thread, waited on at most [`REPOSITORY_READ`]: `None` past it (the
+/// thread is left to finish, or not, on its own).
+async fn off_the_workers<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    match tokio::time::timeout(REPOSITORY_READ, tokio::task::spawn_blocking(f)).await {
+        Ok(Ok(value)) => Some(value),
+        _ => None,
     }
 }
 
