@@ -173,7 +173,8 @@ impl AllowedBinaries {
     /// is not listed, looking through wrappers, `sh -c` scripts and what programs start
     /// as their words say (`find -exec rm`, sed's `e rm`, `git -c alias.x='!rm …'`,
     /// `tar --to-command=rm`); or a program it would start that execgate cannot name
-    /// (awk's `system(…)`, an editor), which no list can vouch for.
+    /// (awk's `system(…)`, an editor), or words of a known program it cannot account for
+    /// (which may start anything), since no list can vouch for those.
     pub fn first_refused(&self, segments: &[String]) -> Option<String> {
         let names = self.names.as_ref()?;
         if segments.is_empty() {
