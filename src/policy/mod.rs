@@ -615,12 +615,14 @@ fn inside_roots(cwd: Option<&Path>, roots: &[std::path::PathBuf]) -> bool {
 /// Why git in this command must not be approved without a human, if it must not: git
 /// runs programs its repository's configuration names (`core.fsmonitor` on `status`,
 /// `diff.external` and textconv drivers on `diff`, filters, aliases) and hooks from
-/// `.git/hooks`, which an agent can often write. In decide-only mode the agent runs git
-/// itself, so the repository must set no program-valued key and hold no hook the
-/// command could run; in run mode execgate neutralises them (`gitrepo::neutralising_env`),
-/// so the configuration need only be readable and every key neutralisable. Without a
-/// repository, only commands that need none pass. All of it is about the `cwd`'s
-/// repository, so git pointed elsewhere (`-C`, `-c`, `cd` before it) never passes.
+/// `.git/hooks`, which an agent can often write, and so do the submodules git enters.
+/// In decide-only mode the agent runs git itself, so no repository it can enter may set
+/// a program-valued key or hold a hook the command could run; in run mode execgate
+/// neutralises them (`gitrepo::neutralising_env`), so the configuration need only be
+/// readable, every key neutralisable, and nothing git reads writable by another uid (else
+/// it could change between execgate's reading and git's). Without a repository, only
+/// commands that need none pass. All of it is about the `cwd`'s repository, so git
+/// pointed elsewhere (`-C`, `-c`, `cd` before it) never passes.
 fn git_gate(
     analysis: &parse::Analysis,
     understood: &[Understanding],
