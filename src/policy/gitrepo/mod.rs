@@ -58,8 +58,6 @@ pub struct Repo {
     /// Hooks present (executable files in `hooks/` that are not samples); a submodule's
     /// are named with its path (`lib: post-checkout`).
     pub hooks: Vec<String>,
-    /// How many submodules' repositories were read.
-    pub submodules: usize,
     /// A file or directory git reads here that a uid other than the daemon's (or root)
     /// could change before git reads it again, if there is one: in run mode policy then
     /// never approves git on its own, since what execgate read is not what git will.
@@ -143,9 +141,6 @@ impl Walk {
         }
         if depth > MAX_NESTING {
             return Err(format!("submodules nest deeper than {MAX_NESTING}"));
-        }
-        if label.is_some() {
-            self.repo.submodules += 1;
         }
         let git = &found.git;
         let mut entries = Vec::new();

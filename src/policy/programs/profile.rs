@@ -274,13 +274,22 @@ pub struct IfPresent {
 impl IfPresent {
     /// Whether the danger holds where the command runs: `cwd` holds `path`, `path` is a
     /// pattern or magic pathspec git may expand to files, or there is no `cwd` to look in.
+    /// Only a path known to be absent lifts it: one execgate cannot look at (no search
+    /// permission, an I/O error) may be there.
     pub fn holds(&self, cwd: Option<&std::path::Path>) -> bool {
         let Some(cwd) = cwd else {
             return true;
         };
-        self.path.starts_with(':')
-            || self.path.contains(['*', '?', '['])
-            || std::fs::symlink_metadata(cwd.join(&self.path)).is_ok()
+        if self.path.starts_with(':') || self.path.contains(['*', '?', '[']) {
+            return true;
+        }
+        match std::fs::symlink_metadata(cwd.join(&self.path)) {
+            Ok(_) => true,
+            Err(e) => !matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ),
+        }
     }
 }
 

@@ -266,3 +266,24 @@ fn every_code_runs_and_danger_option_and_every_check_has_a_case() {
         missing.join("\n")
     );
 }
+
+#[test]
+fn a_danger_in_the_working_directory_is_lifted_only_by_an_absent_path() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "x").unwrap();
+    let at = |path: &str| super::IfPresent {
+        path: path.into(),
+        danger: String::new(),
+    };
+    assert!(at("README.md").holds(Some(dir.path())));
+    assert!(!at("main").holds(Some(dir.path())));
+    assert!(
+        !at("README.md/x").holds(Some(dir.path())),
+        "not a directory: absent"
+    );
+    assert!(at("main").holds(None), "no working directory to look in");
+    assert!(at(":/x").holds(Some(dir.path())), "a magic pathspec");
+    assert!(at("*.md").holds(Some(dir.path())), "a pattern");
+    // What cannot be looked at may be there.
+    assert!(at("a\0b").holds(Some(dir.path())));
+}
