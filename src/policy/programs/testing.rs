@@ -1,5 +1,5 @@
-//! What the profiles' tests share: reading a command line as the tests write it, and
-//! asking what execgate made of it.
+//! What the profiles' tests share: reading a command line as the tests write it, asking
+//! what execgate made of it, and a seeded generator for the readers' differential tests.
 
 use super::{Effect, Understanding, understand};
 
@@ -110,5 +110,39 @@ pub mod coverage {
                 seen.checks.insert(level);
             }
         });
+    }
+}
+
+/// A small seeded generator (xorshift64) for the readers' differential tests: the same
+/// seed makes the same scripts, so a failure names its seed and can be run again.
+pub struct Rng(u64);
+
+impl Rng {
+    /// Any seed; zero, which xorshift never leaves, is moved off.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// A number below `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// True `num` times in `den`.
+    pub fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.next() % den < num
+    }
+
+    pub fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
     }
 }

@@ -841,26 +841,7 @@ mod tests {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            self.0 = x;
-            x
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-            xs[self.below(xs.len())]
-        }
-        fn chance(&mut self, percent: u64) -> bool {
-            self.next() % 100 < percent
-        }
-    }
+    use crate::policy::programs::testing::Rng;
 
     // Commands only `touch` a marker in the scratch directory and file names
     // are plain relative names, so running a generated program (busybox,
@@ -941,7 +922,7 @@ mod tests {
         let n = g.below(3);
         for _ in 0..n {
             s.push_str(g.pick(OP));
-            if depth > 0 && g.chance(20) {
+            if depth > 0 && g.chance(20, 100) {
                 s.push('(');
                 s.push_str(&expr(g, depth - 1));
                 s.push(')');
@@ -954,7 +935,7 @@ mod tests {
 
     fn stmt(g: &mut Rng, depth: usize) -> String {
         let mut s = String::new();
-        if g.chance(8) {
+        if g.chance(8, 100) {
             s.push_str(g.pick(RAW));
         }
         match g.below(12) {
@@ -965,9 +946,9 @@ mod tests {
                 s.push_str(g.pick(COND));
                 s.push_str(if head.starts_with("for") { ";)" } else { ")" });
                 s.push_str(g.pick(&[" ", "\n", ""]));
-                if depth > 0 && g.chance(50) {
+                if depth > 0 && g.chance(50, 100) {
                     s.push_str(&stmt(g, depth - 1));
-                } else if g.chance(50) {
+                } else if g.chance(50, 100) {
                     s.push_str(g.pick(REGEX));
                 } else {
                     s.push_str("{}");
@@ -976,7 +957,7 @@ mod tests {
             5 => {
                 s.push_str("print ");
                 s.push_str(&expr(g, 1));
-                if g.chance(30) {
+                if g.chance(30, 100) {
                     s.push_str(" > \"w5\"");
                 }
             }
@@ -991,7 +972,7 @@ mod tests {
             }
             _ => s.push_str(&expr(g, 2)),
         }
-        if g.chance(8) {
+        if g.chance(8, 100) {
             s.push_str(g.pick(RAW));
         }
         s
@@ -1008,7 +989,7 @@ mod tests {
                 1 => p.push_str("END "),
                 2 => {
                     p.push_str(&expr(g, 1));
-                    if g.chance(30) {
+                    if g.chance(30, 100) {
                         continue;
                     }
                     p.push(' ');
@@ -1198,7 +1179,7 @@ mod tests {
         let cmds = dir.join("gawk-cmds");
         std::fs::write(&cmds, "dump\nquit\n").expect("gawk commands");
         let run = dir.join("run");
-        let mut g = Rng(seed);
+        let mut g = Rng::new(seed);
         let mut t = Tally::default();
         for _ in 0..count {
             let p = program(&mut g);

@@ -1407,26 +1407,7 @@ mod tests {
         }
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            self.0 = x;
-            x
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn chance(&mut self, num: u64, den: u64) -> bool {
-            self.next() % den < num
-        }
-        fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-            xs[self.below(xs.len())]
-        }
-    }
+    use crate::policy::programs::testing::Rng;
 
     /// Fragment lists come in pairs: pieces sed mostly accepts, and
     /// pieces meant to break the program in interesting places.
@@ -1730,7 +1711,7 @@ mod tests {
     fn gen_case(rng: &mut Rng) -> Case {
         let bad = if rng.chance(1, 2) { 0 } else { 12 };
         let mut g = Gen {
-            rng: Rng(rng.next() | 1),
+            rng: Rng::new(rng.next()),
             bad,
         };
         let n_cmds = 1 + g.rng.below(5);
@@ -1987,7 +1968,7 @@ mod tests {
         let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        let mut rng = Rng((z ^ (z >> 31)) | 1);
+        let mut rng = Rng::new(z ^ (z >> 31));
         let cases: Vec<Case> = (0..count).map(|_| gen_case(&mut rng)).collect();
         let threads = 2;
         let tallies: Vec<Tally> = std::thread::scope(|s| {
