@@ -131,48 +131,50 @@ impl Runs {
         if here != spec.cwd.path() {
             tracing::warn!(short_id = %record.short_id, checked = %spec.cwd.path().display(), now = %here.display(), "the working directory was moved since it was checked; the command runs in it where it is now");
         }
-        if rests_on_policy(record, config) {
-            // Read off the async workers, and not waited on past its time: a file system
-            // that does not answer holds a blocking thread, not the daemon.
-            let (policy, record_now, here_now) =
-                (Arc::clone(&self.policy), record.clone(), here.clone());
-            let refusal = off_the_workers(move || {
-                let subject = Subject {
-                    agent: &record_now.agent,
-                    session: record_now.session.as_deref(),
-                    command: record_now.command.as_ref(),
-                    cwd: Some(&here_now),
-                    run: true,
-                    shell: None,
-                    uid: record_now.peer_uid,
-                };
-                policy.git_refusal(subject)
-            })
-            .await
-            .unwrap_or_else(|| {
-                Some(format!(
-                    "git: the repository could not be read within {} s",
-                    REPOSITORY_READ.as_secs()
-                ))
-            });
-            if let Some(why) = refusal {
-                tracing::warn!(short_id = %record.short_id, %why, "not running: the repository changed since policy approved the command");
-                return self
-                    .not_run(
-                        record,
-                        format!("{why} (read just before the run; approved by policy before that)"),
-                    )
-                    .await;
-            }
-        }
+        // The repository is read once, here and now, for both: whether policy's approval
+        // still holds (the git gate again), and what every git the command runs gets
+        // neutralised. Off the async workers, and not waited on past its time: a file
+        // system that does not answer holds a blocking thread, not the daemon.
         let mut env = exec::minimal_env(&config.exec.env_passthrough);
-        let (here_now, env_now) = (here.clone(), env.clone());
-        let neutralised = off_the_workers(move || git_neutralised(&here_now, &env_now))
-            .await
-            .unwrap_or_else(|| {
-                tracing::warn!("the repository could not be read in time before a run; neutralising the keys every run gets");
-                gitrepo::neutralising_env(None, &env).0
-            });
+        let judge = rests_on_policy(record, config);
+        let (policy, record_now, here_now, env_now) = (
+            Arc::clone(&self.policy),
+            record.clone(),
+            here.clone(),
+            env.clone(),
+        );
+        let read = off_the_workers(move || {
+            let repo = gitrepo::inspect(&here_now, Some(crate::sys::effective_uid()));
+            let subject = Subject {
+                agent: &record_now.agent,
+                session: record_now.session.as_deref(),
+                command: record_now.command.as_ref(),
+                cwd: Some(&here_now),
+                run: true,
+                shell: None,
+                uid: record_now.peer_uid,
+            };
+            let refusal = judge.then(|| policy.git_refusal(subject, &repo)).flatten();
+            (refusal, git_neutralised(repo, &env_now))
+        })
+        .await;
+        let (refusal, neutralised) = read.unwrap_or_else(|| {
+            tracing::warn!("the repository could not be read in time before a run; neutralising the keys every run gets");
+            let why = format!(
+                "git: the repository could not be read within {} s",
+                REPOSITORY_READ.as_secs()
+            );
+            (judge.then_some(why), gitrepo::neutralising_env(None, &env).0)
+        });
+        if let Some(why) = refusal {
+            tracing::warn!(short_id = %record.short_id, %why, "not running: the repository changed since policy approved the command");
+            return self
+                .not_run(
+                    record,
+                    format!("{why} (read just before the run; approved by policy before that)"),
+                )
+                .await;
+        }
         env.extend(neutralised);
         // Moved while it was being read: what was read is not what git would find.
         if !spec.cwd.is_at(&here).unwrap_or(false) {
@@ -289,12 +291,15 @@ async fn off_the_workers<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'stat
 /// The `GIT_CONFIG_*` variables every run gets: git, run anywhere in the command, runs no
 /// program its repository's configuration or hooks name (an agent may have written them
 /// since anyone looked), whatever approved the command. The approved argv is unchanged.
-/// The repository is read again here, at run time, not trusted from the decision.
-fn git_neutralised(cwd: &std::path::Path, env: &[(String, String)]) -> Vec<(String, String)> {
-    let repo = match gitrepo::inspect(cwd, Some(crate::sys::effective_uid())) {
+/// `repo` is the repository as read at run time, not trusted from the decision.
+fn git_neutralised(
+    repo: Result<Option<gitrepo::Repo>, String>,
+    env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let repo = match repo {
         Ok(repo) => repo,
         Err(e) => {
-            tracing::warn!(error = %e, "cannot read the repository before a run; neutralising hooks and fsmonitor only");
+            tracing::warn!(error = %e, "cannot read the repository before a run; neutralising the keys every run gets");
             None
         }
     };

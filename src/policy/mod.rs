@@ -409,7 +409,7 @@ impl Policy {
         }
         // Neither step approves git without reading what its repository would make it run.
         if (safe || !verdict.rules_matched.is_empty())
-            && let Some(why) = git_gate(&analysis, &understood, subject)
+            && let Some(why) = git_gate(&analysis, &understood, subject, None)
         {
             safe = false;
             verdict.rules_matched.clear();
@@ -549,7 +549,13 @@ impl Policy {
     /// Why git in this command must not run on policy's word, if it must not: the gate
     /// steps 7 and 8 pass, applied again just before a run, since the repository may
     /// have changed since the request was approved.
-    pub fn git_refusal(&self, subject: Subject<'_>) -> Option<String> {
+    /// `repo` is the subject's repository as just read (`gitrepo::inspect` of its `cwd`,
+    /// as execgate's user): the run reads it once, for this and for what it neutralises.
+    pub fn git_refusal(
+        &self,
+        subject: Subject<'_>,
+        repo: &Result<Option<gitrepo::Repo>, String>,
+    ) -> Option<String> {
         let (refusal, overspent) = parse::budgeted(|| {
             let analysis = analysed(subject);
             let understood: Vec<Understanding> = analysis
@@ -557,7 +563,7 @@ impl Policy {
                 .iter()
                 .map(|c| programs::understand(&c.words, c.piped))
                 .collect();
-            git_gate(&analysis, &understood, subject)
+            git_gate(&analysis, &understood, subject, Some(repo))
         });
         match refusal {
             // Policy approved it within the budget; the same words cost the same again.
@@ -627,6 +633,7 @@ fn git_gate(
     analysis: &parse::Analysis,
     understood: &[Understanding],
     subject: Subject<'_>,
+    read: Option<&Result<Option<gitrepo::Repo>, String>>,
 ) -> Option<String> {
     // Every git invocation, looked through wrappers, `sh -c` scripts and heredocs:
     // `timeout 5 git status` or `bash -lc 'git status'` under an exact rule runs git too.
@@ -701,9 +708,17 @@ fn git_gate(
     } else {
         subject.uid
     };
-    let repo = match gitrepo::inspect(cwd, git_uid) {
+    let inspected;
+    let read = match read {
+        Some(read) => read,
+        None => {
+            inspected = gitrepo::inspect(cwd, git_uid);
+            &inspected
+        }
+    };
+    let repo = match read {
         Err(e) => return Some(format!("git: cannot read the repository fully: {e}")),
-        Ok(repo) => repo,
+        Ok(repo) => repo.as_ref(),
     };
     let Some(repo) = repo else {
         let repoless = |s: &Option<&str>| {
@@ -728,7 +743,7 @@ fn git_gate(
                 "git: {why}, so the repository could change between execgate's reading and git's; execgate runs git on its own word only in repositories no other user can write"
             ));
         }
-        return gitrepo::neutralising_env(Some(&repo), &[])
+        return gitrepo::neutralising_env(Some(repo), &[])
             .1
             .into_iter()
             .next()
