@@ -621,3 +621,49 @@ async fn run_mode_runs_git_on_policy_only_where_nobody_else_can_write_the_reposi
         reasons(&r)
     );
 }
+
+/// The values every run gets for git's program-valued keys claim to behave as git's
+/// defaults (`programs::git::keys`, `Off::Default`): checked against git itself, whose
+/// everyday commands print the same with them as without, and succeed.
+#[test]
+fn the_values_every_run_gets_change_nothing_git_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let (env, cannot) = execgate::policy::gitrepo::neutralising_env(None, &[]);
+    assert!(cannot.is_empty());
+    assert!(env.len() > 20, "every key without a subsection: {env:?}");
+    for args in [
+        &["status", "--short"][..],
+        &["diff"],
+        &["log", "-p", "-1"],
+        &["show", "--stat", "HEAD"],
+        &[
+            "-c",
+            "user.email=t@example.org",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+            "--dry-run",
+        ],
+    ] {
+        let run = |with: bool| {
+            let mut cmd = Command::new("git");
+            cmd.args(args).current_dir(&repo).env("HOME", dir.path());
+            if with {
+                cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            }
+            cmd.output().unwrap()
+        };
+        let (plain, neutral) = (run(false), run(true));
+        assert_eq!(
+            plain.status.code(),
+            neutral.status.code(),
+            "git {args:?}: {neutral:?}"
+        );
+        assert_eq!(plain.stdout, neutral.stdout, "git {args:?}");
+    }
+}

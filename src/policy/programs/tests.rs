@@ -287,3 +287,65 @@ fn a_danger_in_the_working_directory_is_lifted_only_by_an_absent_path() {
     // What cannot be looked at may be there.
     assert!(at("a\0b").holds(Some(dir.path())));
 }
+
+/// Whether `-` is standard input is the program's to say, and each profile's claim is
+/// checked against the program itself: run with `-` in a directory holding a file named
+/// `-`, it prints either what it was piped or the file.
+#[test]
+fn dash_is_standard_input_only_where_the_real_program_says_so() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("-"), "FFFF\n").unwrap();
+    for command in [
+        "cat -",
+        "head -",
+        "tail -",
+        "sort -",
+        "uniq -",
+        "cut -c1-4 -",
+        "nl -",
+        "tac -",
+        "rev -",
+        "column -",
+        "grep -h F -",
+        "sed -n p -",
+    ] {
+        let words = crate::policy::shell::words(command);
+        let Ok(mut child) = Command::new(&words[0])
+            .args(&words[1..])
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+        else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{} is not installed, and CI checks it",
+                words[0]
+            );
+            eprintln!("note: {} is not installed; not checked", words[0]);
+            continue;
+        };
+        // `grep F` prints a piped `F` too: the file and the input differ in length.
+        child.stdin.take().unwrap().write_all(b"FFF\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        let read_the_file = printed.contains("FFFF");
+        let profile_says_file = read(command)
+            .findings
+            .iter()
+            .any(|f| f.effect == Effect::Reads("-".into()));
+        assert_eq!(
+            profile_says_file,
+            read_the_file,
+            "{command:?}: the program printed {printed:?}; its profile says it reads {}",
+            if profile_says_file {
+                "a file named `-`"
+            } else {
+                "standard input"
+            }
+        );
+    }
+}
