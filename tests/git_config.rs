@@ -16,7 +16,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::uid::{AGENT_UID, can_switch_uid};
+use common::uid::{AGENT_GID, AGENT_UID, as_agent, can_switch_uid, let_agent_in};
 use common::*;
 use execgate::model::{Record, Status, Via};
 use hyper::StatusCode;
@@ -666,4 +666,70 @@ fn the_values_every_run_gets_change_nothing_git_prints() {
         );
         assert_eq!(plain.stdout, neutral.stdout, "git {args:?}");
     }
+}
+
+/// Which directories git may search depends on the uid it runs as (issue 29): an agent on
+/// its own uid makes a decoy `.git` whose `objects/` it cannot search (mode 0), so its own
+/// git walks past the decoy to the parent repository and runs that one's monitor. The
+/// daemon, as root, could search it: it must judge as the agent's git will, and ask.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_is_judged_as_the_agents_own_git_sees_it() {
+    use std::os::unix::process::CommandExt;
+    if !can_switch_uid("discovery_is_judged_as_the_agents_own_git_sees_it") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let repo = repo(dir.path());
+    let (program, ran) = marker_program(dir.path(), "fsmonitor");
+    set_config(&repo, "core.fsmonitor", program.to_str().unwrap());
+    let inner = repo.join("inner");
+    let decoy = inner.join(".git");
+    std::fs::create_dir_all(decoy.join("refs")).unwrap();
+    std::fs::create_dir_all(decoy.join("objects")).unwrap();
+    std::fs::write(decoy.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(decoy.join("config"), "[core]\n\tbare = false\n").unwrap();
+    // The whole checkout is the agent's, as its own project would be.
+    let chown = Command::new("chown")
+        .args(["-R", &format!("{AGENT_UID}:{AGENT_GID}")])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    std::fs::set_permissions(decoy.join("objects"), std::fs::Permissions::from_mode(0)).unwrap();
+
+    // The agent's own git walks past the decoy and runs the parent's monitor.
+    let out = Command::new("git")
+        .arg("status")
+        .current_dir(&inner)
+        .env("HOME", dir.path())
+        .uid(AGENT_UID)
+        .gid(AGENT_GID)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        ran.exists(),
+        "the agent's git ran the parent repository's monitor"
+    );
+
+    let d = TestDaemon::start(&[]).await;
+    let_agent_in(d.dir.path(), &d.config().socket);
+    let socket = d.config().socket.clone();
+    let body = json!({"agent": "agent", "command": "git status", "cwd": inner, "wait": false});
+    let (status, v) = tokio::task::spawn_blocking(move || {
+        as_agent(move || async move {
+            execgate::client::Client::new(socket)
+                .call(hyper::Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap()
+        })
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{v}");
+    let r: Record = serde_json::from_value(v).unwrap();
+    assert_eq!(r.peer_uid, Some(AGENT_UID));
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(reasons(&r).contains("core.fsmonitor"), "{}", reasons(&r));
 }
