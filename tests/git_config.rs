@@ -696,7 +696,11 @@ async fn discovery_is_judged_as_the_agents_own_git_sees_it() {
         .status()
         .unwrap();
     assert!(chown.success());
-    std::fs::set_permissions(decoy.join("objects"), std::fs::Permissions::from_mode(0)).unwrap();
+    std::fs::set_permissions(
+        decoy.join("objects"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
 
     // The agent's own git walks past the decoy and runs the parent's monitor.
     let out = Command::new("git")
