@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::net::UnixStream;
 
 use crate::model::sha256_hex;
-use crate::policy::tools::{MAX_PATH_LEN, lexically_normal};
+use crate::policy::paths::{MAX_PATH_LEN, lexically_normal};
 
 /// The agent socket takes bodies up to 64 KiB; a tool call's input larger than this
 /// (a `Write` of a big file) has its long strings summed up to fit.

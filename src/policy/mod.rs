@@ -137,7 +137,7 @@ pub struct Settings {
     binaries: rules::AllowedBinaries,
     own_files: risk::OwnFiles,
     tool_deny: tools::ToolDeny,
-    protected: tools::Protected,
+    paths: paths::Paths,
 }
 
 impl Settings {
@@ -160,7 +160,7 @@ impl Settings {
             binaries: rules::AllowedBinaries::new(&config.policy.allowed_binaries),
             own_files: risk::OwnFiles::new(&own),
             tool_deny: tools::ToolDeny::new(&config.policy.tools.deny)?,
-            protected: tools::Protected::new(&config),
+            paths: paths::Paths::new(&config),
             config,
         })
     }
@@ -278,7 +278,7 @@ impl Policy {
             deny: deny_list,
             binaries,
             own_files,
-            protected,
+            paths,
             ..
         } = settings;
         let (line, analysis, lexical) = match subject.command {
@@ -310,23 +310,53 @@ impl Policy {
             .collect();
         let (mut risk, mut risk_reasons) =
             risk::assess_understood(&analysis, &understood, own_files, subject.cwd);
-        // What the command writes, resolved where it will be written: `tee config` run in
-        // `.git`, or through a symlink an earlier command made.
-        let written = understood
+        // Every path the command reads or writes, judged by the one path policy where
+        // the command runs: through the symlinks an earlier command made, by the file
+        // it reaches. A write it refuses is dangerous; a read it refuses (a secret, a
+        // guard setting) is put to a human, and no wildcard covers it.
+        let judged: Vec<Vec<Option<paths::Refusal>>> = understood
             .iter()
-            .flat_map(|u| &u.findings)
-            .filter_map(|f| match &f.effect {
-                programs::Effect::Writes(p) => Some(p.as_str()),
-                _ => None,
-            })
-            .chain(analysis.redirects.iter().map(|r| r.target.as_str()));
-        for path in written {
-            if let Some(why) = protected.names(path, subject.cwd) {
-                risk = Risk::Dangerous;
-                let why = format!("writes {why}, which an agent could use to switch its guard off");
-                if !risk_reasons.contains(&why) {
-                    risk_reasons.push(why);
+            .map(|u| judge_paths(paths, u, subject.cwd))
+            .collect();
+        let add = |reasons: &mut Vec<String>, why: String| {
+            if !reasons.contains(&why) {
+                reasons.push(why);
+            }
+        };
+        for (u, judged) in understood.iter().zip(&judged) {
+            let net = u
+                .findings
+                .iter()
+                .any(|f| matches!(f.effect, programs::Effect::Net(_)));
+            for (f, refusal) in u.findings.iter().zip(judged) {
+                let Some(refusal) = refusal else { continue };
+                match &f.effect {
+                    programs::Effect::Writes(_) => {
+                        risk = Risk::Dangerous;
+                        add(&mut risk_reasons, written_reason(refusal));
+                    }
+                    _ if net && refusal.kind == paths::Kind::Secret => {
+                        risk = Risk::Dangerous;
+                        add(
+                            &mut risk_reasons,
+                            format!("sends {} over the network", refusal.what),
+                        );
+                    }
+                    _ if matches!(refusal.kind, paths::Kind::Own) => {
+                        risk = Risk::Dangerous;
+                        add(&mut risk_reasons, format!("reads {}", refusal.what));
+                    }
+                    _ => add(
+                        &mut risk_reasons,
+                        format!("`{}` reads {}", u.program, refusal.what),
+                    ),
                 }
+            }
+        }
+        for r in &analysis.redirects {
+            if let Some(refusal) = paths.refusal(&r.target, paths::Access::Write, subject.cwd) {
+                risk = Risk::Dangerous;
+                add(&mut risk_reasons, written_reason(&refusal));
             }
         }
         if risk == Risk::Dangerous {
@@ -382,9 +412,11 @@ impl Policy {
                 .commands
                 .iter()
                 .zip(&understood)
-                .map(|(c, u)| rules::Segment {
+                .zip(&judged)
+                .map(|((c, u), judged)| rules::Segment {
                     text: &c.text,
                     understanding: u,
+                    paths: judged,
                 })
                 .collect();
             let harmless_ok = config.policy.safe_bins
@@ -431,15 +463,18 @@ impl Policy {
         now: DateTime<Utc>,
     ) -> Verdict {
         let config = &settings.config;
-        let check = settings.protected.in_input(&tool.input, subject.cwd);
         let safe_tool = config.policy.tools.safe.contains(&tool.name);
+        let mut check = tools::in_input(&settings.paths, &tool.input, safe_tool, subject.cwd);
+        let reads_secrets = !check.secrets.is_empty();
         let (risk, mut risk_reasons) = if !check.protected.is_empty() {
             (Risk::Dangerous, check.protected)
+        } else if !check.secrets.is_empty() {
+            (Risk::NeedsReview, std::mem::take(&mut check.secrets))
         } else if safe_tool && check.unchecked.is_none() {
             (
                 Risk::Safe,
                 vec![format!(
-                    "`{}` is a read-only tool (policy.tools.safe), and its input names no protected path",
+                    "`{}` is a read-only tool (policy.tools.safe), and its input names no secret nor protected path",
                     tool.name
                 )],
             )
@@ -483,8 +518,9 @@ impl Policy {
             };
             return verdict;
         }
-        // Nothing a machine may approve: a protected path, or input not checked whole.
-        let understood = risk != Risk::Dangerous && check.unchecked.is_none();
+        // Nothing a machine may approve: a protected path, a secret, or input not
+        // checked whole.
+        let understood = risk != Risk::Dangerous && !reads_secrets && check.unchecked.is_none();
         if understood
             && let Some(rule) = self
                 .allowlist()
@@ -577,6 +613,41 @@ impl Policy {
 /// request a rule (`allowlisted`) or the safe list (`safe`) did or did not approve, and
 /// what a timeout would make of it (`approval.ask_fallback`). `rule` names the kind of
 /// rule that missed, for the deny's reason.
+/// The path policy's refusal of each of a command's findings that names a path, read
+/// or written, in the order of its findings (`None`: no path, or nothing refused).
+fn judge_paths(
+    paths: &paths::Paths,
+    u: &Understanding,
+    cwd: Option<&Path>,
+) -> Vec<Option<paths::Refusal>> {
+    u.findings
+        .iter()
+        .map(|f| {
+            let (p, access) = match &f.effect {
+                programs::Effect::Reads(p) => (p, paths::Access::Read),
+                programs::Effect::ReadsTree(p) => (p, paths::Access::ReadTree),
+                programs::Effect::Writes(p) => (p, paths::Access::Write),
+                _ => return None,
+            };
+            // `-` is standard input or output, not a file.
+            (p != "-").then(|| paths.refusal(p, access, cwd)).flatten()
+        })
+        .collect()
+}
+
+/// Why writing what the path policy refused is dangerous.
+fn written_reason(refusal: &paths::Refusal) -> String {
+    match refusal.kind {
+        paths::Kind::Guard | paths::Kind::Own => format!(
+            "writes {}, which an agent could use to switch its guard off",
+            refusal.what
+        ),
+        paths::Kind::Secret | paths::Kind::Sensitive => {
+            format!("writes or copies a sensitive file: {}", refusal.what)
+        }
+    }
+}
+
 fn conclude(verdict: &mut Verdict, config: &Config, allowlisted: bool, safe: bool, rule: &str) {
     verdict.fallback_approves = match config.approval.ask_fallback {
         AskFallback::Deny => false,

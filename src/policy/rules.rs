@@ -228,6 +228,8 @@ struct CompiledRule {
 pub struct Segment<'a> {
     pub text: &'a str,
     pub understanding: &'a Understanding,
+    /// The path policy's refusal of each of its findings, judged where it runs.
+    pub paths: &'a [Option<super::paths::Refusal>],
 }
 
 /// How many leading words of a glob pattern are written out, before the first word with
@@ -447,7 +449,7 @@ impl Allowlist {
                         .map(|hit| self.glob_rule[hit]),
                     who,
                     now,
-                    |r| u.glob_refusal(r.literal).is_none(),
+                    |r| u.glob_refusal(r.literal, seg.paths).is_none(),
                 )
             });
             match hit {

@@ -784,13 +784,17 @@ pub(in crate::policy::programs) mod tests {
             let u = read(c);
             assert!(u.understood() && !u.harmless(), "{c:?}: {}", said(c));
             assert_eq!(said(c), s, "{c:?}");
-            assert_eq!(u.glob_refusal(1), None, "{c:?} is for `tar *`");
+            assert_eq!(u.glob_refusal(1, &[]), None, "{c:?} is for `tar *`");
         }
         // Reading standard input is harmless.
         assert!(read("tar -tz").harmless(), "{}", said("tar -tz"));
         assert!(read("tar -t -f -").harmless());
         // A secret archive is refused by a wildcard.
-        assert!(read("tar -tf ~/.ssh/keys.tar").glob_refusal(1).is_some());
+        assert!(
+            read("tar -tf ~/.ssh/keys.tar")
+                .glob_refusal(1, &[])
+                .is_some()
+        );
     }
 
     #[test]
@@ -810,8 +814,8 @@ pub(in crate::policy::programs) mod tests {
         // To standard output: only the reading is left, for `tar *` to cover.
         let u = read("tar -cz src");
         assert_eq!(said("tar -cz src"), "reads everything under `src`");
-        assert_eq!(u.glob_refusal(1), None);
-        assert!(read("tar -czf out.tgz src").glob_refusal(1).is_some());
+        assert_eq!(u.glob_refusal(1, &[]), None);
+        assert!(read("tar -czf out.tgz src").glob_refusal(1, &[]).is_some());
         assert!(
             said("tar -rf a.tar new").contains("writes `a.tar` | reads everything under `new`")
         );
@@ -824,10 +828,10 @@ pub(in crate::policy::programs) mod tests {
     fn tar_extract_writes_where_it_extracts() {
         for &(c, s) in TAR_EXTRACTS {
             assert_eq!(said(c), s, "{c:?}");
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}");
         }
         // The rule's own words: `tar -xzf *` names the extraction.
-        assert_eq!(read("tar -xzf a.tgz").glob_refusal(2), None);
+        assert_eq!(read("tar -xzf a.tgz").glob_refusal(2, &[]), None);
         assert!(said("tar -df a.tar").contains("reads everything under `.`"));
     }
 
@@ -843,7 +847,7 @@ pub(in crate::policy::programs) mod tests {
                     .any(|f| matches!(f.effect, Effect::Code(_))),
                 "{c:?}"
             );
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}");
         }
         // A colon after a slash, or with `--force-local`, is a local file.
         assert_eq!(said("tar -tf ./a:b"), "reads `./a:b`");
@@ -869,7 +873,7 @@ pub(in crate::policy::programs) mod tests {
             let s = said(c);
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
             assert!(!read(c).understood(), "{c:?}");
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}");
         }
         assert!(said("tar -X ex.txt -cf - src").contains("reads `ex.txt`"));
         assert!(said("tar -N ./stamp -cf - src").contains("reads `./stamp`"));
@@ -883,11 +887,11 @@ pub(in crate::policy::programs) mod tests {
         }
         for &(c, s) in COMPRESSORS_READ {
             assert_eq!(said(c), s, "{c:?}");
-            assert_eq!(read(c).glob_refusal(1), None, "{c:?}");
+            assert_eq!(read(c).glob_refusal(1, &[]), None, "{c:?}");
         }
         for &(c, s) in COMPRESSORS_WRITE {
             assert!(said(c).contains(s), "{c:?}: {}", said(c));
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}");
         }
         assert!(!read("xz --files=list").understood());
         assert!(said("gzip --std x").contains("abbreviates `--stdout`"));

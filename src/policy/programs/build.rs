@@ -1185,7 +1185,7 @@ pub(in crate::policy::programs) mod tests {
             said("cargo +stable test -- --nocapture")
         );
         assert!(
-            u.glob_refusal(2).is_none(),
+            u.glob_refusal(2, &[]).is_none(),
             "the rule named `cargo +stable`"
         );
     }

@@ -449,7 +449,7 @@ pub(in crate::policy::programs) mod tests {
             let u = read(c);
             assert!(u.understood(), "{c:?}: {:?}", u.findings);
             assert!(!u.harmless(), "{c:?} walks a tree");
-            assert_eq!(u.glob_refusal(1), None, "{c:?} is for `find *`");
+            assert_eq!(u.glob_refusal(1, &[]), None, "{c:?} is for `find *`");
         }
         let s = said("find");
         assert_eq!(s, "reads everything under `.`");
@@ -473,7 +473,7 @@ pub(in crate::policy::programs) mod tests {
     fn find_secrets_and_metadata() {
         let u = read("find ~/.ssh -name 'id_*'");
         assert_eq!(
-            u.glob_refusal(1).as_deref(),
+            u.glob_refusal(1, &[]).as_deref(),
             Some("find: reads secrets under `~/.ssh`")
         );
         assert!(said("find . -newer ~/.aws/credentials").contains("reads a secret"));
@@ -516,7 +516,7 @@ pub(in crate::policy::programs) mod tests {
             "`-delete` deletes every file and directory the expression matches | reads everything under `.`"
         );
         for &c in REFUSED {
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}");
         }
         assert!(has("find . -delete", |e| matches!(e, Effect::Danger(_))));
         assert!(has("find . -exec ls ;", |e| matches!(e, Effect::Code(_))));
@@ -529,7 +529,7 @@ pub(in crate::policy::programs) mod tests {
             assert!(!u.understood(), "{c:?}");
             let s = said(c);
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
-            assert!(u.glob_refusal(1).is_some(), "{c:?}");
+            assert!(u.glob_refusal(1, &[]).is_some(), "{c:?}");
         }
         // One dash is stripped, as find's parser does: `-!` is `!`.
         assert!(read("find . -! -name x -( -true -)").understood());

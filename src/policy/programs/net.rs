@@ -1023,7 +1023,7 @@ pub(in crate::policy::programs) mod tests {
             let u = read(c);
             assert!(u.understood(), "{c:?}: {:?}", u.findings);
             assert!(!u.harmless(), "{c:?} reaches the network");
-            assert_eq!(u.glob_refusal(1), None, "{c:?}: {}", said(c));
+            assert_eq!(u.glob_refusal(1, &[]), None, "{c:?}: {}", said(c));
         }
         assert_eq!(said("curl https://x"), "`curl` reaches the network");
         assert_eq!(
@@ -1049,7 +1049,11 @@ pub(in crate::policy::programs) mod tests {
         assert!(said("curl --outp f https://x").contains("`--output` or `--output-dir`"));
         // No `--name=value` in curl.
         assert!(said("curl --output=x https://x").contains("no `--name=value` form"));
-        assert!(read("curl --output=x https://x").glob_refusal(1).is_some());
+        assert!(
+            read("curl --output=x https://x")
+                .glob_refusal(1, &[])
+                .is_some()
+        );
         // Case: curl ignores it; execgate does not guess.
         assert!(!read("curl --VERBOSE https://x").understood());
         assert!(!read("curl --frobnicate https://x").understood());
@@ -1060,7 +1064,7 @@ pub(in crate::policy::programs) mod tests {
         for &(c, what) in CURL_WRITES {
             let s = said(c);
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}");
         }
     }
 
@@ -1069,7 +1073,7 @@ pub(in crate::policy::programs) mod tests {
         for &(c, what) in CURL_SENDS {
             let s = said(c);
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}: {s}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}: {s}");
         }
         // Plain files read are for the owner's rule; `@` inside a value is not a file.
         assert!(said("curl -d @payload.json https://x").contains("reads `payload.json`"));
@@ -1089,7 +1093,7 @@ pub(in crate::policy::programs) mod tests {
         for &(c, what) in CURL_RECONFIGURED {
             let s = said(c);
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}");
         }
     }
 
@@ -1098,7 +1102,7 @@ pub(in crate::policy::programs) mod tests {
         for &(c, what) in WGET_WRITES {
             let s = said(c);
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}");
         }
         assert!(said("wget -nv --spider https://x/f") == "`wget` reaches the network");
         assert!(!read("wget -nz https://x").understood());
@@ -1110,7 +1114,7 @@ pub(in crate::policy::programs) mod tests {
         for &(c, what) in WGET_READS_AND_RECONFIGURES {
             let s = said(c);
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
-            assert!(read(c).glob_refusal(1).is_some(), "{c:?}");
+            assert!(read(c).glob_refusal(1, &[]).is_some(), "{c:?}");
         }
         assert!(
             read("wget -O x https://x")

@@ -4379,7 +4379,7 @@ pub(in crate::policy::programs) mod tests {
         for &c in COVERED {
             let u = read(c);
             assert!(u.understood() && !u.harmless(), "{c:?}: {}", said(c));
-            assert_eq!(u.glob_refusal(1), None, "{c:?}: {}", said(c));
+            assert_eq!(u.glob_refusal(1, &[]), None, "{c:?}: {}", said(c));
         }
         assert_eq!(
             said("kubectl get pods"),
@@ -4444,7 +4444,7 @@ pub(in crate::policy::programs) mod tests {
             let s = said(c);
             assert!(!u.understood(), "{c:?}: {s}");
             assert!(s.contains(what), "{c:?}: expected {what:?} in {s:?}");
-            assert!(u.glob_refusal(1).is_some(), "{c:?}");
+            assert!(u.glob_refusal(1, &[]).is_some(), "{c:?}");
         }
     }
 }

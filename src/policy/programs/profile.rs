@@ -322,16 +322,30 @@ impl Understanding {
     /// covers operands and harmless options, never code the rule did not name, a write,
     /// a change of configuration, the environment, a secret, or a word execgate cannot
     /// account for.
-    pub fn glob_refusal(&self, literal: usize) -> Option<String> {
+    ///
+    /// `judged` is the path policy's refusal of each finding, in order, made where the
+    /// command runs (a link to a key is a key); a finding it does not cover is judged
+    /// by its text.
+    pub fn glob_refusal(
+        &self,
+        literal: usize,
+        judged: &[Option<paths::Refusal>],
+    ) -> Option<String> {
         if !self.profiled {
             return None;
         }
-        self.findings.iter().find_map(|f| {
+        self.findings.iter().enumerate().find_map(|(i, f)| {
             if f.at.last < literal {
                 return None; // The rule's author wrote these words out.
             }
             let refused = match &f.effect {
-                Effect::Reads(p) | Effect::ReadsTree(p) => paths::is_secret(p),
+                Effect::Reads(p) | Effect::ReadsTree(p) => match judged.get(i) {
+                    Some(Some(refusal)) => {
+                        return Some(format!("{}: reads {}", self.program, refusal.what));
+                    }
+                    Some(None) => false,
+                    None => paths::is_secret(p) || paths::guard_settings(p).is_some(),
+                },
                 Effect::Net(_) | Effect::Project(_) | Effect::Repo(_) => false,
                 Effect::Writes(_)
                 | Effect::Code(_)

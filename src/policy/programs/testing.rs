@@ -29,7 +29,7 @@ pub fn dangerous(command: &str) -> bool {
 /// A glob whose first `literal` words are written out approves this command.
 pub fn covered(command: &str, literal: usize) -> bool {
     let u = read(command);
-    u.understood() && u.glob_refusal(literal).is_none()
+    u.understood() && u.glob_refusal(literal, &[]).is_none()
 }
 
 /// A glob that names only the program does not approve `command`, and what execgate
@@ -38,7 +38,7 @@ pub fn covered(command: &str, literal: usize) -> bool {
 pub fn assert_refused(command: &str, what: &str) {
     let s = said(command);
     assert!(
-        read(command).glob_refusal(1).is_some(),
+        read(command).glob_refusal(1, &[]).is_some(),
         "{command:?} must be refused under a wildcard: {s}"
     );
     assert!(s.contains(what), "{command:?}: expected {what:?} in {s}");

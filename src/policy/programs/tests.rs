@@ -99,18 +99,22 @@ fn programs_in_system_directories_only() {
 fn glob_refusal_by_span() {
     // `sort -o *`: the file written is the wildcard's.
     let u = read("sort -o out");
-    assert!(u.glob_refusal(1).is_some());
+    assert!(u.glob_refusal(1, &[]).is_some());
     assert!(
-        u.glob_refusal(2).is_some(),
+        u.glob_refusal(2, &[]).is_some(),
         "the value is past the literal words"
     );
-    assert!(u.glob_refusal(3).is_none(), "the rule named `-o out`");
+    assert!(u.glob_refusal(3, &[]).is_none(), "the rule named `-o out`");
     // `cat *` covers a file read, but not a secret.
-    assert!(read("cat README.md").glob_refusal(1).is_none());
-    assert!(read("cat /root/.ssh/id_ed25519").glob_refusal(1).is_some());
+    assert!(read("cat README.md").glob_refusal(1, &[]).is_none());
+    assert!(
+        read("cat /root/.ssh/id_ed25519")
+            .glob_refusal(1, &[])
+            .is_some()
+    );
     // Unknown words under a wildcard are refused; unprofiled programs are the rule's.
-    assert!(read("ls --frob").glob_refusal(1).is_some());
-    assert!(read("mytool --frob").glob_refusal(1).is_none());
+    assert!(read("ls --frob").glob_refusal(1, &[]).is_some());
+    assert!(read("mytool --frob").glob_refusal(1, &[]).is_none());
 }
 
 #[test]
@@ -127,7 +131,7 @@ fn moving_a_span_keeps_unseen_unseen() {
         }],
         ..Understanding::default()
     };
-    assert!(u.glob_refusal(usize::MAX - 1).is_some());
+    assert!(u.glob_refusal(usize::MAX - 1, &[]).is_some());
 }
 
 /// Every family's case tables: the commands its own tests check.

@@ -46,67 +46,10 @@ fn is_device(path: &str) -> bool {
     path.starts_with("/dev/") && !is_harmless_device(path)
 }
 
-/// Files whose change gives code execution or lasting access: shell start-up files, ssh
-/// keys, system directories, crontabs, git hooks.
+/// Files whose change gives code execution or lasting access (the path policy's text
+/// judgement: a word here may be a path inside a script execgate looked through).
 fn is_sensitive(path: &str) -> bool {
-    const PREFIXES: &[&str] = &[
-        "/etc/",
-        "/boot/",
-        "/usr/",
-        "/bin/",
-        "/sbin/",
-        "/lib/",
-        "/lib64/",
-        "/lib32/",
-        "/var/spool/cron",
-        "/root/",
-        "/sys/",
-        "/proc/sys/",
-    ];
-    const NAMES: &[&str] = &[
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zprofile",
-        ".zshenv",
-        ".zlogin",
-        ".gitconfig",
-        ".netrc",
-        ".pam_environment",
-        ".xprofile",
-        ".xinitrc",
-        "authorized_keys",
-        "sudoers",
-        "crontab",
-    ];
-    let trimmed = path.trim_end_matches('/');
-    if matches!(
-        trimmed,
-        "/etc" | "/boot" | "/usr" | "/bin" | "/sbin" | "/root"
-    ) {
-        return true;
-    }
-    if PREFIXES.iter().any(|p| path.starts_with(p)) {
-        return true;
-    }
-    let parts: Vec<&str> = trimmed.split('/').collect();
-    if parts.contains(&".ssh") {
-        return true;
-    }
-    if parts.windows(2).any(|w| {
-        matches!(
-            w,
-            [".git", "hooks"] | [".config", "autostart"] | [".config", "systemd"]
-        )
-    }) {
-        return true;
-    }
-    parts
-        .last()
-        .is_some_and(|name| NAMES.contains(name) || paths::is_dotenv(name))
+    paths::sensitive(path).is_some()
 }
 
 /// System paths that must not be recursively re-permissioned or re-owned.
