@@ -21,8 +21,9 @@
 //!   settings in force, into a [`model::RequestSpec`].
 //! - [`policy`]: the decision pipeline: security mode, deny list, allowed binaries, shell
 //!   analysis, allowlist, safe binaries, when to ask, by one [`policy::Settings`] per
-//!   request; for a tool call (`policy::tools`), its name and the protected paths its
-//!   input names. Its program profiles (`policy::programs`) say what every word of a known
+//!   request; for a tool call (`policy::tools`), its name and the paths its input
+//!   names. One path policy (`policy::paths`) judges a command's operands and a tool's
+//!   paths alike, by the file each reaches (symlinks followed, device and inode). Its program profiles (`policy::programs`) say what every word of a known
 //!   program means, read as the program reads it; nothing is approved without a human
 //!   that they cannot account for.
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution; the

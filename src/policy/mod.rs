@@ -4,8 +4,9 @@
 //! `parse` analyses a command line with tree-sitter (is it plain, which commands does it
 //! run), `shell` holds the lexical helpers (normalising, quoting, a blunt splitter),
 //! `programs` is execgate's knowledge of each program (what every word of a command
-//! means, read as the program reads it), `paths` judges paths (secrets, sensitive
-//! files, agents' guard settings), `gitrepo` reads what a git repository would make git
+//! means, read as the program reads it), `paths` is the one path policy (secrets,
+//! sensitive files, agents' guard settings, execgate's own files, judged by the file a
+//! path reaches), `gitrepo` reads what a git repository would make git
 //! run, `rules` the compiled deny list, allowed binaries and allowlist, `risk` judges how
 //! much harm a command could do, and `tools` judges tool calls (their names, and the
 //! protected paths their input names).
