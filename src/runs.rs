@@ -132,7 +132,7 @@ impl Runs {
             tracing::warn!(short_id = %record.short_id, checked = %spec.cwd.path().display(), now = %here.display(), "the working directory was moved since it was checked; the command runs in it where it is now");
         }
         // The repository is read once, here and now, for both: whether policy's approval
-        // still holds (the git gate again), and what every git the command runs gets
+        // still holds (the git gate and the path policy again), and what every git the command runs gets
         // neutralised. Off the async workers, and not waited on past its time: a file
         // system that does not answer holds a blocking thread, not the daemon.
         let mut env = exec::minimal_env(&config.exec.env_passthrough);
@@ -154,7 +154,7 @@ impl Runs {
                 shell: None,
                 uid: record_now.peer_uid,
             };
-            let refusal = judge.then(|| policy.git_refusal(subject, &repo)).flatten();
+            let refusal = judge.then(|| policy.run_refusal(subject, &repo)).flatten();
             (refusal, git_neutralised(repo, &env_now))
         })
         .await;
@@ -167,7 +167,7 @@ impl Runs {
             (judge.then_some(why), gitrepo::neutralising_env(None, &env).0)
         });
         if let Some(why) = refusal {
-            tracing::warn!(short_id = %record.short_id, %why, "not running: the repository changed since policy approved the command");
+            tracing::warn!(short_id = %record.short_id, %why, "not running: the repository or the command's paths changed since policy approved the command");
             return self
                 .not_run(
                     record,

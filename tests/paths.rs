@@ -321,3 +321,48 @@ async fn a_link_in_the_agents_private_directory_is_still_followed() {
     });
     assert_eq!(body["status"].as_str(), Some("pending"), "{body}");
 }
+
+/// Run mode: `cat notes` is approved by `cat *` while `notes` links to the README, and
+/// waits in the run queue; the agent re-points the link at a key before it runs. The
+/// path policy is applied again just before the run, and the key is not printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_re_pointed_after_approval_is_judged_again_before_the_run() {
+    let d = TestDaemon::start(&[("EXECGATE_EXEC__MAX_CONCURRENT", "1")]).await;
+    for rule in ["cat *", "sleep *"] {
+        d.add_rule(json!({"agent": null, "pattern": rule, "kind": "glob"}))
+            .await;
+    }
+    let p = place();
+    let notes = p.project.join("notes");
+    symlink(p.project.join("README.md"), &notes).unwrap();
+    let run = |line: &'static str| {
+        let client = d.agent();
+        let body = json!({"agent": "claude-code", "command": line, "cwd": &p.project,
+                          "run": true});
+        tokio::spawn(async move {
+            client
+                .call(Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap()
+                .1
+        })
+    };
+    let sleeping = run("sleep 1");
+    assert!(d.in_run_queue("sleep 1", true).await);
+    let reading = run("cat notes");
+    assert!(d.in_run_queue("cat notes", false).await);
+    std::fs::remove_file(&notes).unwrap();
+    symlink(&p.key, &notes).unwrap();
+    let body = reading.await.unwrap();
+    assert!(!body.to_string().contains("BEGIN OPENSSH"), "{body}");
+    assert!(
+        body.to_string().contains("judged again where it runs"),
+        "{body}"
+    );
+    sleeping.await.unwrap();
+    // Pointed back, the same command runs.
+    std::fs::remove_file(&notes).unwrap();
+    symlink(p.project.join("README.md"), &notes).unwrap();
+    let body = run("cat notes").await.unwrap();
+    assert!(body.to_string().contains("hello"), "{body}");
+}

@@ -583,12 +583,14 @@ impl Policy {
         None
     }
 
-    /// Why git in this command must not run on policy's word, if it must not: the gate
-    /// steps 7 and 8 pass, applied again just before a run, since the repository may
-    /// have changed since the request was approved.
-    /// `repo` is the subject's repository as just read (`gitrepo::inspect` of its `cwd`,
-    /// as execgate's user): the run reads it once, for this and for what it neutralises.
-    pub fn git_refusal(
+    /// Why this command must not run on policy's word, if it must not: the git gate and
+    /// the path policy that steps 7 and 8 passed, applied again just before a run, since
+    /// the repository, or a link among the command's paths, may have changed since the
+    /// request was approved (an agent re-points `keylink` at a key once `cat keylink` is
+    /// approved). `repo` is the subject's repository as just read (`gitrepo::inspect` of
+    /// its `cwd`, as execgate's user): the run reads it once, for this and for what it
+    /// neutralises.
+    pub fn run_refusal(
         &self,
         subject: Subject<'_>,
         repo: &Result<Option<gitrepo::Repo>, String>,
@@ -600,8 +602,35 @@ impl Policy {
                 .iter()
                 .map(|c| programs::understand(&c.words, c.piped))
                 .collect();
-            git_gate(&analysis, &understood, subject, Some(repo))
+            let paths = &self.settings().paths;
+            let refused = understood.iter().find_map(|u| {
+                let judged = judge_paths(paths, u, subject.cwd);
+                let refusal = judged.into_iter().flatten().next()?;
+                Some(format!(
+                    "`{}`: {} (judged again where it runs)",
+                    u.program, refusal.what
+                ))
+            });
+            let redirected = analysis.redirects.iter().find_map(|r| {
+                paths
+                    .refusal(&r.target, paths::Access::Write, subject.cwd)
+                    .map(|refusal| written_reason(&refusal))
+            });
+            (
+                refused.or(redirected),
+                git_gate(&analysis, &understood, subject, Some(repo)),
+            )
         });
+        let (paths_refusal, git_refusal) = refusal;
+        // A path the policy refuses may have been the owner's to approve (an exact rule
+        // that names it): only the whole judgement, made again now, says whether the
+        // approval still holds.
+        let refusal = paths_refusal
+            .filter(|_| {
+                let now = self.evaluate(subject, Utc::now());
+                !matches!(now.outcome, Outcome::Approve { .. }) && !now.fallback_approves
+            })
+            .or(git_refusal);
         match refusal {
             // Policy approved it within the budget; the same words cost the same again.
             None if overspent => Some(parse::overspent_reason()),
@@ -610,10 +639,6 @@ impl Policy {
     }
 }
 
-/// Steps 9 and 10, for commands and tool calls alike: what `approval.ask` makes of a
-/// request a rule (`allowlisted`) or the safe list (`safe`) did or did not approve, and
-/// what a timeout would make of it (`approval.ask_fallback`). `rule` names the kind of
-/// rule that missed, for the deny's reason.
 /// The path policy's refusal of each of a command's findings that names a path, read
 /// or written, in the order of its findings (`None`: no path, or nothing refused).
 fn judge_paths(
@@ -649,6 +674,10 @@ fn written_reason(refusal: &paths::Refusal) -> String {
     }
 }
 
+/// Steps 9 and 10, for commands and tool calls alike: what `approval.ask` makes of a
+/// request a rule (`allowlisted`) or the safe list (`safe`) did or did not approve, and
+/// what a timeout would make of it (`approval.ask_fallback`). `rule` names the kind of
+/// rule that missed, for the deny's reason.
 fn conclude(verdict: &mut Verdict, config: &Config, allowlisted: bool, safe: bool, rule: &str) {
     verdict.fallback_approves = match config.approval.ask_fallback {
         AskFallback::Deny => false,
