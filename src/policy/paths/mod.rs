@@ -340,10 +340,15 @@ impl Paths {
         if let Some(home) = self.homes.iter().find(|h| h.starts_with(dir)) {
             return holds(&format!("`{}` is a home", home.display()));
         }
-        for system in ["/etc", "/root", "/proc", "/var/lib", "/run", "/dev", "/sys"] {
-            if Path::new(system).starts_with(dir) || dir.starts_with(system) {
-                return holds(&format!("`{system}` holds the system's secrets"));
-            }
+        // What holds the system's secrets, and where a project could never lie (a tree
+        // read inside `/etc` reads its keys; one inside `/var/lib` may be a project's).
+        const HOLDS: &[&str] = &["/etc", "/root", "/proc", "/var/lib", "/run", "/dev", "/sys"];
+        const INSIDE: &[&str] = &["/etc", "/proc", "/dev", "/sys"];
+        if let Some(system) = HOLDS.iter().find(|s| Path::new(s).starts_with(dir)) {
+            return holds(&format!("`{system}` holds the system's secrets"));
+        }
+        if let Some(system) = INSIDE.iter().find(|s| dir.starts_with(s)) {
+            return holds(&format!("`{system}` holds the system's secrets"));
         }
         let entries = std::fs::read_dir(dir).ok()?;
         for entry in entries.flatten().take(4096) {
@@ -385,4 +390,77 @@ fn homes(own: Option<&Path>) -> Vec<PathBuf> {
     homes.sort();
     homes.dedup();
     homes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A machine in a directory: a home with a key and guard settings, execgate's own
+    /// files, and a project.
+    fn machine(root: &Path) -> Paths {
+        std::fs::create_dir_all(root.join("home/.ssh")).unwrap();
+        std::fs::create_dir_all(root.join("home/.claude")).unwrap();
+        std::fs::create_dir_all(root.join("state/execgate")).unwrap();
+        std::fs::create_dir_all(root.join("project/src")).unwrap();
+        std::fs::write(root.join("home/.ssh/id_x"), "key").unwrap();
+        std::fs::write(root.join("home/.claude/settings.json"), "{}").unwrap();
+        std::fs::write(root.join("state/execgate/execgate.db"), "").unwrap();
+        let mut p = Paths {
+            own_files: vec![lowercase(&root.join("state/execgate/execgate.db"))],
+            own_dirs: vec![lowercase(&root.join("state/execgate"))],
+            home: Some(root.join("home")),
+            homes: vec![root.join("home")],
+            known: HashMap::new(),
+        };
+        p.know(&root.join("home/.ssh/id_x"), Kind::Secret, "a secret");
+        p.know(
+            &root.join("home/.claude/settings.json"),
+            Kind::Guard,
+            "guard",
+        );
+        p.know(&root.join("state/execgate/execgate.db"), Kind::Own, "own");
+        p
+    }
+
+    #[test]
+    fn a_path_is_judged_by_its_text_where_it_leads_and_the_file_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let p = machine(&root);
+        let cwd = root.join("project");
+        symlink(root.join("home/.ssh/id_x"), cwd.join("keylink")).unwrap();
+        symlink(root.join("home/.ssh"), cwd.join("sshdir")).unwrap();
+        symlink(root.join("home/.ssh/new"), cwd.join("dangling")).unwrap();
+        std::fs::hard_link(root.join("home/.ssh/id_x"), cwd.join("hard")).unwrap();
+        std::fs::hard_link(root.join("state/execgate/execgate.db"), cwd.join("db")).unwrap();
+        let kind = |text: &str, access| p.refusal(text, access, Some(&cwd)).map(|r| r.kind);
+        for (text, access, expected) in [
+            ("keylink", Access::Read, Some(Kind::Secret)),
+            ("sshdir/id_x", Access::Read, Some(Kind::Secret)),
+            ("sshdir/../.ssh/id_x", Access::Read, Some(Kind::Secret)),
+            ("dangling", Access::Write, Some(Kind::Secret)),
+            ("hard", Access::Read, Some(Kind::Secret)),
+            ("db", Access::Read, Some(Kind::Own)),
+            ("~/.claude/settings.json", Access::Read, Some(Kind::Guard)),
+            ("~/.CLAUDE/Settings.json", Access::Write, Some(Kind::Guard)),
+            ("~/.bashrc", Access::Write, Some(Kind::Sensitive)),
+            ("~/.bashrc", Access::Read, None),
+            ("src/main.rs", Access::Write, None),
+            ("src", Access::ReadTree, None),
+            ("..", Access::ReadTree, Some(Kind::Secret)),
+            ("../home", Access::ReadTree, Some(Kind::Secret)),
+            ("/etc/ssl", Access::ReadTree, Some(Kind::Secret)),
+            ("/etc/hosts", Access::ReadTree, None),
+            ("/etc/hosts", Access::Read, None),
+        ] {
+            assert_eq!(kind(text, access), expected, "{text} ({access:?})");
+        }
+        let why = p.refusal("keylink", Access::Read, Some(&cwd)).unwrap().what;
+        assert!(why.contains("keylink") && why.contains("id_x"), "{why}");
+        // Without a cwd, the text alone.
+        assert_eq!(p.refusal("keylink", Access::Read, None), None);
+        assert!(p.refusal(".env", Access::Read, None).is_some());
+    }
 }

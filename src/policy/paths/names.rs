@@ -149,14 +149,17 @@ pub fn guard_settings(path: &str) -> Option<&'static str> {
     let parent = |i: usize| (n > i).then(|| parts[n - 1 - i].as_str());
     // Inside a directory whose every file is guard settings: the agents' own
     // directories, a repository's hooks and its submodules' repositories.
+    // (The directory itself is a sensitive file, `sensitive`: writing it in place
+    // replaces all of it, while a word that names it, `--exclude-dir=.claude`, is none
+    // of its files.)
     for (i, part) in parts.iter().enumerate() {
         let next = parts.get(i + 1).map(String::as_str);
         match (part.as_str(), next) {
-            (".claude", _) => return Some("Claude Code's settings, hooks and plugins"),
-            (".codex", _) => return Some("Codex's settings and command rules"),
-            (".gemini", _) => return Some("Gemini CLI's settings and extensions"),
-            (".cursor", _) => return Some("Cursor's settings, hooks and MCP servers"),
-            (".copilot", _) => return Some("GitHub Copilot's settings and hooks"),
+            (".claude", Some(_)) => return Some("Claude Code's settings, hooks and plugins"),
+            (".codex", Some(_)) => return Some("Codex's settings and command rules"),
+            (".gemini", Some(_)) => return Some("Gemini CLI's settings and extensions"),
+            (".cursor", Some(_)) => return Some("Cursor's settings, hooks and MCP servers"),
+            (".copilot", Some(_)) => return Some("GitHub Copilot's settings and hooks"),
             (".github", Some("hooks")) => return Some("GitHub Copilot's hook settings"),
             (".git", Some("hooks")) => return Some("a repository's git hooks"),
             (".git", Some("modules")) => return Some("a submodule's repository"),
@@ -176,8 +179,6 @@ pub fn guard_settings(path: &str) -> Option<&'static str> {
         }
     }
     match name {
-        // A `.git` file says which repository git uses; creating one moves it.
-        ".git" => Some("a worktree's git directory or its pointer"),
         ".claude.json" => Some("Claude Code's settings (its MCP servers)"),
         ".mcp.json" => Some("a project's MCP servers, which an agent starts at launch"),
         _ => None,
@@ -238,6 +239,11 @@ pub fn sensitive(path: &str) -> Option<&'static str> {
         | ".tcshrc" | ".login" | ".inputrc" | ".xprofile" | ".xinitrc" | ".xsessionrc"
         | ".pam_environment" | "bash.bashrc" => Some("a shell's start-up file"),
         "authorized_keys" | "authorized_keys2" => Some("ssh's authorized keys"),
+        // A `.git` file says which repository git uses; creating one moves it.
+        ".git" => Some("a worktree's git directory or its pointer"),
+        ".claude" | ".codex" | ".gemini" | ".cursor" | ".copilot" => {
+            Some("an agent's settings directory")
+        }
         "sudoers" => Some("sudo's rules"),
         "crontab" => Some("a crontab"),
         ".gitconfig" => Some("git's user configuration"),
@@ -345,7 +351,6 @@ mod tests {
             ".git/modules/sub/hooks/post-checkout",
             ".git/commondir",
             ".git/worktrees/w/gitdir",
-            "sub/.git",
             "/home/u/.Claude/settings.json",
             ".GIT/HOOKS/pre-commit",
         ] {
@@ -356,6 +361,8 @@ mod tests {
             "src/config.rs",
             "gitdir",
             "docs/.git-notes",
+            ".git",
+            ".claude",
             ".gitconfig.bak",
             ".github/workflows/ci.yml",
             "settings.json",
@@ -385,6 +392,8 @@ mod tests {
             ".yarnrc.yml",
             ".BashRC",
             "app/.env",
+            "sub/.git",
+            ".claude",
         ] {
             assert!(sensitive(p).is_some(), "{p} is sensitive");
         }
