@@ -355,9 +355,21 @@ impl Policy {
             }
         }
         for r in &analysis.redirects {
-            if let Some(refusal) = paths.refusal(&r.target, paths::Access::Write, subject.cwd) {
-                risk = Risk::Dangerous;
-                add(&mut risk_reasons, written_reason(&refusal));
+            let access = match () {
+                _ if r.writes() => paths::Access::Write,
+                _ if r.reads() => paths::Access::Read,
+                _ => continue,
+            };
+            match paths.refusal(&r.target, access, subject.cwd) {
+                Some(refusal) if access == paths::Access::Write => {
+                    risk = Risk::Dangerous;
+                    add(&mut risk_reasons, written_reason(&refusal));
+                }
+                Some(refusal) => add(
+                    &mut risk_reasons,
+                    format!("the shell reads {}", refusal.what),
+                ),
+                None => {}
             }
         }
         if risk == Risk::Dangerous {
@@ -611,11 +623,15 @@ impl Policy {
                     u.program, refusal.what
                 ))
             });
-            let redirected = analysis.redirects.iter().find_map(|r| {
-                paths
-                    .refusal(&r.target, paths::Access::Write, subject.cwd)
-                    .map(|refusal| written_reason(&refusal))
-            });
+            let redirected = analysis
+                .redirects
+                .iter()
+                .filter(|r| r.writes())
+                .find_map(|r| {
+                    paths
+                        .refusal(&r.target, paths::Access::Write, subject.cwd)
+                        .map(|refusal| written_reason(&refusal))
+                });
             (
                 refused.or(redirected),
                 git_gate(&analysis, &understood, subject, Some(repo)),

@@ -80,6 +80,22 @@ pub struct Redirect {
     pub target: String,
 }
 
+impl Redirect {
+    /// Whether the shell opens the target for writing (`>`, `>>`, `&>`, `<>`, …).
+    pub fn writes(&self) -> bool {
+        matches!(
+            self.op.as_str(),
+            ">" | ">>" | "&>" | ">|" | "&>>" | ">&" | "<>" | "&>|"
+        )
+    }
+
+    /// Whether the shell opens the target as a file to read (`<`); a heredoc's target is
+    /// its delimiter and a here-string's is text, neither a file.
+    pub fn reads(&self) -> bool {
+        self.op == "<"
+    }
+}
+
 impl Analysis {
     pub fn plain(&self) -> bool {
         self.not_plain.is_empty()

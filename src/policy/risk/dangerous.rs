@@ -614,9 +614,6 @@ fn dangerous_container(args: &[String], r: &mut Reasons) {
 }
 
 /// Redirect operators that write to their target.
-fn writes_target(op: &str) -> bool {
-    matches!(op, ">" | ">>" | "&>" | ">|" | "&>>" | ">&" | "<>" | "&>|")
-}
 
 /// A fork bomb: a function that pipes into itself (`:(){ :|:& };:`), seen as a command
 /// piped into the same command where a function is defined, or `:` piped into `:`.
@@ -657,7 +654,7 @@ pub(super) fn dangerous_analysis(
                 "touches {what} (`{t}`), which an agent could use to switch its guard off"
             ));
         }
-        if writes_target(&redirect.op) {
+        if redirect.writes() {
             if is_device(t) && !t.starts_with("/dev/tcp/") && !t.starts_with("/dev/udp/") {
                 r.add(format!("writes to a device (`{t}`)"));
             } else if is_sensitive(t) || paths::is_secret(t) {
