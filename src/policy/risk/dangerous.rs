@@ -613,7 +613,6 @@ fn dangerous_container(args: &[String], r: &mut Reasons) {
     }
 }
 
-
 /// A fork bomb: a function that pipes into itself (`:(){ :|:& };:`), seen as a command
 /// piped into the same command where a function is defined, or `:` piped into `:`.
 fn fork_bomb(analysis: &Analysis) -> bool {
