@@ -493,7 +493,86 @@ async fn markup_stays_text_and_a_phone_can_answer() {
     println!("screenshot of the page at 390x800: {}", shot.display());
     answer(&b, &r.id, "allow-once").await;
     assert_eq!(decided(&d, &r.id).await.via, Some(Via::Web));
+
+    // What no front showed (issue 30): a path ending in a tag character. The page shows
+    // the daemon's rendering, and the note on a non-ASCII path.
+    let tag = pending(
+        &d,
+        json!({"agent": "builder", "command": "head -n 5 notes.txt\u{E0041}", "wait": false}),
+    )
+    .await;
+    let text = card(&b, &tag.id).await;
+    let shown = js(
+        &b,
+        &format!(
+            "return document.querySelector('{} pre.command').textContent",
+            card_css(&tag.id)
+        ),
+    )
+    .await;
+    assert_eq!(shown, json!("head -n 5 notes.txt\\u{e0041}"));
+    assert!(
+        text.contains("non-ASCII characters: notes.txt\\u{e0041} (U+E0041)"),
+        "{text}"
+    );
+    assert!(!text.contains('\u{E0041}'), "{text}");
     b.client.clone().close().await.unwrap();
+}
+
+/// The page escapes nothing itself: every record and rule it reads carries `shown`, the
+/// daemon's rendering (the one `text::visible` every front uses), and its script keeps
+/// no list of characters of its own (issue 30).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_gets_the_daemons_rendering() {
+    let d = TestDaemon::start(&[LONG, WEB]).await;
+    let page = Page::of(&d);
+    let r = pending(
+        &d,
+        json!({"agent": "builder", "command": "head -n 5 notes.txt\u{E0041}",
+               "reason": "a\u{2800}b", "session": "s\u{FE0F}", "wait": false}),
+    )
+    .await;
+    let escaped = "head -n 5 notes.txt\\u{e0041}";
+    let one = page.get(&format!("/v1/requests/{}", r.id)).await;
+    assert_eq!(one.status, StatusCode::OK, "{}", one.text);
+    let list = page.get("/v1/requests").await.json();
+    for v in [one.json(), list[0].clone()] {
+        assert_eq!(v["command"], "head -n 5 notes.txt\u{E0041}", "{v}");
+        let shown = &v["shown"];
+        assert_eq!(shown["label"], "Command", "{v}");
+        assert_eq!(shown["text"], escaped, "{v}");
+        assert_eq!(shown["line"], escaped, "{v}");
+        assert_eq!(shown["reason"], "a\\u{2800}b", "{v}");
+        assert_eq!(shown["session"], "s\\u{fe0f}", "{v}");
+        assert_eq!(
+            shown["notes"][0],
+            "a path or word in this request holds non-ASCII characters: notes.txt\\u{e0041} (U+E0041)"
+        );
+    }
+    // The answer to a decision carries it too (the page shows it in its feed).
+    let done = page
+        .send(
+            "POST",
+            &format!("/v1/requests/{}/decision", r.id),
+            Some(&json!({"decision": "deny"})),
+        )
+        .await
+        .json();
+    assert_eq!(done["shown"]["text"], escaped, "{done}");
+    assert_eq!(done["shown"]["decided_by"], "web", "{done}");
+    // Rules as well.
+    let (status, v) = d
+        .add_rule(json!({"pattern": "cat x\u{200B}y", "kind": "exact"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let rules = page.get("/v1/allowlist").await.json();
+    assert_eq!(rules[0]["shown"]["pattern"], "cat x\\u{200b}y", "{rules}");
+    // The script has no list of its own to fall behind the daemon's.
+    let script = page.get("/app.js").await.text;
+    assert!(
+        !script.contains("codePointAt") && !script.contains("\\u200b"),
+        "app.js escapes text itself"
+    );
 }
 
 /// The page rides out a restart: it says it is reconnecting, then comes back with the
