@@ -1072,6 +1072,81 @@ async fn a_hostile_uid_cannot_read_the_token_or_use_the_port() {
     assert!(err.contains("Permission denied"), "{err}");
 }
 
+/// One local user cannot lock the owner out of the page (issue 30, finding 6): the
+/// agent's uid opens 80 connections that never finish their headers, more than its
+/// share; the owner's page, with its token, still answers 200 every time. A loopback
+/// client is counted by the uid that owns its end, as the kernel's socket tables say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_uids_connections_never_lock_the_owner_out() {
+    if !common::uid::can_switch_uid("another_uids_connections_never_lock_the_owner_out") {
+        return;
+    }
+    const CAP: usize = 16;
+    let d = TestDaemon::start(&[
+        LONG,
+        WEB,
+        ("EXECGATE_LIMITS__MAX_CONNECTIONS_PER_UID", "16"),
+        ("EXECGATE_LIMITS__REQUEST_READ_TIMEOUT_MS", "60000"),
+    ])
+    .await;
+    let page = Page::of(&d);
+    let addr = page.addr;
+    let (ready, refused) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let agent = std::thread::spawn(move || {
+        common::uid::as_agent(move || async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut held = Vec::new();
+            for _ in 0..80 {
+                let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+                slow.write_all(b"GET /v1/requests HTTP/1.1\r\nHost: ")
+                    .await
+                    .unwrap();
+                held.push(slow);
+            }
+            // Those over the agent's share are answered 429 at once.
+            let mut count = 0;
+            for slow in &mut held {
+                let mut head = [0u8; 12];
+                let read = tokio::time::timeout(Duration::from_millis(200), slow.read(&mut head));
+                if let Ok(Ok(n)) = read.await
+                    && head[..n].starts_with(b"HTTP/1.1 429")
+                {
+                    count += 1;
+                }
+            }
+            ready.send(count).unwrap();
+            // Held until the owner has been served.
+            let _ = released.recv();
+            drop(held);
+        })
+    });
+    let refused = tokio::task::spawn_blocking(move || refused.recv().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(refused, 80 - CAP, "the agent's uid keeps to its own share");
+    let list = format!(
+        "GET /v1/requests HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+        page.host(),
+        page.token
+    );
+    let index = format!(
+        "GET / HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        page.host()
+    );
+    for _ in 0..20 {
+        for request in [&list, &index] {
+            let reply = raw(addr, request.as_bytes()).await;
+            assert!(
+                reply.starts_with("HTTP/1.1 200"),
+                "the owner's page was refused: {reply}"
+            );
+        }
+    }
+    release.send(()).unwrap();
+    agent.join().unwrap();
+}
+
 /// `execgate web url` prints the URL from the configuration and the token file, with
 /// no daemon needed; a token file others could read keeps the page, and the daemon, from
 /// starting.
