@@ -231,10 +231,14 @@ fn path_values(value: &serde_json::Value, named: bool, out: &mut Vec<String>) {
 
 /// `U+0430 U+E0041`: the distinct non-ASCII characters of `word`, the first four.
 fn code_points(word: &str) -> String {
+    // Five at most: enough to know there are more, and a long word costs no more.
     let mut seen: Vec<char> = Vec::new();
     for c in word.chars().filter(|c| !c.is_ascii()) {
         if !seen.contains(&c) {
             seen.push(c);
+            if seen.len() > 4 {
+                break;
+            }
         }
     }
     let mut out: Vec<String> = seen
@@ -248,7 +252,6 @@ fn code_points(word: &str) -> String {
     out.join(" ")
 }
 
-/// The approval prompt, plain text, one field a line.
 /// Which grants the console offers for one request (from `Approvals::offer`, which this
 /// layer cannot see): why "always" is refused, if it is; whether "session" is on offer;
 /// the rule either would save.
@@ -259,6 +262,7 @@ pub struct Grants<'a> {
     pub rule: Option<&'a str>,
 }
 
+/// The approval prompt, plain text, one field a line.
 pub fn prompt(r: &Record, grants: Grants<'_>, now: DateTime<Utc>) -> String {
     let mut lines = vec!["🔒 Exec approval required".to_string()];
     lines.extend(request_lines(r, TOOL_INPUT_SHOWN));
@@ -617,6 +621,7 @@ mod tests {
             notes(&r),
             ["a path or word in this request holds non-ASCII characters: /repo/cаt.txt (U+0430)"]
         );
+        assert_eq!(code_points("aéèêëìí"), "U+00E9 U+00E8 U+00EA U+00EB …");
         // An agent is told nothing a person could not see in a rule to type.
         let mut r = tool_record(serde_json::json!({}));
         r.command = Command::Line("cat notes.txt\u{E0041}".into());
