@@ -6,7 +6,6 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::approvals::Offer;
 use crate::model::{Command, InputSummary, Record, Risk, Rule, Status, sha256_hex, shell_join};
 use crate::text::{clip_chars, is_hidden, visible};
 
@@ -503,11 +502,12 @@ impl Shown {
         }
     }
 
-    /// With what answering a pending request would grant.
-    pub fn offering(r: &Record, offer: &Offer) -> Shown {
+    /// With what answering a pending request would grant (`Approvals::offer`): why no
+    /// grant is offered, or the rule one would save.
+    pub fn offering(r: &Record, always_refused: Option<&str>, rule: Option<&str>) -> Shown {
         Shown {
-            always_refused: offer.always_refused.as_deref().map(visible),
-            rule: offer.rule.as_deref().map(visible),
+            always_refused: always_refused.map(visible),
+            rule: rule.map(visible),
             ..Shown::of(r)
         }
     }
@@ -532,6 +532,30 @@ impl ShownRule {
             last_command: r.last_command.as_deref().map(visible),
             created_by: visible(&r.created_by),
         }
+    }
+}
+
+/// A record or a rule as the admin API answers it: itself, and `shown`, its text as every
+/// front shows it. The approvals page displays `shown` and escapes nothing itself, so it
+/// cannot show less than the console and the chats do.
+#[derive(Serialize)]
+pub struct WithShown<T, S> {
+    #[serde(flatten)]
+    pub item: T,
+    pub shown: S,
+}
+
+impl WithShown<Record, Shown> {
+    pub fn record(r: Record) -> Self {
+        let shown = Shown::of(&r);
+        WithShown { item: r, shown }
+    }
+}
+
+impl WithShown<Rule, ShownRule> {
+    pub fn rule(r: Rule) -> Self {
+        let shown = ShownRule::of(&r);
+        WithShown { item: r, shown }
     }
 }
 

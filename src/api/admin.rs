@@ -15,7 +15,7 @@ use super::error::ApiError;
 use super::{AppState, Peer, parse_query, query_number, read_json};
 use crate::approvals::{AddedRule, RuleRequest};
 use crate::model::{Answer, Decision, Record, Rule, RuleKind, Status, Via};
-use crate::render::{Shown, ShownRule};
+use crate::render::{Shown, ShownRule, WithShown};
 use crate::store::RequestFilter;
 
 /// The admin socket's router: [`routes`] behind the peer-uid check.
@@ -48,30 +48,6 @@ pub fn routes() -> Router<AppState> {
 pub struct Decider {
     pub via: Via,
     pub by: String,
-}
-
-/// A record or a rule as the admin API answers it: itself, and `shown`, its text as every
-/// front shows it (`render::Shown`). The approvals page displays `shown` and escapes
-/// nothing itself, so it cannot show less than the console and the chats do.
-#[derive(Serialize)]
-pub struct WithShown<T, S> {
-    #[serde(flatten)]
-    pub item: T,
-    pub shown: S,
-}
-
-impl WithShown<Record, Shown> {
-    pub fn record(r: Record) -> Self {
-        let shown = Shown::of(&r);
-        WithShown { item: r, shown }
-    }
-}
-
-impl WithShown<Rule, ShownRule> {
-    pub fn rule(r: Rule) -> Self {
-        let shown = ShownRule::of(&r);
-        WithShown { item: r, shown }
-    }
 }
 
 /// Every admin route checks the peer's uid first; the socket's mode is the first wall,

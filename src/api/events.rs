@@ -25,7 +25,7 @@ use tokio::sync::{broadcast, watch};
 use super::AppState;
 use crate::approvals::{Approvals, Event, Offer};
 use crate::model::Record;
-use crate::render::Shown;
+use crate::render::{Shown, WithShown};
 
 /// How often an idle stream carries a comment, so that proxies and readers can tell a
 /// quiet queue from a dead connection.
@@ -38,7 +38,7 @@ struct PendingItem<'a> {
     #[serde(flatten)]
     record: &'a Record,
     offer: Offer,
-    /// Its text as every front shows it, the offer's included (`admin::WithShown`).
+    /// Its text as every front shows it, the offer's included (`render::WithShown`).
     shown: Shown,
 }
 
@@ -116,7 +116,7 @@ impl Reader {
                     }
                     Ok(Event::Pending(_)) => continue,
                     Ok(Event::Resolved(record)) => {
-                        let shown = super::admin::WithShown::record(record);
+                        let shown = WithShown::record(record);
                         return Some(json("resolved", &shown));
                     }
                     Ok(Event::Rules) => return Some(json("allowlist", &serde_json::json!({}))),
@@ -138,7 +138,11 @@ impl Reader {
         let offer = self.approvals.offer(record);
         PendingItem {
             record,
-            shown: Shown::offering(record, &offer),
+            shown: Shown::offering(
+                record,
+                offer.always_refused.as_deref(),
+                offer.rule.as_deref(),
+            ),
             offer,
         }
     }
