@@ -123,6 +123,88 @@ async fn cli_walkthrough_request_approve_deny_history() {
     assert!(status.success());
 }
 
+/// `execgate show ID` prints one request whole, as the chats do: the command escaped,
+/// cwd, input (size, sha256, escaped head), run mode, agent and uid, risk and reasons,
+/// the note on a non-ASCII path. `pending` names an input by the start of its sha256.
+/// An unknown id is a clear error (issue 30).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_prints_one_request_whole_and_pending_names_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = Process::start(dir.path(), &[("EXECGATE_APPROVAL__TIMEOUT_SECS", "300")]).await;
+    let env = daemon.env.clone();
+    let command = "head -n 5 notes.txt\u{E0041}";
+    let input = "line one\n\u{1b}[2J";
+    let sha = execgate::model::sha256_hex(input.as_bytes());
+    let client = execgate::client::Client::new(config_for(&env).socket);
+    let body = serde_json::json!({"agent": "builder", "command": command, "cwd": "/tmp",
+        "input": input, "run": true, "reason": "peek at the notes"});
+    let waiting =
+        tokio::spawn(async move { client.call(Method::POST, "/v1/requests", Some(&body)).await });
+    let pending = wait_pending_cli(&env, command).await;
+
+    let out = run_cli(&env, &["pending"]).await;
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("[{} B stdin sha256 {}]", input.len(), &sha[..8])),
+        "{text}"
+    );
+    assert!(
+        text.contains("notes.txt\\u{e0041}") && !text.contains('\u{E0041}'),
+        "{text}"
+    );
+
+    let out = run_cli(&env, &["show", &pending.short_id]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for line in [
+        format!("ID: {}", pending.short_id),
+        format!("Agent: builder (uid {}", uid()),
+        "Command: head -n 5 notes.txt\\u{e0041}".to_string(),
+        format!("Input: {} bytes, sha256 {sha}, all of it: line one\\u{{a}}\\u{{1b}}[2J", input.len()),
+        "Cwd: /tmp".to_string(),
+        "Run: yes: execgate runs it itself".to_string(),
+        "Reason: peek at the notes".to_string(),
+        format!("Risk: {}", pending.risk),
+        "Note: a path or word in this request holds non-ASCII characters: notes.txt\\u{e0041} (U+E0041)".to_string(),
+        "Status: pending, expires in ".to_string(),
+    ] {
+        assert!(text.contains(&line), "{line:?} missing from\n{text}");
+    }
+    for why in &pending.risk_reasons {
+        assert!(
+            text.contains(&format!("  - {}", execgate::text::visible(why))),
+            "{why}\n{text}"
+        );
+    }
+    assert!(
+        !text.contains('\u{E0041}') && !text.contains('\u{1b}'),
+        "{text}"
+    );
+    // The same by its full id, and as JSON.
+    let out = run_cli(&env, &["show", "--json", &pending.id]).await;
+    let r: Record = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(r.id, pending.id);
+
+    let out = run_cli(&env, &["show", "zzzz"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("request zzzz not found"),
+        "{}",
+        stderr(&out)
+    );
+
+    run_cli(&env, &["deny", &pending.short_id]).await;
+    let _ = waiting.await;
+    let out = run_cli(&env, &["show", &pending.short_id]).await;
+    assert!(
+        stdout(&out).contains("Status: denied (deny) via cli"),
+        "{}",
+        stdout(&out)
+    );
+    daemon.signal(libc::SIGTERM);
+    let _ = daemon.wait().await;
+}
+
 async fn wait_pending_cli(env: &[(String, String)], command: &str) -> Record {
     for _ in 0..300 {
         let out = run_cli(env, &["pending", "--json"]).await;

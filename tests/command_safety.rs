@@ -124,6 +124,41 @@ async fn a_glob_covers_only_words_execgate_understands() {
     }
 }
 
+/// A character the owner cannot see makes a command not plain, so no glob covers it:
+/// the owner once approved `head -n 5 notes.txt` whose path ended in U+E0041 (issue 30).
+/// Each range is tried at both ends and in the middle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_glob_never_covers_a_character_the_owner_cannot_see() {
+    let d = TestDaemon::start(&[]).await;
+    let (status, v) = d
+        .add_rule(json!({"pattern": "cat *", "kind": "glob"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let r = record(&d, json!({"command": "cat notes.txt"})).await;
+    assert_eq!(r.status, Status::Approved, "{r:?}");
+    for (first, last) in [
+        (0xE0000, 0xE007F), // tags
+        (0xFE00, 0xFE0F),   // variation selectors
+        (0xE0100, 0xE01EF), // their supplement
+        (0x206A, 0x206F),   // deprecated format characters
+        (0x1D173, 0x1D17A), // musical beam controls
+        (0x2800, 0x2800),   // braille blank
+        (0x3164, 0x3164),   // Hangul filler
+    ] {
+        for u in [first, (first + last) / 2, last] {
+            let c = char::from_u32(u).unwrap();
+            let command = format!("cat notes.txt{c}");
+            let r = record(&d, json!({ "command": command })).await;
+            assert_eq!(r.status, Status::Pending, "U+{u:04X}: {r:?}");
+            let reasons = r.risk_reasons.join(" | ");
+            assert!(
+                reasons.contains("not plain") && reasons.contains(&format!("U+{u:04X}")),
+                "U+{u:04X}: {reasons}"
+            );
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dangers_no_rule_approves() {
     let d = TestDaemon::start(&[]).await;

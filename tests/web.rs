@@ -493,7 +493,86 @@ async fn markup_stays_text_and_a_phone_can_answer() {
     println!("screenshot of the page at 390x800: {}", shot.display());
     answer(&b, &r.id, "allow-once").await;
     assert_eq!(decided(&d, &r.id).await.via, Some(Via::Web));
+
+    // What no front showed (issue 30): a path ending in a tag character. The page shows
+    // the daemon's rendering, and the note on a non-ASCII path.
+    let tag = pending(
+        &d,
+        json!({"agent": "builder", "command": "head -n 5 notes.txt\u{E0041}", "wait": false}),
+    )
+    .await;
+    let text = card(&b, &tag.id).await;
+    let shown = js(
+        &b,
+        &format!(
+            "return document.querySelector('{} pre.command').textContent",
+            card_css(&tag.id)
+        ),
+    )
+    .await;
+    assert_eq!(shown, json!("head -n 5 notes.txt\\u{e0041}"));
+    assert!(
+        text.contains("non-ASCII characters: notes.txt\\u{e0041} (U+E0041)"),
+        "{text}"
+    );
+    assert!(!text.contains('\u{E0041}'), "{text}");
     b.client.clone().close().await.unwrap();
+}
+
+/// The page escapes nothing itself: every record and rule it reads carries `shown`, the
+/// daemon's rendering (the one `text::visible` every front uses), and its script keeps
+/// no list of characters of its own (issue 30).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_gets_the_daemons_rendering() {
+    let d = TestDaemon::start(&[LONG, WEB]).await;
+    let page = Page::of(&d);
+    let r = pending(
+        &d,
+        json!({"agent": "builder", "command": "head -n 5 notes.txt\u{E0041}",
+               "reason": "a\u{2800}b", "session": "s\u{FE0F}", "wait": false}),
+    )
+    .await;
+    let escaped = "head -n 5 notes.txt\\u{e0041}";
+    let one = page.get(&format!("/v1/requests/{}", r.id)).await;
+    assert_eq!(one.status, StatusCode::OK, "{}", one.text);
+    let list = page.get("/v1/requests").await.json();
+    for v in [one.json(), list[0].clone()] {
+        assert_eq!(v["command"], "head -n 5 notes.txt\u{E0041}", "{v}");
+        let shown = &v["shown"];
+        assert_eq!(shown["label"], "Command", "{v}");
+        assert_eq!(shown["text"], escaped, "{v}");
+        assert_eq!(shown["line"], escaped, "{v}");
+        assert_eq!(shown["reason"], "a\\u{2800}b", "{v}");
+        assert_eq!(shown["session"], "s\\u{fe0f}", "{v}");
+        assert_eq!(
+            shown["notes"][0],
+            "a path or word in this request holds non-ASCII characters: notes.txt\\u{e0041} (U+E0041)"
+        );
+    }
+    // The answer to a decision carries it too (the page shows it in its feed).
+    let done = page
+        .send(
+            "POST",
+            &format!("/v1/requests/{}/decision", r.id),
+            Some(&json!({"decision": "deny"})),
+        )
+        .await
+        .json();
+    assert_eq!(done["shown"]["text"], escaped, "{done}");
+    assert_eq!(done["shown"]["decided_by"], "web", "{done}");
+    // Rules as well.
+    let (status, v) = d
+        .add_rule(json!({"pattern": "cat x\u{200B}y", "kind": "exact"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let rules = page.get("/v1/allowlist").await.json();
+    assert_eq!(rules[0]["shown"]["pattern"], "cat x\\u{200b}y", "{rules}");
+    // The script has no list of its own to fall behind the daemon's.
+    let script = page.get("/app.js").await.text;
+    assert!(
+        !script.contains("codePointAt") && !script.contains("\\u200b"),
+        "app.js escapes text itself"
+    );
 }
 
 /// The page rides out a restart: it says it is reconnecting, then comes back with the
@@ -991,6 +1070,81 @@ async fn a_hostile_uid_cannot_read_the_token_or_use_the_port() {
     );
     assert!(!out.contains(&page.token) && !err.contains(&page.token));
     assert!(err.contains("Permission denied"), "{err}");
+}
+
+/// One local user cannot lock the owner out of the page (issue 30, finding 6): the
+/// agent's uid opens 80 connections that never finish their headers, more than its
+/// share; the owner's page, with its token, still answers 200 every time. A loopback
+/// client is counted by the uid that owns its end, as the kernel's socket tables say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_uids_connections_never_lock_the_owner_out() {
+    if !common::uid::can_switch_uid("another_uids_connections_never_lock_the_owner_out") {
+        return;
+    }
+    const CAP: usize = 16;
+    let d = TestDaemon::start(&[
+        LONG,
+        WEB,
+        ("EXECGATE_LIMITS__MAX_CONNECTIONS_PER_UID", "16"),
+        ("EXECGATE_LIMITS__REQUEST_READ_TIMEOUT_MS", "60000"),
+    ])
+    .await;
+    let page = Page::of(&d);
+    let addr = page.addr;
+    let (ready, refused) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let agent = std::thread::spawn(move || {
+        common::uid::as_agent(move || async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut held = Vec::new();
+            for _ in 0..80 {
+                let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+                slow.write_all(b"GET /v1/requests HTTP/1.1\r\nHost: ")
+                    .await
+                    .unwrap();
+                held.push(slow);
+            }
+            // Those over the agent's share are answered 429 at once.
+            let mut count = 0;
+            for slow in &mut held {
+                let mut head = [0u8; 12];
+                let read = tokio::time::timeout(Duration::from_millis(200), slow.read(&mut head));
+                if let Ok(Ok(n)) = read.await
+                    && head[..n].starts_with(b"HTTP/1.1 429")
+                {
+                    count += 1;
+                }
+            }
+            ready.send(count).unwrap();
+            // Held until the owner has been served.
+            let _ = released.recv();
+            drop(held);
+        })
+    });
+    let refused = tokio::task::spawn_blocking(move || refused.recv().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(refused, 80 - CAP, "the agent's uid keeps to its own share");
+    let list = format!(
+        "GET /v1/requests HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+        page.host(),
+        page.token
+    );
+    let index = format!(
+        "GET / HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        page.host()
+    );
+    for _ in 0..20 {
+        for request in [&list, &index] {
+            let reply = raw(addr, request.as_bytes()).await;
+            assert!(
+                reply.starts_with("HTTP/1.1 200"),
+                "the owner's page was refused: {reply}"
+            );
+        }
+    }
+    release.send(()).unwrap();
+    agent.join().unwrap();
 }
 
 /// `execgate web url` prints the URL from the configuration and the token file, with

@@ -9,12 +9,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Extension, Json, Router};
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
 use super::{AppState, Peer, parse_query, query_number, read_json};
 use crate::approvals::{AddedRule, RuleRequest};
 use crate::model::{Answer, Decision, Record, Rule, RuleKind, Status, Via};
+use crate::render::{Shown, ShownRule, WithShown};
 use crate::store::RequestFilter;
 
 /// The admin socket's router: [`routes`] behind the peer-uid check.
@@ -75,7 +76,7 @@ async fn only_admins(
 async fn list(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
-) -> Result<Json<Vec<Record>>, ApiError> {
+) -> Result<Json<Vec<WithShown<Record, Shown>>>, ApiError> {
     let mut filter = RequestFilter {
         status: None,
         agent: None,
@@ -101,17 +102,17 @@ async fn list(
     let list = state.approvals.list(&filter).await?;
     // The owner sees these ids now: pending ones stay out of circulation for a day.
     state.approvals.shown(&list);
-    Ok(Json(list))
+    Ok(Json(list.into_iter().map(WithShown::record).collect()))
 }
 
 async fn show(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<String>,
-) -> Result<Json<Record>, ApiError> {
+) -> Result<Json<WithShown<Record, Shown>>, ApiError> {
     match state.approvals.find(&id).await? {
         Some(r) => {
             state.approvals.shown(std::slice::from_ref(&r));
-            Ok(Json(r))
+            Ok(Json(WithShown::record(r)))
         }
         None => Err(ApiError::not_found(format!("request {id} not found"))),
     }
@@ -133,20 +134,22 @@ async fn decide(
     UrlPath(id): UrlPath<String>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Record>, ApiError> {
+) -> Result<Json<WithShown<Record, Shown>>, ApiError> {
     let body: DecisionBody = read_json(&headers, body, state.read_timeout()).await?;
     let answer = Answer::new(body.decision, body.for_secs)
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
-    Ok(Json(
-        state
-            .approvals
-            .resolve(&id, answer, decider.via, &decider.by)
-            .await?,
-    ))
+    let record = state
+        .approvals
+        .resolve(&id, answer, decider.via, &decider.by)
+        .await?;
+    Ok(Json(WithShown::record(record)))
 }
 
-async fn list_rules(State(state): State<AppState>) -> Result<Json<Vec<Rule>>, ApiError> {
-    Ok(Json(state.approvals.rules().await?))
+async fn list_rules(
+    State(state): State<AppState>,
+) -> Result<Json<Vec<WithShown<Rule, ShownRule>>>, ApiError> {
+    let rules = state.approvals.rules().await?;
+    Ok(Json(rules.into_iter().map(WithShown::rule).collect()))
 }
 
 #[derive(Deserialize)]
@@ -184,14 +187,17 @@ async fn add_rule(
         created_by: decider.by,
     };
     let AddedRule { rule, warnings } = state.approvals.add_rule(request, Utc::now()).await?;
+    let rule = WithShown::rule(rule);
+    // Messages for a person, quoting the pattern: shown as every front shows text.
+    let warnings = warnings.iter().map(|w| crate::text::visible(w)).collect();
     Ok((StatusCode::CREATED, Json(Added { rule, warnings })))
 }
 
 /// A rule as added, with what its owner should know about it (`allow add` prints these).
-#[derive(serde::Serialize)]
+#[derive(Serialize)]
 struct Added {
     #[serde(flatten)]
-    rule: Rule,
+    rule: WithShown<Rule, ShownRule>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
 }

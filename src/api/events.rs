@@ -25,6 +25,7 @@ use tokio::sync::{broadcast, watch};
 use super::AppState;
 use crate::approvals::{Approvals, Event, Offer};
 use crate::model::Record;
+use crate::render::{Shown, WithShown};
 
 /// How often an idle stream carries a comment, so that proxies and readers can tell a
 /// quiet queue from a dead connection.
@@ -37,6 +38,8 @@ struct PendingItem<'a> {
     #[serde(flatten)]
     record: &'a Record,
     offer: Offer,
+    /// Its text as every front shows it, the offer's included (`render::WithShown`).
+    shown: Shown,
 }
 
 #[derive(Serialize)]
@@ -112,7 +115,10 @@ impl Reader {
                         return Some(json("pending", &self.item(&record)));
                     }
                     Ok(Event::Pending(_)) => continue,
-                    Ok(Event::Resolved(record)) => return Some(json("resolved", &record)),
+                    Ok(Event::Resolved(record)) => {
+                        let shown = WithShown::record(record);
+                        return Some(json("resolved", &shown));
+                    }
                     Ok(Event::Rules) => return Some(json("allowlist", &serde_json::json!({}))),
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(
@@ -129,9 +135,15 @@ impl Reader {
     }
 
     fn item<'a>(&self, record: &'a Record) -> PendingItem<'a> {
+        let offer = self.approvals.offer(record);
         PendingItem {
             record,
-            offer: self.approvals.offer(record),
+            shown: Shown::offering(
+                record,
+                offer.always_refused.as_deref(),
+                offer.rule.as_deref(),
+            ),
+            offer,
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod agent;
 pub mod error;
 mod events;
 pub mod server;
+mod tcp_uid;
 pub mod wire;
 
 use std::sync::Arc;

@@ -2,8 +2,10 @@
 //! router with the peer's credentials. This is where one client's flood stops: each uid
 //! may hold a bounded number of open connections (more are answered `429` and closed),
 //! and a client that is slow to send its headers is cut off. The same loop serves the
-//! approvals page's TCP port, whose clients have no uid and share one bound. Between the socket and hyper
-//! sits [`wire::Guarded`], so that what hyper would refuse is refused with the JSON error
+//! approvals page's TCP port: a loopback client is counted by the uid the kernel's socket
+//! tables give its end (`tcp_uid`), so one local user's connections never take the
+//! owner's share; clients from elsewhere have no uid and share one bound. Between the
+//! socket and hyper sits [`wire::Guarded`], so that what hyper would refuse is refused with the JSON error
 //! and an early answer is not lost to a reset; a path that is not UTF-8 is refused here,
 //! before routing, for the same reason.
 
@@ -77,36 +79,43 @@ impl Drop for Slot {
 /// Header lines every answer carries, beside its own (a front's security headers).
 pub type Headers = &'static [(&'static str, &'static str)];
 
-/// Where connections come from, and who is on the other end of each.
+/// Where connections come from, who is on the other end of each, and whose share of
+/// `limits.max_connections_per_uid` each takes (None: the one share of every client
+/// execgate cannot tell apart).
 pub trait Listener: Send + 'static {
     type Io: AsyncRead + AsyncWrite + Unpin + Send + 'static;
-    fn accept(&self) -> impl Future<Output = io::Result<(Self::Io, Peer)>> + Send;
+    fn accept(&self) -> impl Future<Output = io::Result<(Self::Io, Peer, Option<u32>)>> + Send;
 }
 
 impl Listener for UnixListener {
     type Io = UnixStream;
-    async fn accept(&self) -> io::Result<(UnixStream, Peer)> {
+    async fn accept(&self) -> io::Result<(UnixStream, Peer, Option<u32>)> {
         let (stream, _) = UnixListener::accept(self).await?;
         let peer = peer_of(&stream);
-        Ok((stream, peer))
+        Ok((stream, peer, peer.uid))
     }
 }
 
-/// A TCP client's uid is not the kernel's to say: it has none, matches no uid rule, and
-/// every TCP client shares the one connection bound kept for unknown peers.
+/// A TCP client has no uid for the handlers: it matches no uid rule, and the approvals
+/// page lets it in by its token alone. Its connections are counted by the uid that owns
+/// its end when it is on this host (loopback), so that the agent's uid filling its share
+/// leaves the owner's browser its own; a client from elsewhere, or one the kernel no
+/// longer knows, takes the share kept for unknown peers.
 impl Listener for TcpListener {
     type Io = TcpStream;
-    async fn accept(&self) -> io::Result<(TcpStream, Peer)> {
-        let (stream, _) = TcpListener::accept(self).await?;
+    async fn accept(&self) -> io::Result<(TcpStream, Peer, Option<u32>)> {
+        let (stream, from) = TcpListener::accept(self).await?;
         // Events are small and must not wait for more to fill a segment.
         let _ = stream.set_nodelay(true);
-        Ok((
-            stream,
-            Peer {
-                uid: None,
-                pid: None,
-            },
-        ))
+        let share = stream
+            .local_addr()
+            .ok()
+            .and_then(|local| super::tcp_uid::loopback_peer_uid(local, from));
+        let peer = Peer {
+            uid: None,
+            pid: None,
+        };
+        Ok((stream, peer, share))
     }
 }
 
@@ -128,7 +137,7 @@ pub fn serve<L: Listener>(
                 _ = shutdown.recv() => break,
                 a = listener.accept() => a,
             };
-            let (stream, peer) = match accepted {
+            let (stream, peer, share) = match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors, most likely: back off instead of spinning.
@@ -138,11 +147,11 @@ pub fn serve<L: Listener>(
                 }
             };
             let limits = policy.config().limits.clone();
-            let Some(slot) = counts.take(peer.uid, limits.max_connections_per_uid) else {
-                tracing::warn!(uid = ?peer.uid, cap = limits.max_connections_per_uid, "too many connections from one uid");
+            let Some(slot) = counts.take(share, limits.max_connections_per_uid) else {
+                tracing::warn!(uid = ?share, cap = limits.max_connections_per_uid, "too many connections from one uid");
                 tokio::spawn(refuse(
                     stream,
-                    peer,
+                    share,
                     limits.max_connections_per_uid,
                     headers,
                 ));
@@ -214,8 +223,13 @@ fn peer_of(stream: &UnixStream) -> Peer {
 }
 
 /// Answers a connection over its uid's cap with a clear 429, without reading it.
-async fn refuse<S: AsyncWrite + Unpin>(mut stream: S, peer: Peer, cap: usize, headers: Headers) {
-    let who = match peer.uid {
+async fn refuse<S: AsyncWrite + Unpin>(
+    mut stream: S,
+    share: Option<u32>,
+    cap: usize,
+    headers: Headers,
+) {
+    let who = match share {
         Some(_) => "this uid already has",
         None => "clients execgate cannot tell apart (no uid) already have",
     };

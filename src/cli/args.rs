@@ -70,6 +70,15 @@ pub enum Verb {
     Pending(JsonFlag),
     /// List past requests, newest first.
     History(HistoryArgs),
+    /// Print one request whole, as the chats show it: command, cwd, input (size, sha256,
+    /// escaped head), run mode, agent and uid, risk and reasons, and how it stands.
+    /// Exit 0; 2 when no request has the id.
+    Show {
+        /// Short id (a1b2) or full id.
+        id: String,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
     /// Approve a pending request: once (default), always (saves an exact rule for the
     /// agent) or session (saves it for the request's session only); a duration (30m,
     /// 2h, 7d) makes the rule expire, and alone means "always" for that long.

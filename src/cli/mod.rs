@@ -136,6 +136,23 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
             print_records(&list, args.json.json);
             Ok(0)
         }
+        Verb::Show { id, json } => {
+            let record: Value = expect(
+                &admin,
+                Method::GET,
+                &format!("/v1/requests/{}", encode(&id)),
+                None,
+            )
+            .await?;
+            if json.json {
+                print_json(&record);
+            } else {
+                let record: Record = serde_json::from_value(record)
+                    .map_err(|e| format!("unexpected answer from execgate: {e}"))?;
+                println!("{}", render::whole(&record, chrono::Utc::now()));
+            }
+            Ok(0)
+        }
         Verb::Approve {
             id,
             mode,

@@ -39,7 +39,7 @@ use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
 use super::shell;
 use crate::model::Shell;
-use crate::text::is_bidi_or_invisible;
+use crate::text::hidden;
 
 /// What analysis found in one command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -529,18 +529,14 @@ fn characters(command: &str, out: &mut Vec<String>) {
             }
             '\n' | '\r' => Some("newline or carriage return".to_string()),
             '\\' if !single => Some("backslash escape".to_string()),
-            c if c.is_control() && c != '\t' => {
-                Some(format!("control character U+{:04X}", c as u32))
-            }
-            c if is_bidi_or_invisible(c) => Some(format!(
-                "invisible or bidirectional character U+{:04X}",
-                c as u32
-            )),
+            // A blank to bash as to a reader (shown escaped all the same).
+            '\t' => None,
             c if is_look_alike(c) => Some(format!(
                 "look-alike of shell syntax U+{:04X} `{c}`",
                 c as u32
             )),
-            _ => None,
+            // What the owner cannot see, by the one classification every front escapes.
+            c => hidden(c).map(|kind| format!("{kind} U+{:04X}", c as u32)),
         };
         if let Some(why) = why {
             out.push(format!("{why} at offset {i}"));
@@ -1284,7 +1280,18 @@ mod tests {
             ("ls\nrm -rf /", "newline"),
             ("ls\rrm", "newline"),
             ("ls \u{1b}[2J", "control character"),
-            ("ls \u{202e}x", "bidirectional"),
+            ("ls \u{202e}x", "invisible format character U+202E"),
+            (
+                "head -n 5 notes.txt\u{E0041}",
+                "invisible format character U+E0041",
+            ),
+            ("ls x\u{FE0F}", "default-ignorable"),
+            ("ls x\u{E0100}", "default-ignorable"),
+            ("ls x\u{206A}", "invisible format"),
+            ("ls x\u{1D173}", "invisible format"),
+            ("ls x\u{2800}", "blank-looking"),
+            ("ls x\u{E000}", "private-use"),
+            ("ls x\u{378}", "unassigned"),
             ("git status；rm -rf x", "look-alike"),
             ("git status\u{a0}x", "look-alike"),
             ("echo a\\;b", "backslash"),

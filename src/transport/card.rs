@@ -162,7 +162,7 @@ fn grant_help(out: &mut Html, r: &Record, grants: &crate::approvals::Offer) {
             .tag("<i>")
             .text(&format!(
                 "\"Always\" and \"This session\" are not offered: {}",
-                clip_utf16(why, REASON_SHOWN)
+                clip_utf16(&visible(why), REASON_SHOWN)
             ))
             .tag("</i>");
         return;
@@ -271,6 +271,9 @@ fn details(out: &mut Html, r: &Record) {
             "• … and {} more\n",
             r.risk_reasons.len() - REASONS_SHOWN
         ));
+    }
+    for note in render::notes(r) {
+        out.text(&format!("Note: {}\n", clip_utf16(&note, FIELD_SHOWN)));
     }
 }
 
@@ -490,6 +493,21 @@ mod tests {
             Utc::now(),
         ));
         assert!(text.contains("ls\\u{202e}txt.exe\\u{a}rm -rf ~"), "{text}");
+        // The path the owner once approved, ending in a tag character (issue 30).
+        let text = plain(&approval(
+            &record("head -n 5 notes.txt\u{E0041}"),
+            &offer(&map),
+            Utc::now(),
+        ));
+        assert!(
+            text.contains("Command:\nhead -n 5 notes.txt\\u{e0041}\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Note: a path or word in this request holds non-ASCII characters: notes.txt\\u{e0041} (U+E0041)"),
+            "{text}"
+        );
+        assert!(!text.contains('\u{E0041}'), "{text}");
     }
 
     #[test]

@@ -110,8 +110,11 @@ pub fn emit(answer: &Answer) {
 
 /// A deny execgate could not decide: it names the cause, and blocks.
 pub fn failed(which: HookAgent, event: &str, why: &str) -> Answer {
+    // `why` may quote what the agent sent (the daemon's refusal does): shown as every
+    // front shows text.
     let message = format!(
-        "execgate: blocked, because execgate could not ask for approval: {why}. No request was made and nothing was approved (execgate fails closed)."
+        "execgate: blocked, because execgate could not ask for approval: {}. No request was made and nothing was approved (execgate fails closed).",
+        crate::text::visible(why)
     );
     agents::answer(which, event, Verdict::Deny, &message, true)
 }

@@ -46,37 +46,19 @@
 
   // ---- Text an agent wrote -----------------------------------------------------------
 
-  // What cannot be seen (control, bidirectional and invisible characters) is shown as a
-  // \u{…} escape, as every other front of execgate shows it: what is approved is what
-  // was read.
-  const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0]/g;
+  // Every record and rule comes with `shown`: its text as every other front of execgate
+  // shows it, made by the daemon, with what cannot be seen (controls, format and
+  // invisible characters, blanks) as \u{…} escapes. The page displays that and keeps
+  // no list of its own: what is approved is what was read, on every front alike.
 
-  function visible(text) {
-    return String(text).replace(HIDDEN, (c) => '\\u{' + c.codePointAt(0).toString(16) + '}');
-  }
-
-  // An argv as one shell line, each word quoted where a shell would read it otherwise.
-  function shellJoin(argv) {
-    return argv
-      .map((word) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : "'" + word.replace(/'/g, "'\\''") + "'"))
-      .join(' ');
-  }
-
-  // What a request asks for: a label and the text, made visible.
+  // What a request asks for: a label and the text.
   function asked(r) {
-    if (r.tool) {
-      const input = JSON.stringify(r.tool.input, null, 2) || '';
-      return { label: 'Tool ' + visible(r.tool.name), text: input.split('\n').map(visible).join('\n') };
-    }
-    if (r.argv) return { label: 'Command (no shell)', text: visible(shellJoin(r.argv)) };
-    return { label: 'Command', text: visible(r.command == null ? '' : r.command) };
+    return { label: r.shown.label, text: r.shown.text };
   }
 
   // One line of it, for lists.
   function askedLine(r) {
-    if (r.tool) return visible(r.tool.name) + ' ' + visible(JSON.stringify(r.tool.input));
-    if (r.argv) return visible(shellJoin(r.argv));
-    return visible(r.command == null ? '' : r.command);
+    return r.shown.line;
   }
 
   function el(tag, className, text) {
@@ -379,7 +361,7 @@
 
     const head = el('div', 'card-head');
     head.appendChild(el('span', 'id mono', r.short_id));
-    const agent = el('span', 'agent', visible(r.agent));
+    const agent = el('span', 'agent', r.shown.agent);
     head.appendChild(agent);
     if (r.peer_uid != null) head.appendChild(el('span', 'muted', 'uid ' + r.peer_uid));
     head.appendChild(el('span', 'pill ' + r.risk, r.risk));
@@ -392,24 +374,17 @@
     if (what.label !== 'Command') card.appendChild(el('div', 'label', what.label));
     card.appendChild(el('pre', 'asked command', what.text));
 
-    if (r.cwd) card.appendChild(field('in', visible(r.cwd), 'mono'));
-    if (r.reason) card.appendChild(field('why', visible(r.reason)));
-    if (r.session) card.appendChild(field('session', visible(r.session), 'mono'));
+    if (r.shown.cwd) card.appendChild(field('in', r.shown.cwd, 'mono'));
+    if (r.shown.reason) card.appendChild(field('why', r.shown.reason));
+    if (r.shown.session) card.appendChild(field('session', r.shown.session, 'mono'));
     card.appendChild(field('run', r.run ? 'execgate runs it itself, as its own user, once approved' : 'the agent runs it itself once approved'));
-    if (r.input) {
-      const whole = r.input.head.length >= r.input.bytes;
-      card.appendChild(
-        field(
-          'input',
-          r.input.bytes + ' bytes, sha256 ' + r.input.sha256 + (whole ? ', all of it: ' : ', begins: ') + visible(r.input.head) + (whole ? '' : ' …'),
-        ),
-      );
-    }
-    if (r.risk_reasons && r.risk_reasons.length > 0) {
+    if (r.shown.input) card.appendChild(field('input', r.shown.input));
+    if (r.shown.risk_reasons.length > 0) {
       const list = el('ul', 'reasons');
-      for (const reason of r.risk_reasons) list.appendChild(el('li', null, visible(reason)));
+      for (const reason of r.shown.risk_reasons) list.appendChild(el('li', null, reason));
       card.appendChild(list);
     }
+    for (const note of r.shown.notes) card.appendChild(field('note', note));
 
     // Once or not at all first; then the grants that save a rule, where offered, with
     // how long the rule lasts.
@@ -442,14 +417,14 @@
     // What a grant would save, so that a click is never a surprise; or why none is
     // offered.
     if (offer.always_refused) {
-      card.appendChild(el('div', 'refused', 'Always and This session are not offered: ' + visible(offer.always_refused)));
+      card.appendChild(el('div', 'refused', 'Always and This session are not offered: ' + r.shown.always_refused));
     } else if (offer.rule) {
       const kind = offer.rule_kind === 'tool' ? 'a tool rule' : 'an exact rule';
       const saves = el('div', 'refused saves');
-      saves.appendChild(document.createTextNode('Always saves ' + kind + ' for agent ' + visible(r.agent) + ': '));
-      saves.appendChild(el('code', null, visible(offer.rule)));
-      if (!offer.session_refused && r.session) {
-        saves.appendChild(document.createTextNode('; This session saves it for session ' + visible(r.session) + ' only'));
+      saves.appendChild(document.createTextNode('Always saves ' + kind + ' for agent ' + r.shown.agent + ': '));
+      saves.appendChild(el('code', null, r.shown.rule));
+      if (!offer.session_refused && r.shown.session) {
+        saves.appendChild(document.createTextNode('; This session saves it for session ' + r.shown.session + ' only'));
       }
       saves.appendChild(document.createTextNode('.'));
       card.appendChild(saves);
@@ -508,7 +483,7 @@
     const parts = [r.status];
     if (r.decision) parts.push('(' + r.decision + ')');
     if (r.via) parts.push('via ' + r.via);
-    if (r.decided_by) parts.push('by ' + visible(r.decided_by));
+    if (r.shown.decided_by) parts.push('by ' + r.shown.decided_by);
     return parts.join(' ');
   }
 
@@ -522,7 +497,7 @@
     item.dataset.id = r.id;
     item.appendChild(el('span', 'muted', when(r.resolved_at || r.created_at)));
     item.appendChild(el('span', 'mono', r.short_id));
-    item.appendChild(el('span', null, visible(r.agent)));
+    item.appendChild(el('span', null, r.shown.agent));
     item.appendChild(el('code', null, askedLine(r).slice(0, 160)));
     item.appendChild(el('span', 'pill ' + r.status, outcome(r)));
     feed.insertBefore(item, feed.firstChild);
@@ -584,7 +559,7 @@
     row.dataset.id = r.id;
     row.appendChild(el('td', 'muted', when(r.created_at)));
     row.appendChild(el('td', 'mono', r.short_id));
-    row.appendChild(el('td', null, visible(r.agent)));
+    row.appendChild(el('td', null, r.shown.agent));
     const line = askedLine(r);
     row.appendChild(el('td', 'mono', line.length > 140 ? line.slice(0, 139) + '…' : line));
     const risk = el('td');
@@ -610,17 +585,18 @@
     cell.appendChild(el('div', 'label', what.label + ' · id ' + r.id));
     cell.appendChild(el('pre', 'asked', what.text));
     const facts = [
-      ['in', r.cwd],
-      ['why', r.reason],
-      ['session', r.session],
-      ['front', r.front],
+      ['in', r.shown.cwd],
+      ['why', r.shown.reason],
+      ['session', r.shown.session],
+      ['front', r.shown.front],
       ['uid', r.peer_uid],
+      ['input', r.shown.input],
       ['run', r.run ? 'by execgate' : 'by the agent'],
       ['decided', r.resolved_at ? when(r.resolved_at) : null],
-      ['error', r.error],
+      ['error', r.shown.error],
     ];
     for (const [label, value] of facts) {
-      if (value !== null && value !== undefined && value !== '') cell.appendChild(field(label, visible(value)));
+      if (value !== null && value !== undefined && value !== '') cell.appendChild(field(label, String(value)));
     }
     if (r.result) {
       const res = r.result;
@@ -628,7 +604,8 @@
         field('result', 'exit ' + res.exit_code + (res.signal ? ', signal ' + res.signal : '') + (res.timed_out ? ', timed out' : '') + ', ' + res.duration_ms + ' ms'),
       );
     }
-    for (const reason of r.risk_reasons || []) cell.appendChild(field('risk', visible(reason)));
+    for (const reason of r.shown.risk_reasons) cell.appendChild(field('risk', reason));
+    for (const note of r.shown.notes) cell.appendChild(field('note', note));
     details.appendChild(cell);
     row.after(details);
   }
@@ -646,8 +623,8 @@
   // ---- The allowlist -----------------------------------------------------------------
 
   function scope(rule) {
-    if (rule.agent && rule.session) return 'agent ' + visible(rule.agent) + ', session ' + visible(rule.session);
-    if (rule.agent) return 'agent ' + visible(rule.agent);
+    if (rule.agent && rule.session) return 'agent ' + rule.shown.agent + ', session ' + rule.shown.session;
+    if (rule.agent) return 'agent ' + rule.shown.agent;
     return 'every agent';
   }
 
@@ -670,7 +647,7 @@
     row.appendChild(el('td', 'mono', String(rule.id)));
     row.appendChild(el('td', null, scope(rule)));
     row.appendChild(el('td', null, rule.kind));
-    row.appendChild(el('td', 'mono pattern', visible(rule.pattern)));
+    row.appendChild(el('td', 'mono pattern', rule.shown.pattern));
     const expired = rule.expires_at && Date.parse(rule.expires_at) <= now();
     // approval.remember = memory: the daemon also forgets it when it stops.
     const stops = rule.memory ? 'when execgate stops' : 'never';
@@ -682,14 +659,14 @@
     const used = el('td');
     if (rule.last_used_at) {
       used.appendChild(el('div', null, when(rule.last_used_at)));
-      if (rule.last_command) used.appendChild(el('div', 'mono muted', visible(rule.last_command).slice(0, 120)));
+      if (rule.last_command) used.appendChild(el('div', 'mono muted', rule.shown.last_command.slice(0, 120)));
     } else {
       used.textContent = 'never';
     }
     row.appendChild(used);
     const made = el('td');
     made.appendChild(el('div', null, when(rule.created_at)));
-    made.appendChild(el('div', 'muted', 'by ' + visible(rule.created_by) + (rule.source_request ? ', answering a request' : '')));
+    made.appendChild(el('div', 'muted', 'by ' + rule.shown.created_by + (rule.source_request ? ', answering a request' : '')));
     row.appendChild(made);
     const action = el('td');
     const remove = el('button', 'remove', 'Remove');
@@ -743,7 +720,7 @@
       const warnings = added.warnings || [];
       message(
         $('rule-message'),
-        'Added rule #' + added.id + '.' + (warnings.length ? ' Note: ' + warnings.map(visible).join(' ') : ''),
+        'Added rule #' + added.id + '.' + (warnings.length ? ' Note: ' + warnings.join(' ') : ''),
         warnings.length ? 'warning' : '',
       );
       $('rule-pattern').value = '';
