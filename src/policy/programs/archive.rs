@@ -22,7 +22,7 @@
 //! original deleted unless `-k`); with `-c` (and as `zcat`, `xzcat`), `-l` or `-t` the
 //! files are only read; with no file they filter standard input to standard output.
 
-use super::profile::{BASE, Effect, Profile, Reading, Role, Runs, Span, Syntax};
+use super::profile::{BASE, Config, Effect, Profile, Reading, Role, Runs, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[
     &TAR, &GZIP, &GUNZIP, &ZCAT, &XZ, &UNXZ, &XZCAT, &LZMA, &UNLZMA, &LZCAT,
@@ -209,7 +209,15 @@ const TAR: Profile = Profile {
     ],
     rest: Role::Text,
     check: Some(tar_check),
+    config: Some(&TAR_CONFIG),
     ..BASE
+};
+
+/// GNU tar reads no file of its own; its environment adds options.
+const TAR_CONFIG: Config = Config {
+    files: &[],
+    env: "`TAR_OPTIONS`: options read before the command's (`--to-command` there runs a program); a run's environment has none",
+    run_env: &[],
 };
 
 /// The operations, by their options' keys.
