@@ -310,6 +310,26 @@ mod tests {
         assert_eq!(passwd_home(4_000_000_000), None);
     }
 
+    /// A file is skipped in run mode only where its program's `run_env` is what keeps
+    /// the program from reading it; names are relative to where they are looked for.
+    #[test]
+    fn the_profiles_configuration_is_consistent() {
+        for config in programs::all_configs() {
+            for f in config.files {
+                let relative = !f.name.starts_with(['/', '~'])
+                    && !f.name.split('/').any(|c| matches!(c, "" | "." | ".."));
+                assert!(relative, "{}", f.name);
+                assert!(
+                    !f.neutralised || !config.run_env.is_empty(),
+                    "{} is skipped in run mode, but nothing neutralises it",
+                    f.name
+                );
+                assert!(!f.why.is_empty() && !f.why.ends_with('.'), "{}", f.name);
+            }
+            assert!(!config.env.is_empty());
+        }
+    }
+
     #[test]
     fn every_run_gets_each_variable_once() {
         let env = neutralising_env();

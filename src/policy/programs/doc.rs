@@ -147,6 +147,14 @@ fn names(o: &Opt) -> String {
 /// The configuration a program reads, and how execgate treats it (the configuration
 /// gate: docs/decisions.md, "Configuration gates").
 fn config(out: &mut String, c: &Config) {
+    if c.files.is_empty() {
+        let _ = writeln!(
+            out,
+            "- Configuration: no file an agent writes; environment: {} (the agent's own in decide-only mode; a run gets execgate's minimal environment).",
+            c.env
+        );
+        return;
+    }
     let _ = writeln!(
         out,
         "- Configuration it reads, judged before any approval without a human:"

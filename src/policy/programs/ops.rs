@@ -2683,7 +2683,16 @@ const SYSTEMCTL: Profile = Profile {
         ),
     ],
     check: Some(systemctl_check),
+    config: Some(&SYSTEMCTL_CONFIG),
     ..BASE
+};
+
+/// systemctl reads no configuration file an agent writes; its environment names the
+/// pager (started only on a terminal) and the editor (`edit`).
+const SYSTEMCTL_CONFIG: Config = Config {
+    files: &[],
+    env: "`SYSTEMD_PAGER`, `PAGER`, `SYSTEMD_LESS` (the pager, on a terminal only), `SYSTEMD_EDITOR`, `EDITOR`, `VISUAL` (`edit`)",
+    run_env: &[],
 };
 
 /// A systemctl verb; systemctl's options stay valid after it.

@@ -74,7 +74,16 @@ const PYTHON: Profile = Profile {
     rest: Passthrough,
     decides_code: true,
     check: Some(python_check),
+    config: Some(&PYTHON_CONFIG),
     ..BASE
+};
+
+/// Python reads no configuration file of its own that an agent writes (the working
+/// directory it imports from is its profile's: `-m`, `-P`); its environment adds code.
+const PYTHON_CONFIG: Config = Config {
+    files: &[],
+    env: "`PYTHONPATH` (modules imported before the standard library's), `PYTHONHOME`, `PYTHONSTARTUP` (run by an interactive interpreter), `PYTHONSAFEPATH`",
+    run_env: &[],
 };
 
 /// Modules that run the project's own tests.

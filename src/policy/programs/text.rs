@@ -216,7 +216,7 @@ const RG: Profile = Profile {
 /// ripgrep reads no file unless its environment names one.
 const RG_CONFIG: Config = Config {
     files: &[],
-    env: "`RIPGREP_CONFIG_PATH`: a file of extra arguments, read before the command's (`--pre` there runs a program); a run's environment has none",
+    env: "`RIPGREP_CONFIG_PATH`: a file of extra arguments, read before the command's (`--pre` there runs a program)",
     run_env: &[],
 };
 
