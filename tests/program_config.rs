@@ -497,3 +497,73 @@ fn the_neutralising_environment_works_with_the_real_programs() {
     assert!(pip(false).contains("global.timeout"), "pip reads pip.conf");
     assert!(!pip(true).contains("global.timeout"), "pip still reads it");
 }
+
+/// What policy approved is judged again just before it runs (as git's repository is): a
+/// `~/.jq` that appears while the run waits for its turn stops it, with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_mode_reads_the_configuration_again_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let d = common::process::Process::start(home.path(), &[("EXECGATE_EXEC__MAX_CONCURRENT", "1")])
+        .await;
+    let config = config_for(&d.env);
+    let admin = execgate::client::Client::new(config.admin_socket.clone());
+    for pattern in ["sleep 1", "jq -n 1"] {
+        let rule = json!({"agent": null, "pattern": pattern, "kind": "exact"});
+        let (status, v) = admin
+            .call(hyper::Method::POST, "/v1/allowlist", Some(&rule))
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::CREATED, "{v}");
+    }
+    let run = |command: &str| {
+        let body = json!({"agent": "agent", "command": command, "cwd": dir.path(), "run": true});
+        let agent = execgate::client::Client::new(config.socket.clone());
+        tokio::spawn(async move {
+            let (status, v) = agent
+                .call(hyper::Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap();
+            assert_eq!(status, StatusCode::OK, "{v}");
+            serde_json::from_value::<Record>(v).unwrap()
+        })
+    };
+    let in_queue = |command: &'static str, started: bool| {
+        let admin = execgate::client::Client::new(config.admin_socket.clone());
+        async move {
+            for _ in 0..1000 {
+                let (_, runs) = admin
+                    .call(hyper::Method::GET, "/v1/runs", None)
+                    .await
+                    .unwrap();
+                if runs
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e["command"] == command && e["started_at"].is_null() != started)
+                {
+                    return true;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            false
+        }
+    };
+    // One slot: `sleep` holds it while `jq` waits, approved by the owner's rule.
+    let sleeping = run("sleep 1");
+    assert!(in_queue("sleep 1", true).await, "sleep runs");
+    let waiting = run("jq -n 1");
+    assert!(in_queue("jq -n 1", false).await, "jq waits behind sleep");
+    std::fs::write(home.path().join(".jq"), "def f: 1;\n").unwrap();
+
+    let r = waiting.await.unwrap();
+    assert!(
+        approved_without_human(&r),
+        "approved before ~/.jq was there: {r:?}"
+    );
+    let result = r.result.unwrap();
+    assert_eq!(result.exit_code, None, "jq must not run: {result:?}");
+    let error = result.error.unwrap_or_default();
+    assert!(error.contains(".jq"), "{error}");
+    assert_eq!(sleeping.await.unwrap().result.unwrap().exit_code, Some(0));
+}
