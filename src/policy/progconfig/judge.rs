@@ -130,8 +130,10 @@ fn toml_walk(table: &toml::Table, prefix: &str, patterns: &[&str]) -> Option<Str
 }
 
 /// The YAML constructs that let a document spell a key otherwise than as written: an
-/// escape in a double-quoted scalar (`"env\x5ffile"`), a tag, an alias (which may stand
-/// for a key), a directive.
+/// escape in a double-quoted scalar (`"env\x5ffile"`), a directive, an alias used as a
+/// key (`*k : …`, which stands for whatever `&k` anchored). An alias as a value, merged
+/// or not (`<<: *common`, compose's habit), brings only keys written elsewhere in the
+/// text, which are read there.
 fn yaml_unreadable(text: &str) -> Option<&'static str> {
     if ["\\x", "\\u", "\\U"].iter().any(|e| text.contains(e)) {
         return Some("an escape in a quoted scalar");
@@ -140,19 +142,28 @@ fn yaml_unreadable(text: &str) -> Option<&'static str> {
         return Some("a directive");
     }
     let bytes = text.as_bytes();
+    let name = |c: &u8| !(c.is_ascii_whitespace() || matches!(c, b',' | b'[' | b']' | b'{' | b'}'));
     for (i, b) in bytes.iter().enumerate() {
-        let after_blank =
-            i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b'[' | b'{' | b',');
-        if after_blank && *b == b'!' {
-            return Some("a tag");
+        let after_blank = i == 0
+            || matches!(
+                bytes[i - 1],
+                b' ' | b'\t' | b'\n' | b'[' | b'{' | b',' | b'?'
+            );
+        if !(after_blank && *b == b'*') {
+            continue;
         }
-        if after_blank
-            && *b == b'*'
-            && bytes
-                .get(i + 1)
-                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-        {
-            return Some("an alias");
+        let rest = &bytes[i + 1..];
+        let end = rest.iter().position(|c| !name(c)).unwrap_or(rest.len());
+        if end == 0 {
+            continue;
+        }
+        let after = &rest[end..];
+        let after = &after[after
+            .iter()
+            .take_while(|c| matches!(c, b' ' | b'\t'))
+            .count()..];
+        if after.first() == Some(&b':') || (i > 0 && bytes[i - 1] == b'?') {
+            return Some("an alias used as a key");
         }
     }
     None
@@ -351,6 +362,7 @@ mod tests {
     );
     judged!(yaml_top_escape, TOP, "packages: \"\\x41\"\n", Err(()));
     judged!(yaml_top_alias, TOP, "x: &k storeDir\n*k : 1\n", Err(()));
+    judged!(yaml_top_tag, TOP, "!!str storeDir: x\n", Err(()));
 
     const COMPOSE: Judge = Judge::YamlRefuses(&["env_file", "include"]);
     judged!(
@@ -376,6 +388,31 @@ mod tests {
         COMPOSE,
         "include:\n  - other.yaml\n",
         Ok(Some("include"))
+    );
+
+    judged!(
+        compose_merge,
+        COMPOSE,
+        "x-c: &c\n  image: a\nservices:\n  web:\n    <<: *c\n    ports: [*p]\n",
+        Ok(None)
+    );
+    judged!(
+        compose_merged_key,
+        COMPOSE,
+        "x-c: &c\n  env_file: /x\nservices:\n  web:\n    <<: *c\n",
+        Ok(Some("env_file"))
+    );
+    judged!(
+        compose_alias_key,
+        COMPOSE,
+        "x: &k env_file\nservices:\n  web: {*k : /root/x}\n",
+        Err(())
+    );
+    judged!(
+        compose_tagged,
+        COMPOSE,
+        "services:\n  web:\n    ports: !reset []\n",
+        Ok(None)
     );
 
     const DOTENV: Judge = Judge::DotenvRefuses(&["COMPOSE_*", "DOCKER_*"]);
