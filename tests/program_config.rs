@@ -146,6 +146,17 @@ async fn npmrc_keys_that_change_what_npm_reads_writes_or_runs_are_asked_about() 
     // A line execgate cannot read as npm's ini is not vouched for.
     agent_writes(&npmrc, "[section]\nsave-exact=true\n");
     asked(&d, "npm ls", &proj, &[".npmrc"]).await;
+    // A `.npmrc` the agent points at a file only root may read: asked about, and what
+    // the daemon read there (as root) is not echoed to the agent in the reason.
+    let secret = dir.path().join("root-only");
+    std::fs::write(&secret, "hunter2-is-the-password=1\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::remove_file(&npmrc).unwrap();
+    std::os::unix::fs::symlink(&secret, &npmrc).unwrap();
+    let r = decide(&d, "npm ls", &proj).await;
+    assert_eq!(r.status, Status::Pending, "{r:?}");
+    assert!(!reasons(&r).contains("hunter2"), "{}", reasons(&r));
+    assert!(reasons(&r).contains("may not read"), "{}", reasons(&r));
     // A special file where npm reads its configuration is not waited on.
     std::fs::remove_file(&npmrc).unwrap();
     let c = std::ffi::CString::new(npmrc.as_os_str().as_encoded_bytes()).unwrap();

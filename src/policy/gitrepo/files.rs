@@ -126,6 +126,16 @@ impl Reader {
         path: &Path,
         max: u64,
     ) -> Result<Option<Vec<u8>>, String> {
+        Ok(self.read_with_meta(path, max)?.map(|(data, _)| data))
+    }
+
+    /// [`Reader::read`], with the metadata of the file that was read (taken from the open
+    /// file, so a symlink swapped in between cannot make it another file's).
+    pub(in crate::policy) fn read_with_meta(
+        &mut self,
+        path: &Path,
+        max: u64,
+    ) -> Result<Option<(Vec<u8>, Metadata)>, String> {
         self.spend(path)?;
         let file = match File::options()
             .read(true)
@@ -158,7 +168,7 @@ impl Reader {
             return Err(format!("{} grew while execgate read it", path.display()));
         }
         self.bytes -= data.len() as u64;
-        Ok(Some(data))
+        Ok(Some((data, meta)))
     }
 
     /// [`Reader::read`] as text (git's files are bytes; what is not UTF-8 is replaced,

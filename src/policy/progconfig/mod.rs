@@ -96,7 +96,7 @@ pub(super) fn gate(
             if subject.run && file.neutralised {
                 continue;
             }
-            match judge_file(&mut r, file, cwd, &home) {
+            match judge_file(&mut r, file, cwd, &home, subject.uid) {
                 Ok(None) => {}
                 Ok(Some(why)) => return Some(format!("{program}: {why}")),
                 Err(e) => {
@@ -158,12 +158,14 @@ pub fn neutralising_env() -> Vec<(String, String)> {
 }
 
 /// Why `file` makes the program unsafe to approve, as found from `cwd` (and `home`), if
-/// it does. `Err`: it, or where it would be, cannot be read.
+/// it does, in words fit for `agent` to read. `Err`: it, or where it would be, cannot be
+/// read.
 fn judge_file(
     r: &mut Reader,
     file: &ConfigFile,
     cwd: &Path,
     home: &Home,
+    agent: Option<u32>,
 ) -> Result<Option<String>, String> {
     let places: Vec<PathBuf> = match file.place {
         Place::Up => {
@@ -187,23 +189,39 @@ fn judge_file(
         },
     };
     for path in places {
-        if let Some(why) = judge_one(r, file, &path)? {
+        if let Some(why) = judge_one(r, file, &path, agent)? {
             return Ok(Some(why));
         }
     }
     Ok(None)
 }
 
-fn judge_one(r: &mut Reader, file: &ConfigFile, path: &Path) -> Result<Option<String>, String> {
+fn judge_one(
+    r: &mut Reader,
+    file: &ConfigFile,
+    path: &Path,
+    agent: Option<u32>,
+) -> Result<Option<String>, String> {
     if let Judge::Exists = file.judge {
         return Ok(r
             .stat(path)?
             .map(|_| format!("{} is there ({})", path.display(), file.why)));
     }
-    let Some(text) = r.text(path, MAX_FILE_BYTES)? else {
+    let Some((bytes, meta)) = r.read_with_meta(path, MAX_FILE_BYTES)? else {
         return Ok(None);
     };
-    Ok(match judge::first_refused(file.judge, &text) {
+    let text = String::from_utf8_lossy(&bytes);
+    let verdict = judge::first_refused(file.judge, &text);
+    // The reason reaches the agent: what execgate read as root through a symlink the
+    // agent made (`.npmrc -> /etc/shadow`) must not come back to it as a key's name.
+    if !agent_may_read(&meta, agent) && !matches!(verdict, Ok(None)) {
+        return Ok(Some(format!(
+            "{} is a file the agent may not read, and execgate does not vouch for what it sets ({})",
+            path.display(),
+            file.why
+        )));
+    }
+    Ok(match verdict {
         Ok(None) => None,
         Ok(Some(key)) => Some(format!(
             "{} sets `{key}`, which execgate does not know to be harmless ({})",
@@ -216,6 +234,18 @@ fn judge_one(r: &mut Reader, file: &ConfigFile, path: &Path) -> Result<Option<St
             file.why
         )),
     })
+}
+
+/// Whether the agent (`uid`, if known) may read a file with `meta`: root, its owner with
+/// the owner's read bit, anyone when others may. A group's read bit does not count:
+/// execgate does not know the agent's groups.
+fn agent_may_read(meta: &std::fs::Metadata, uid: Option<u32>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match uid {
+        Some(0) => true,
+        Some(uid) if uid == meta.uid() => meta.mode() & 0o400 != 0,
+        _ => meta.mode() & 0o004 != 0,
+    }
 }
 
 /// The home directory whose files the program reads.
@@ -291,17 +321,51 @@ mod tests {
         fs::create_dir_all(&deep).unwrap();
         let mut r = Reader::new(None);
         let none = Home::NoAgent;
-        assert_eq!(judge_file(&mut r, &NPMRC, &deep, &none).unwrap(), None);
+        assert_eq!(
+            judge_file(&mut r, &NPMRC, &deep, &none, Some(0)).unwrap(),
+            None
+        );
         fs::write(dir.path().join("a/.npmrc"), "save-exact=true\nviewer=x\n").unwrap();
-        let why = judge_file(&mut r, &NPMRC, &deep, &none).unwrap().unwrap();
+        let why = judge_file(&mut r, &NPMRC, &deep, &none, Some(0))
+            .unwrap()
+            .unwrap();
         assert!(why.contains("a/.npmrc sets `viewer`"), "{why}");
 
-        assert!(judge_file(&mut r, &RC, &deep, &Home::Unknown).is_err());
+        assert!(judge_file(&mut r, &RC, &deep, &Home::Unknown, Some(0)).is_err());
         let home = Home::At(deep.clone());
-        assert_eq!(judge_file(&mut r, &RC, &deep, &home).unwrap(), None);
+        assert_eq!(
+            judge_file(&mut r, &RC, &deep, &home, Some(0)).unwrap(),
+            None
+        );
         fs::write(deep.join(".rc"), "").unwrap();
-        let why = judge_file(&mut r, &RC, &deep, &home).unwrap().unwrap();
+        let why = judge_file(&mut r, &RC, &deep, &home, Some(0))
+            .unwrap()
+            .unwrap();
         assert!(why.contains(".rc is there"), "{why}");
+    }
+
+    /// What execgate read through a symlink the agent made to a file it may not read
+    /// is not echoed back to it.
+    #[test]
+    fn keys_of_files_the_agent_may_not_read_are_not_named() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        fs::write(&secret, "root-password-hash=x\n").unwrap();
+        fs::set_permissions(&secret, fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink(&secret, dir.path().join(".npmrc")).unwrap();
+        let mut r = Reader::new(None);
+        let agent = Some(4_000_000_000);
+        let why = judge_file(&mut r, &NPMRC, dir.path(), &Home::NoAgent, agent)
+            .unwrap()
+            .unwrap();
+        assert!(!why.contains("root-password-hash"), "{why}");
+        assert!(why.contains("may not read"), "{why}");
+        fs::set_permissions(&secret, fs::Permissions::from_mode(0o644)).unwrap();
+        let why = judge_file(&mut r, &NPMRC, dir.path(), &Home::NoAgent, agent)
+            .unwrap()
+            .unwrap();
+        assert!(why.contains("root-password-hash"), "{why}");
     }
 
     #[test]
