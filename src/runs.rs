@@ -17,7 +17,7 @@ use tokio::sync::Semaphore;
 use crate::config::Config;
 use crate::exec::{self, RunSpec};
 use crate::model::{AskFallback, ExecResult, Record, Security, Via};
-use crate::policy::{Policy, Subject, gitrepo};
+use crate::policy::{Policy, Subject, gitrepo, progconfig};
 use crate::store::Store;
 
 /// One entry of the run queue, as `GET /v1/runs` and `execgate pending` show it.
@@ -132,7 +132,8 @@ impl Runs {
             tracing::warn!(short_id = %record.short_id, checked = %spec.cwd.path().display(), now = %here.display(), "the working directory was moved since it was checked; the command runs in it where it is now");
         }
         // The repository is read once, here and now, for both: whether policy's approval
-        // still holds (the git gate and the path policy again), and what every git the command runs gets
+        // still holds (the git gate, the path policy and the other programs'
+        // configuration gates again), and what every git the command runs gets
         // neutralised. Off the async workers, and not waited on past its time: a file
         // system that does not answer holds a blocking thread, not the daemon.
         let mut env = exec::minimal_env(&config.exec.env_passthrough);
@@ -154,7 +155,14 @@ impl Runs {
                 shell: None,
                 uid: record_now.peer_uid,
             };
-            let refusal = judge.then(|| policy.run_refusal(subject, &repo)).flatten();
+            // The other programs' configuration files too: they may have changed since.
+            let refusal = judge
+                .then(|| {
+                    policy
+                        .run_refusal(subject, &repo)
+                        .or_else(|| progconfig::refusal(subject))
+                })
+                .flatten();
             (refusal, git_neutralised(repo, &env_now))
         })
         .await;
@@ -167,7 +175,7 @@ impl Runs {
             (judge.then_some(why), gitrepo::neutralising_env(None, &env).0)
         });
         if let Some(why) = refusal {
-            tracing::warn!(short_id = %record.short_id, %why, "not running: the repository or the command's paths changed since policy approved the command");
+            tracing::warn!(short_id = %record.short_id, %why, "not running: the repository, the command's paths or a configuration file changed since policy approved the command");
             return self
                 .not_run(
                     record,
@@ -176,6 +184,9 @@ impl Runs {
                 .await;
         }
         env.extend(neutralised);
+        // And what other programs read from execgate's home (npm's user configuration,
+        // pip's files), for every run, whatever approved it.
+        env.extend(progconfig::neutralising_env_for(&env));
         // Moved while it was being read: what was read is not what git would find.
         if !spec.cwd.is_at(&here).unwrap_or(false) {
             return self

@@ -43,10 +43,14 @@ async fn glob_rules_match_per_agent_and_never_a_non_plain_command() {
         .await;
     assert_eq!(status, StatusCode::CREATED);
 
-    assert_eq!(
-        d.ask("builder", "cargo build --release").await.via,
-        Some(Via::Allowlist)
-    );
+    // With the cwd it will run in: cargo's configuration there is read first (issue 30).
+    let (status, v) = d
+        .submit(
+            json!({"agent": "builder", "command": "cargo build --release", "cwd": d.dir.path()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["via"], "allowlist", "{v}");
     // Another agent does not get builder's rule.
     assert_eq!(
         d.ask_no_wait("other", "cargo build --release").await.status,

@@ -382,12 +382,14 @@ async fn a_write_to_an_agents_guard_settings_is_dangerous_and_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_and_claude_permission_requests_are_answered_in_their_shape() {
     let d = TestDaemon::start(&[]).await;
-    d.add_rule(json!({"agent": null, "pattern": "npm install left-pad", "kind": "exact"}))
+    // A command that reads no configuration from the home directory (npm would read
+    // the test user's `~/.npmrc` first: issue 30).
+    d.add_rule(json!({"agent": null, "pattern": "make deploy", "kind": "exact"}))
         .await;
     for agent in [HookAgent::Codex, HookAgent::ClaudeCode] {
         let payload = json!({"session_id": "s", "turn_id": "t", "cwd": "/", "hook_event_name": "PermissionRequest",
             "model": "m", "permission_mode": "default", "tool_name": "Bash",
-            "tool_input": {"command": "npm install left-pad", "description": "needs network"}});
+            "tool_input": {"command": "make deploy", "description": "runs the project's recipe"}});
         let out = hook(&d.env, agent, payload.to_string().into_bytes()).await;
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();

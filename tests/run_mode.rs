@@ -155,7 +155,8 @@ async fn argv_runs_the_program_with_its_arguments_and_input() {
     assert_eq!((result.stdout.as_str(), result.timed_out), ("", false));
     // The environment is the minimal one, plus what neutralises git's program-valued
     // settings (core.fsmonitor, core.hooksPath, core.pager, …) for any git the command
-    // runs.
+    // runs, and the configuration other programs read from the home directory (npm's,
+    // pip's: `programs::Config::run_env`).
     let r = ran(&d, json!({"argv": ["env"]})).await;
     let stdout = r.result.unwrap().stdout;
     let names: Vec<String> = stdout
@@ -166,7 +167,10 @@ async fn argv_runs_the_program_with_its_arguments_and_input() {
         names
             .iter()
             .all(|n| ["PATH", "HOME", "LANG", "USER"].contains(&n.as_str())
-                || n.starts_with("GIT_CONFIG_")),
+                || n.starts_with("GIT_CONFIG_")
+                || execgate::policy::progconfig::neutralising_env()
+                    .iter()
+                    .any(|(k, _)| k == n)),
         "{names:?}"
     );
     assert!(

@@ -6,14 +6,16 @@
 //! `programs` is execgate's knowledge of each program (what every word of a command
 //! means, read as the program reads it), `paths` is the one path policy (secrets,
 //! sensitive files, agents' guard settings, execgate's own files, judged by the file a
-//! path reaches), `gitrepo` reads what a git repository would make git
-//! run, `rules` the compiled deny list, allowed binaries and allowlist, `risk` judges how
+//! path reaches), `gitrepo` reads what a git repository would make git run,
+//! `progconfig` what other programs' configuration files would make them do, `rules`
+//! the compiled deny list, allowed binaries and allowlist, `risk` judges how
 //! much harm a command could do, and `tools` judges tool calls (their names, and the
 //! protected paths their input names).
 
 pub mod gitrepo;
 pub mod parse;
 pub mod paths;
+pub mod progconfig;
 pub mod programs;
 pub mod risk;
 pub mod rules;
@@ -161,7 +163,7 @@ impl Settings {
             binaries: rules::AllowedBinaries::new(&config.policy.allowed_binaries),
             own_files: risk::OwnFiles::new(&own),
             tool_deny: tools::ToolDeny::new(&config.policy.tools.deny)?,
-            paths: paths::Paths::new(&config),
+            paths: paths::Paths::new(&config, &programs::config_files()),
             config,
         })
     }
@@ -456,6 +458,14 @@ impl Policy {
         if (safe || !verdict.rules_matched.is_empty())
             && let Some(why) = git_gate(&analysis, &understood, subject, None)
         {
+            safe = false;
+            verdict.rules_matched.clear();
+            verdict.risk_reasons.push(why);
+        }
+        // Nor any program that reads configuration an agent may write (npm's `.npmrc`,
+        // cargo's `.cargo/config.toml`, …) without reading it. Read for every plain
+        // command: a human asked anyway is told what the configuration sets.
+        if plain && let Some(why) = progconfig::gate(&analysis, &understood, subject) {
             safe = false;
             verdict.rules_matched.clear();
             verdict.risk_reasons.push(why);

@@ -2,7 +2,8 @@
 //! blocking (a FIFO named `.git/commondir` must not hang the request, nor every later
 //! one), size-bounded, within one budget of files, bytes and time per inspection; and
 //! noting whether anyone but the daemon's user could change what was read before git
-//! reads it again.
+//! reads it again. The configuration gates of other programs (`policy::progconfig`)
+//! read their files with the same reader.
 
 use std::fs::{self, File, Metadata};
 use std::io::{ErrorKind, Read};
@@ -20,21 +21,21 @@ const FILES: usize = 16384;
 const BYTES: u64 = 64 * 1024 * 1024;
 
 /// What one inspection may still spend, and what it found about who can write.
-pub(super) struct Reader {
+pub(in crate::policy) struct Reader {
     deadline: Instant,
     files: usize,
     bytes: u64,
     /// The uid git will run as, if known: whose permissions decide what git can open.
-    pub(super) git_uid: Option<u32>,
+    pub(in crate::policy) git_uid: Option<u32>,
     /// The uid execgate runs as: files only it (or root) can write cannot change under it.
     daemon_uid: u32,
     /// The first file or directory read that a uid other than the daemon's (or root's)
     /// could write, with why.
-    pub(super) writable: Option<String>,
+    pub(in crate::policy) writable: Option<String>,
 }
 
 impl Reader {
-    pub(super) fn new(git_uid: Option<u32>) -> Reader {
+    pub(in crate::policy) fn new(git_uid: Option<u32>) -> Reader {
         Reader {
             deadline: Instant::now() + TIME,
             files: FILES,
@@ -46,10 +47,10 @@ impl Reader {
     }
 
     /// Counts one more file operation against the budget.
-    pub(super) fn spend(&mut self, path: &Path) -> Result<(), String> {
+    pub(in crate::policy) fn spend(&mut self, path: &Path) -> Result<(), String> {
         if self.files == 0 {
             return Err(format!(
-                "the repository has more files than execgate reads in one judgement (at {})",
+                "there are more files than execgate reads in one judgement (at {})",
                 path.display()
             ));
         }
@@ -61,7 +62,7 @@ impl Reader {
     fn in_time(&self, path: &Path) -> Result<(), String> {
         if Instant::now() > self.deadline {
             return Err(format!(
-                "reading the repository took longer than execgate allows (at {})",
+                "reading the configuration took longer than execgate allows (at {})",
                 path.display()
             ));
         }
@@ -70,7 +71,7 @@ impl Reader {
 
     /// Notes `path` if a uid other than the daemon's or root's owns it, or its group or
     /// others may write it.
-    pub(super) fn note(&mut self, path: &Path, meta: &Metadata) {
+    pub(in crate::policy) fn note(&mut self, path: &Path, meta: &Metadata) {
         if self.writable.is_some() {
             return;
         }
@@ -87,7 +88,7 @@ impl Reader {
 
     /// The metadata of `path`, following symlinks as git does; `None` if it does not
     /// exist (or a component of it is not a directory).
-    pub(super) fn stat(&mut self, path: &Path) -> Result<Option<Metadata>, String> {
+    pub(in crate::policy) fn stat(&mut self, path: &Path) -> Result<Option<Metadata>, String> {
         self.spend(path)?;
         match fs::metadata(path) {
             Ok(m) => Ok(Some(m)),
@@ -97,7 +98,7 @@ impl Reader {
     }
 
     /// The metadata of `path` itself (a symlink is not followed).
-    pub(super) fn lstat(&mut self, path: &Path) -> Result<Option<Metadata>, String> {
+    pub(in crate::policy) fn lstat(&mut self, path: &Path) -> Result<Option<Metadata>, String> {
         self.spend(path)?;
         match fs::symlink_metadata(path) {
             Ok(m) => Ok(Some(m)),
@@ -107,7 +108,7 @@ impl Reader {
     }
 
     /// A directory git walks through or reads from, noted for who can write it.
-    pub(super) fn dir(&mut self, path: &Path) -> Result<Option<Metadata>, String> {
+    pub(in crate::policy) fn dir(&mut self, path: &Path) -> Result<Option<Metadata>, String> {
         let meta = self.stat(path)?;
         if let Some(m) = &meta
             && m.is_dir()
@@ -120,7 +121,21 @@ impl Reader {
     /// The whole of a regular file of at most `max` bytes; `None` if it does not exist.
     /// Anything else (a FIFO, a device, a directory, a file too large) is an error: git
     /// itself would block on, or read, something execgate cannot vouch for.
-    pub(super) fn read(&mut self, path: &Path, max: u64) -> Result<Option<Vec<u8>>, String> {
+    pub(in crate::policy) fn read(
+        &mut self,
+        path: &Path,
+        max: u64,
+    ) -> Result<Option<Vec<u8>>, String> {
+        Ok(self.read_with_meta(path, max)?.map(|(data, _)| data))
+    }
+
+    /// [`Reader::read`], with the metadata of the file that was read (taken from the open
+    /// file, so a symlink swapped in between cannot make it another file's).
+    pub(in crate::policy) fn read_with_meta(
+        &mut self,
+        path: &Path,
+        max: u64,
+    ) -> Result<Option<(Vec<u8>, Metadata)>, String> {
         self.spend(path)?;
         let file = match File::options()
             .read(true)
@@ -153,19 +168,23 @@ impl Reader {
             return Err(format!("{} grew while execgate read it", path.display()));
         }
         self.bytes -= data.len() as u64;
-        Ok(Some(data))
+        Ok(Some((data, meta)))
     }
 
     /// [`Reader::read`] as text (git's files are bytes; what is not UTF-8 is replaced,
     /// which changes no name execgate looks for).
-    pub(super) fn text(&mut self, path: &Path, max: u64) -> Result<Option<String>, String> {
+    pub(in crate::policy) fn text(
+        &mut self,
+        path: &Path,
+        max: u64,
+    ) -> Result<Option<String>, String> {
         Ok(self
             .read(path, max)?
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
     }
 
     /// The names in a directory, sorted; `None` if it does not exist.
-    pub(super) fn list(&mut self, path: &Path) -> Result<Option<Vec<String>>, String> {
+    pub(in crate::policy) fn list(&mut self, path: &Path) -> Result<Option<Vec<String>>, String> {
         self.spend(path)?;
         let entries = match fs::read_dir(path) {
             Ok(e) => e,
@@ -185,7 +204,7 @@ impl Reader {
     /// Whether git, running as `git_uid`, may search `path` (`access(path, X_OK)`, which
     /// is how git checks a git directory's `objects` and `refs`). `None` when that
     /// depends on what execgate cannot see (the uid's groups, or which uid git runs as).
-    pub(super) fn searchable(&self, meta: &Metadata) -> Option<bool> {
+    pub(in crate::policy) fn searchable(&self, meta: &Metadata) -> Option<bool> {
         let mode = meta.mode();
         let any_x = mode & 0o111 != 0;
         match self.git_uid {

@@ -25,7 +25,7 @@
 
 mod config;
 mod discover;
-mod files;
+pub(super) mod files;
 mod index;
 
 use std::collections::HashSet;

@@ -86,6 +86,11 @@ pub struct Paths {
     homes: Vec<PathBuf>,
     /// Files known by device and inode, and what each is.
     known: HashMap<FileId, (Kind, String)>,
+    /// The configuration files profiled programs read from where they run or from the
+    /// home (`.cargo/config.toml`, `compose.yaml`): their lowercased components, and
+    /// what each can make its program do. Writing one changes what a later command
+    /// that execgate approved does.
+    configs: Vec<(Vec<String>, &'static str)>,
 }
 
 impl Paths {
@@ -93,7 +98,10 @@ impl Paths {
     /// its database, sockets, `--env-file` and binary), the owner's
     /// `policy.tools.protected`, and the files of the machine's homes worth knowing by
     /// inode.
-    pub fn new(config: &Config) -> Paths {
+    ///
+    /// `configs`: the configuration files the program profiles say their programs read
+    /// (a name relative to where it is looked for, and what it can make the program do).
+    pub fn new(config: &Config, configs: &[(&str, &'static str)]) -> Paths {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
@@ -157,6 +165,10 @@ impl Paths {
             list.sort();
             list.dedup();
         }
+        p.configs = configs
+            .iter()
+            .map(|(name, why)| (names::components(name), *why))
+            .collect();
         p.homes = homes(p.home.as_deref());
         p.know_files(config);
         p
@@ -311,10 +323,17 @@ impl Paths {
         if is_secret(shown) {
             return what(Kind::Secret, "a secret");
         }
-        if access == Access::Write
-            && let Some(s) = sensitive(shown)
-        {
-            return what(Kind::Sensitive, s);
+        if access == Access::Write {
+            if let Some(s) = sensitive(shown) {
+                return what(Kind::Sensitive, s);
+            }
+            let parts = names::components(shown);
+            if let Some((_, why)) = self.configs.iter().find(|(c, _)| parts.ends_with(c)) {
+                return what(
+                    Kind::Sensitive,
+                    &format!("configuration a program reads: {why}"),
+                );
+            }
         }
         None
     }
@@ -413,6 +432,7 @@ mod tests {
             home: Some(root.join("home")),
             homes: vec![root.join("home")],
             known: HashMap::new(),
+            configs: vec![(vec!["compose.yaml".into()], "names what runs")],
         };
         p.know(&root.join("home/.ssh/id_x"), Kind::Secret, "a secret");
         p.know(
@@ -448,6 +468,8 @@ mod tests {
             ("~/.bashrc", Access::Write, Some(Kind::Sensitive)),
             ("~/.bashrc", Access::Read, None),
             ("src/main.rs", Access::Write, None),
+            ("compose.yaml", Access::Write, Some(Kind::Sensitive)),
+            ("compose.yaml", Access::Read, None),
             ("src", Access::ReadTree, None),
             ("..", Access::ReadTree, Some(Kind::Secret)),
             ("../home", Access::ReadTree, Some(Kind::Secret)),

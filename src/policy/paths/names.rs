@@ -120,7 +120,7 @@ pub fn is_secret(path: &str) -> bool {
 /// (`.git/x/../config`), lowercased: on a case-insensitive file system (vfat, a
 /// casefolded ext4 directory, macOS) `.Claude/Settings.json` is `.claude/settings.json`,
 /// and judging every path as if it were one errs towards asking.
-fn components(path: &str) -> Vec<String> {
+pub(super) fn components(path: &str) -> Vec<String> {
     let mut parts: Vec<String> = Vec::new();
     for part in path.split('/') {
         match part {

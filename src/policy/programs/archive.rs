@@ -22,7 +22,7 @@
 //! original deleted unless `-k`); with `-c` (and as `zcat`, `xzcat`), `-l` or `-t` the
 //! files are only read; with no file they filter standard input to standard output.
 
-use super::profile::{BASE, Effect, Profile, Reading, Role, Runs, Span, Syntax};
+use super::profile::{BASE, Config, Effect, Profile, Reading, Role, Runs, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[
     &TAR, &GZIP, &GUNZIP, &ZCAT, &XZ, &UNXZ, &XZCAT, &LZMA, &UNLZMA, &LZCAT,
@@ -209,7 +209,15 @@ const TAR: Profile = Profile {
     ],
     rest: Role::Text,
     check: Some(tar_check),
+    config: Some(&TAR_CONFIG),
     ..BASE
+};
+
+/// GNU tar reads no file of its own; its environment adds options.
+const TAR_CONFIG: Config = Config {
+    files: &[],
+    env: "`TAR_OPTIONS`: options read before the command's (`--to-command` there runs a program)",
+    run_env: &[],
 };
 
 /// The operations, by their options' keys.
@@ -511,9 +519,25 @@ const fn compressor(
     }
 }
 
-const GZIP: Profile = compressor(&["gzip"], GZIP_OPTIONS, compresses_in_place);
-const GUNZIP: Profile = compressor(&["gunzip"], GZIP_OPTIONS, compresses_in_place);
-const ZCAT: Profile = compressor(&["zcat"], GZIP_OPTIONS, compresses_to_stdout);
+const GZIP: Profile = Profile {
+    config: Some(&GZIP_CONFIG),
+    ..compressor(&["gzip"], GZIP_OPTIONS, compresses_in_place)
+};
+const GUNZIP: Profile = Profile {
+    config: Some(&GZIP_CONFIG),
+    ..compressor(&["gunzip"], GZIP_OPTIONS, compresses_in_place)
+};
+const ZCAT: Profile = Profile {
+    config: Some(&GZIP_CONFIG),
+    ..compressor(&["zcat"], GZIP_OPTIONS, compresses_to_stdout)
+};
+
+/// gzip reads no configuration file; its environment adds options.
+const GZIP_CONFIG: Config = Config {
+    files: &[],
+    env: "`GZIP` (options read before the command's; deprecated by gzip)",
+    run_env: &[],
+};
 
 const XZ_OPTIONS: &[&str] = &[
     "-z, --compress",
@@ -573,12 +597,37 @@ const XZ_OPTIONS: &[&str] = &[
     "-V, --version",
 ];
 
-const XZ: Profile = compressor(&["xz"], XZ_OPTIONS, compresses_in_place);
-const UNXZ: Profile = compressor(&["unxz"], XZ_OPTIONS, compresses_in_place);
-const XZCAT: Profile = compressor(&["xzcat"], XZ_OPTIONS, compresses_to_stdout);
-const LZMA: Profile = compressor(&["lzma"], XZ_OPTIONS, compresses_in_place);
-const UNLZMA: Profile = compressor(&["unlzma"], XZ_OPTIONS, compresses_in_place);
-const LZCAT: Profile = compressor(&["lzcat"], XZ_OPTIONS, compresses_to_stdout);
+const XZ: Profile = Profile {
+    config: Some(&XZ_CONFIG),
+    ..compressor(&["xz"], XZ_OPTIONS, compresses_in_place)
+};
+const UNXZ: Profile = Profile {
+    config: Some(&XZ_CONFIG),
+    ..compressor(&["unxz"], XZ_OPTIONS, compresses_in_place)
+};
+const XZCAT: Profile = Profile {
+    config: Some(&XZ_CONFIG),
+    ..compressor(&["xzcat"], XZ_OPTIONS, compresses_to_stdout)
+};
+
+/// xz reads no configuration file; its environment adds options.
+const XZ_CONFIG: Config = Config {
+    files: &[],
+    env: "`XZ_DEFAULTS`, `XZ_OPT` (options read before the command's)",
+    run_env: &[],
+};
+const LZMA: Profile = Profile {
+    config: Some(&XZ_CONFIG),
+    ..compressor(&["lzma"], XZ_OPTIONS, compresses_in_place)
+};
+const UNLZMA: Profile = Profile {
+    config: Some(&XZ_CONFIG),
+    ..compressor(&["unlzma"], XZ_OPTIONS, compresses_in_place)
+};
+const LZCAT: Profile = Profile {
+    config: Some(&XZ_CONFIG),
+    ..compressor(&["lzcat"], XZ_OPTIONS, compresses_to_stdout)
+};
 
 /// gzip's and xz's files: replaced by their (de)compressed form, unless the output goes
 /// to standard output or the files are only listed or tested.

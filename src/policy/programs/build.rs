@@ -33,7 +33,10 @@
 //! value is expanded or run: `code`.
 
 use super::profile::Role::{Nothing, Passthrough, Text, Write};
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax, join, total};
+use super::profile::{
+    BASE, Config, ConfigFile, Effect, Judge, Place, Profile, Reading, Role, Span, Syntax, join,
+    total,
+};
 use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[&CARGO, &MAKE];
@@ -631,8 +634,107 @@ const CARGO: Profile = Profile {
         },
     ],
     check: Some(cargo_check),
+    config: Some(&CARGO_CONFIG),
     ..BASE
 };
+
+/// The cargo settings that change neither what cargo runs, nor what it reads, nor where
+/// it writes: terminal output, new packages' defaults, parallelism, the profiles' code
+/// generation, network retries. Not `build.rustc`, `build.rustc-wrapper`,
+/// `build.rustflags`, `target.*.runner` or `linker` (programs it runs), `build.target-dir`
+/// (where it writes), `[env]`, `[source]`, `registries` (credential providers), `paths`,
+/// `[unstable]`, nor `[alias]`: a user alias replaces a built-in one (`[alias] b =
+/// "run"` makes `cargo b` run; tried with cargo 1.95).
+const CARGO_HARMLESS: &[&str] = &[
+    "term.*",
+    "cargo-new.*",
+    "build.jobs",
+    "build.incremental",
+    "build.pipelining",
+    "future-incompat-report.*",
+    "resolver.*",
+    "profile.*.opt-level",
+    "profile.*.debug",
+    "profile.*.debug-assertions",
+    "profile.*.overflow-checks",
+    "profile.*.lto",
+    "profile.*.panic",
+    "profile.*.incremental",
+    "profile.*.codegen-units",
+    "profile.*.split-debuginfo",
+    "profile.*.strip",
+    "profile.*.inherits",
+    "net.retry",
+    "net.offline",
+    "http.timeout",
+    "http.multiplexing",
+    "http.low-speed-limit",
+];
+
+const CARGO_CONFIG_WHY: &str = "cargo's configuration names programs it runs even to resolve the workspace (`build.rustc-wrapper`: `rustc -vV` on `cargo metadata`), runners, linkers and where it writes";
+
+const TOOLCHAIN_WHY: &str = "rustup's proxy runs the toolchain it names, and a `path` toolchain is any program (`cargo version` ran `/tmp/x/bin/cargo`, tried with rustup 1.29)";
+
+/// cargo reads `.cargo/config.toml` (or the older `.cargo/config`) in the working
+/// directory and every directory above it, then `$CARGO_HOME`'s (`~/.cargo`); rustup's
+/// proxy, which `cargo` usually is, reads `rust-toolchain.toml` (or `rust-toolchain`)
+/// from the working directory up.
+const CARGO_CONFIG: Config = Config {
+    files: &[
+        ConfigFile {
+            name: ".cargo/config.toml",
+            place: Place::Up,
+            judge: Judge::Toml(CARGO_HARMLESS),
+            why: CARGO_CONFIG_WHY,
+            neutralised: false,
+        },
+        ConfigFile {
+            name: ".cargo/config",
+            place: Place::Up,
+            judge: Judge::Toml(CARGO_HARMLESS),
+            why: CARGO_CONFIG_WHY,
+            neutralised: false,
+        },
+        ConfigFile {
+            name: ".cargo/config.toml",
+            place: Place::Home,
+            judge: Judge::Toml(CARGO_HARMLESS),
+            why: CARGO_CONFIG_WHY,
+            neutralised: false,
+        },
+        ConfigFile {
+            name: ".cargo/config",
+            place: Place::Home,
+            judge: Judge::Toml(CARGO_HARMLESS),
+            why: CARGO_CONFIG_WHY,
+            neutralised: false,
+        },
+        ConfigFile {
+            name: "rust-toolchain.toml",
+            place: Place::Up,
+            judge: Judge::Toml(TOOLCHAIN_HARMLESS),
+            why: TOOLCHAIN_WHY,
+            neutralised: false,
+        },
+        // The older name may hold a bare channel name, which is no TOML: asked about.
+        ConfigFile {
+            name: "rust-toolchain",
+            place: Place::Up,
+            judge: Judge::Toml(TOOLCHAIN_HARMLESS),
+            why: TOOLCHAIN_WHY,
+            neutralised: false,
+        },
+    ],
+    env: "`CARGO_*` (any setting, `CARGO_HOME`, `CARGO_BUILD_RUSTC_WRAPPER`), `RUSTC`, `RUSTC_WRAPPER`, `RUSTFLAGS`, `RUSTUP_TOOLCHAIN`, `RUSTUP_HOME`",
+    run_env: &[],
+};
+
+const TOOLCHAIN_HARMLESS: &[&str] = &[
+    "toolchain.channel",
+    "toolchain.components",
+    "toolchain.targets",
+    "toolchain.profile",
+];
 
 /// The defaults of a cargo subcommand.
 const CARGO_SUB: Profile = Profile {

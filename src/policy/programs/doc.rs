@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::profile::{Profile, Role, Syntax};
+use super::profile::{Config, Judge, Place, Profile, Role, Syntax};
 use super::spec::{self, Does, Name, Opt};
 
 /// The whole document.
@@ -144,6 +144,71 @@ fn names(o: &Opt) -> String {
     format!("`{}{value}`", all.join(", "))
 }
 
+/// The configuration a program reads, and how execgate treats it (the configuration
+/// gate: docs/decisions.md, "Configuration gates").
+fn config(out: &mut String, c: &Config) {
+    if c.files.is_empty() {
+        let _ = writeln!(
+            out,
+            "- Configuration: no file an agent writes; environment: {} (the agent's own in decide-only mode; a run gets execgate's minimal environment).",
+            c.env
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "- Configuration it reads, judged before any approval without a human:"
+    );
+    // Files judged alike are one line: (where, what is judged) → names.
+    let mut lines: Vec<(String, Vec<String>)> = Vec::new();
+    for f in c.files {
+        let list = |keys: &[&str]| {
+            keys.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let judged = match f.judge {
+            Judge::Exists => "asked about whenever it is there".to_string(),
+            Judge::NpmIni(keys) | Judge::PythonIni(keys) | Judge::Toml(keys) => {
+                format!("asked about unless every key is one of {}", list(keys))
+            }
+            Judge::YamlTop(keys) | Judge::JsonTop(keys) => format!(
+                "asked about unless every top-level key is one of {}",
+                list(keys)
+            ),
+            Judge::YamlRefuses(keys) => format!("asked about if any key is {}", list(keys)),
+            Judge::DotenvRefuses(keys) => format!("asked about if it sets any of {}", list(keys)),
+        };
+        let place = match f.place {
+            Place::Up => " in the working directory and every directory above it",
+            Place::Home => " in the home directory",
+        };
+        let run = if f.neutralised {
+            "; in run mode not read (see below)"
+        } else {
+            ""
+        };
+        let rest = format!("{place}: {}; {judged}{run}.", f.why);
+        let name = format!("`{}`", f.name);
+        match lines.iter_mut().find(|(r, _)| *r == rest) {
+            Some((_, names)) => names.push(name),
+            None => lines.push((rest, vec![name])),
+        }
+    }
+    for (rest, names) in lines {
+        let _ = writeln!(out, "  - {}{rest}", names.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "  - Environment: {} (the agent's own in decide-only mode; a run gets execgate's minimal environment).",
+        c.env
+    );
+    for (k, v, why) in c.run_env {
+        let _ = writeln!(out, "  - Every run gets `{k}={v}`: {why}.");
+    }
+}
+
 fn program(out: &mut String, p: &Profile, path: &[&str], depth: usize) {
     let title: Vec<String> = p.names.iter().map(|n| format!("`{n}`")).collect();
     let heading = if path.is_empty() {
@@ -208,6 +273,9 @@ fn program(out: &mut String, p: &Profile, path: &[&str], depth: usize) {
     }
     if p.inherit {
         let _ = writeln!(out, "- Its parent's options stay valid here.");
+    }
+    if let Some(c) = p.config {
+        config(out, c);
     }
     out.push('\n');
     if !p.subcommands.is_empty() {

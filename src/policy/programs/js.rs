@@ -39,7 +39,9 @@
 //! (`uninstall`, `remove`, `prune`, `unpublish`) is a danger.
 
 use super::profile::Role::{Name, Passthrough, Text};
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::{
+    BASE, Config, ConfigFile, Effect, Judge, Place, Profile, Reading, Role, Span, Syntax, join,
+};
 use super::spec::{Arg, Does};
 
 pub const PROFILES: &[&Profile] = &[&NPM, &NPX, &YARN, &PNPM];
@@ -427,6 +429,236 @@ const PUBLISHES_OTHER: Role = Role::Code(
     "publishes (running its publish scripts, making its files public) the folder or tarball",
 );
 
+// ── configuration files (the configuration gate, `policy::progconfig`) ───────────────
+
+/// The `.npmrc` settings that change neither what npm (or pnpm, or yarn 1) runs, nor
+/// which files it reads, nor where it writes: how dependencies are saved and resolved,
+/// what is printed, and the registry and its credentials (`npm ls` and `npm prefix`
+/// reach no registry; a command that does is never harmless). Everything else is asked
+/// about: `userconfig` and `globalconfig` (another file read), `cache`, `logs-dir`,
+/// `prefix`, `tmp` (where it writes), `viewer`, `browser`, `editor`, `shell`,
+/// `script-shell`, `node-options`, `init-module` (programs it runs), `cafile`,
+/// `//host/:certfile` and `keyfile` (files read), and any key execgate does not know.
+const NPMRC_HARMLESS: &[&str] = &[
+    "save",
+    "save-exact",
+    "save-prefix",
+    "save-dev",
+    "save-optional",
+    "save-peer",
+    "save-prod",
+    "package-lock",
+    "lockfile-version",
+    "omit-lockfile-registry-resolved",
+    "engine-strict",
+    "legacy-peer-deps",
+    "strict-peer-deps",
+    "install-strategy",
+    "omit",
+    "include",
+    "fund",
+    "audit",
+    "audit-level",
+    "update-notifier",
+    "loglevel",
+    "progress",
+    "color",
+    "unicode",
+    "long",
+    "parseable",
+    "json",
+    "depth",
+    "offline",
+    "prefer-offline",
+    "prefer-online",
+    "fetch-retries",
+    "fetch-retry-factor",
+    "fetch-retry-mintimeout",
+    "fetch-retry-maxtimeout",
+    "fetch-timeout",
+    "maxsockets",
+    "registry",
+    "@*:registry",
+    "always-auth",
+    "email",
+    "//*:_authToken",
+    "//*:_auth",
+    "//*:_password",
+    "//*:username",
+    "//*:email",
+    "//*:always-auth",
+    "init-author-name",
+    "init-author-email",
+    "init-author-url",
+    "init-license",
+    "init-version",
+    "message",
+    "workspaces-update",
+    "include-workspace-root",
+    "ignore-scripts",
+];
+
+/// pnpm's own `.npmrc` settings of the same kind: how the dependency tree is laid out
+/// and resolved (`node-linker`, hoisting, peers). Not `global-dir`, `store-dir`,
+/// `virtual-store-dir`, `modules-dir` (where it writes), `pnpmfile` or
+/// `global-pnpmfile` (code it loads), `enable-pre-post-scripts`.
+const PNPMRC_HARMLESS: &[&str] = &[
+    "auto-install-peers",
+    "strict-peer-dependencies",
+    "shamefully-hoist",
+    "hoist",
+    "hoist-pattern",
+    "public-hoist-pattern",
+    "node-linker",
+    "link-workspace-packages",
+    "prefer-workspace-packages",
+    "shared-workspace-lockfile",
+    "save-workspace-protocol",
+    "dedupe-peer-dependents",
+    "resolve-peers-from-workspace-root",
+    "resolution-mode",
+    "lockfile",
+    "prefer-frozen-lockfile",
+    "recursive-install",
+    "use-lockfile-v6",
+];
+
+const NPMRC_WHY: &str = "npm's configuration names files it reads (`userconfig`, `cafile`), where it writes (`cache`, `logs-dir`, `prefix`) and programs it runs (`viewer`, `script-shell`, `node-options`)";
+
+const NPM_RC: ConfigFile = ConfigFile {
+    name: ".npmrc",
+    place: Place::Up,
+    judge: Judge::NpmIni(NPMRC_HARMLESS),
+    why: NPMRC_WHY,
+    neutralised: false,
+};
+
+/// `~/.npmrc`, the user configuration (`$HOME` for npm: the directories above a project
+/// under the home directory include it, as a project's).
+const NPM_USER_RC: ConfigFile = ConfigFile {
+    name: ".npmrc",
+    place: Place::Home,
+    judge: Judge::NpmIni(NPMRC_HARMLESS),
+    why: NPMRC_WHY,
+    neutralised: true,
+};
+
+/// npm reads the `.npmrc` of the project root (the nearest directory above the cwd with
+/// a package.json or node_modules, else the cwd; execgate reads every one up to `/`),
+/// `~/.npmrc`, the global `$PREFIX/etc/npmrc` (the system's) and npm's own builtin one.
+const NPM_CONFIG: Config = Config {
+    files: &[NPM_RC, NPM_USER_RC],
+    env: "`npm_config_*` and `NPM_CONFIG_*` (any setting, above the files)",
+    // Checked with npm 11 (tests/program_config.rs): a path that cannot exist reads as
+    // an empty file; `/dev/null` for both is refused ("double-loading config").
+    run_env: &[
+        (
+            "npm_config_userconfig",
+            "/dev/null/npmrc",
+            "npm (and npx) reads no user configuration; the variable is above any `.npmrc`, which cannot name another",
+        ),
+        (
+            "npm_config_globalconfig",
+            "/dev/null/global-npmrc",
+            "npm reads no global configuration",
+        ),
+    ],
+};
+
+const YARN_CONFIG: Config = Config {
+    files: &[
+        ConfigFile {
+            name: ".yarnrc.yml",
+            place: Place::Up,
+            judge: Judge::Exists,
+            why: "Yarn 2+ runs the release its `yarnPath` names and loads its `plugins`, for every command",
+            neutralised: false,
+        },
+        ConfigFile {
+            name: ".yarnrc",
+            place: Place::Up,
+            judge: Judge::Exists,
+            why: "Yarn 1 runs the release its `yarn-path` names, for every command",
+            neutralised: false,
+        },
+        NPM_RC,
+        ConfigFile {
+            name: ".yarnrc.yml",
+            place: Place::Home,
+            judge: Judge::Exists,
+            why: "Yarn 2+ runs the release its `yarnPath` names and loads its `plugins`",
+            neutralised: false,
+        },
+        ConfigFile {
+            name: ".yarnrc",
+            place: Place::Home,
+            judge: Judge::Exists,
+            why: "Yarn 1 runs the release its `yarn-path` names",
+            neutralised: false,
+        },
+        // Yarn 1 reads `~/.npmrc` itself, not through npm's `userconfig`.
+        ConfigFile {
+            neutralised: false,
+            ..NPM_USER_RC
+        },
+    ],
+    env: "`YARN_*` (any Yarn setting, `YARN_YARN_PATH` too), `npm_config_*` (Yarn 1)",
+    run_env: &[],
+};
+
+const PNPM_RC: ConfigFile = ConfigFile {
+    judge: Judge::NpmIni(&join::<{ NPMRC_HARMLESS.len() + PNPMRC_HARMLESS.len() }>(
+        &[NPMRC_HARMLESS, PNPMRC_HARMLESS],
+    )),
+    ..NPM_RC
+};
+
+const PNPM_CONFIG: Config = Config {
+    files: &[
+        PNPM_RC,
+        ConfigFile {
+            name: ".pnpmfile.cjs",
+            place: Place::Up,
+            judge: Judge::Exists,
+            why: "pnpm loads it as code (its hooks) when it reads the dependency tree",
+            neutralised: false,
+        },
+        ConfigFile {
+            name: "pnpm-workspace.yaml",
+            place: Place::Up,
+            judge: Judge::YamlTop(&[
+                "packages",
+                "catalog",
+                "catalogs",
+                "onlyBuiltDependencies",
+                "ignoredBuiltDependencies",
+                "overrides",
+                "patchedDependencies",
+                "peerDependencyRules",
+            ]),
+            why: "pnpm 10 reads settings from it, among them where it writes (`storeDir`, `modulesDir`) and code it loads (`pnpmfile`)",
+            neutralised: false,
+        },
+        PNPM_USER_RC,
+        ConfigFile {
+            name: ".config/pnpm/rc",
+            place: Place::Home,
+            judge: PNPM_RC.judge,
+            why: NPMRC_WHY,
+            neutralised: false,
+        },
+    ],
+    env: "`npm_config_*`, `pnpm_config_*`",
+    run_env: &[],
+};
+
+/// pnpm reads `~/.npmrc` itself, not through npm's `userconfig` variable.
+const PNPM_USER_RC: ConfigFile = ConfigFile {
+    judge: PNPM_RC.judge,
+    neutralised: false,
+    ..NPM_USER_RC
+};
+
 const INSTALLS_DECLARED: &str = "installs the dependencies package.json declares, running their install scripts and the project's";
 const INSTALLS_NAMED: Role =
     Role::Code("installs (and runs the install scripts of) the package, not declared yet,");
@@ -790,6 +1022,7 @@ const NPM: Profile = Profile {
         },
     ],
     check: Some(npm_check),
+    config: Some(&NPM_CONFIG),
     ..BASE
 };
 
@@ -868,6 +1101,7 @@ const NPX: Profile = Profile {
     operands: &[Role::Code("runs (installing it if missing) the package")],
     rest: Passthrough,
     check: Some(npx_check),
+    config: Some(&NPM_CONFIG),
     ..BASE
 };
 
@@ -1214,6 +1448,7 @@ const YARN: Profile = Profile {
         },
     ],
     check: Some(yarn_check),
+    config: Some(&YARN_CONFIG),
     ..BASE
 };
 
@@ -1642,6 +1877,7 @@ const PNPM: Profile = Profile {
         },
     ],
     check: Some(pnpm_check),
+    config: Some(&PNPM_CONFIG),
     ..BASE
 };
 

@@ -67,7 +67,8 @@ use std::sync::LazyLock;
 
 use compiled::Compiled;
 pub use profile::{
-    BASE, Effect, Finding, IfPresent, Profile, Role, Runs, Span, Syntax, Understanding, concat,
+    BASE, Config, ConfigFile, Effect, Finding, IfPresent, Judge, Place, Profile, Role, Runs, Span,
+    Syntax, Understanding, concat,
 };
 
 pub use spec::{Arg, Does};
@@ -223,6 +224,53 @@ pub fn option_letters(program: &str, word: &str) -> Option<Vec<char>> {
             (opt.arg == Arg::No).then(|| first_short(opt)).flatten()
         })
         .collect()
+}
+
+/// The configuration a command's program reads (`Profile::config`): its own profile's,
+/// then each selected subcommand's (`docker`'s, then `docker compose`'s).
+pub fn configs(program: &str, understood: &Understanding) -> Vec<&'static Config> {
+    let Some(compiled) = lookup(program) else {
+        return Vec::new();
+    };
+    let mut profile = compiled.profile;
+    let mut out: Vec<&'static Config> = profile.config.into_iter().collect();
+    for name in &understood.subcommand {
+        let Some(sub) = profile.subcommands.iter().find(|s| s.names.contains(name)) else {
+            break;
+        };
+        profile = sub;
+        out.extend(profile.config);
+    }
+    out
+}
+
+/// Every profile's configuration (`Profile::config`), subcommands' included.
+pub fn all_configs() -> Vec<&'static Config> {
+    fn walk(p: &'static Profile, out: &mut Vec<&'static Config>) {
+        out.extend(p.config);
+        for s in p.subcommands {
+            walk(s, out);
+        }
+    }
+    let mut out = Vec::new();
+    for p in all() {
+        walk(p, &mut out);
+    }
+    out
+}
+
+/// Every configuration file the profiles name, once each, with what it can make its
+/// program do: what the path policy guards against a write (`policy::paths`).
+pub fn config_files() -> Vec<(&'static str, &'static str)> {
+    let mut out: Vec<(&'static str, &'static str)> = Vec::new();
+    for config in all_configs() {
+        for file in config.files {
+            if !out.iter().any(|(name, _)| *name == file.name) {
+                out.push((file.name, file.why));
+            }
+        }
+    }
+    out
 }
 
 /// Every profile's compile errors, for the test that keeps them at none.

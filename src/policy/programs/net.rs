@@ -19,7 +19,9 @@
 //! and Wget `~/.wgetrc` and `~/.netrc`, which can change what a command does; a change to
 //! those files is itself a write execgate asks about.
 
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::{
+    BASE, Config, ConfigFile, Effect, Judge, Place, Profile, Reading, Role, Span, Syntax,
+};
 use super::spec::Does;
 use crate::policy::paths;
 
@@ -282,7 +284,34 @@ const CURL: Profile = Profile {
     rest: Role::Text,
     does: Does::Net("reaches the network"),
     check: Some(curl_check),
+    config: Some(&CURL_CONFIG),
     ..BASE
+};
+
+const CURLRC_WHY: &str = "every line is a curl option, among them where it writes (`output`), what it reads and sends (`data = @FILE`, `config`) and where it connects";
+
+/// curl reads the first of `$CURL_HOME/.curlrc`, `$XDG_CONFIG_HOME/curlrc` and
+/// `~/.curlrc` (curl 7.73+; `-q` first skips them). Not neutralised in run mode: no
+/// variable stops curl from falling back to the home directory's.
+const CURL_CONFIG: Config = Config {
+    files: &[
+        ConfigFile {
+            name: ".curlrc",
+            place: Place::Home,
+            judge: Judge::Exists,
+            why: CURLRC_WHY,
+            neutralised: false,
+        },
+        ConfigFile {
+            name: ".config/curlrc",
+            place: Place::Home,
+            judge: Judge::Exists,
+            why: CURLRC_WHY,
+            neutralised: false,
+        },
+    ],
+    env: "`CURL_HOME`, `XDG_CONFIG_HOME` (where `.curlrc` is), `http_proxy`, `https_proxy`, `ALL_PROXY`, `NO_PROXY`, `CURL_CA_BUNDLE`, `SSLKEYLOGFILE` (writes TLS secrets)",
+    run_env: &[],
 };
 
 /// Files a program writes that are no file at all: the null device, its own output.
@@ -671,7 +700,23 @@ const WGET: Profile = Profile {
     rest: Role::Text,
     does: Does::Net("reaches the network"),
     check: Some(wget_check),
+    config: Some(&WGET_CONFIG),
     ..BASE
+};
+
+/// wget reads the system's `/etc/wgetrc`, then `$WGETRC` or `~/.wgetrc`. Not neutralised
+/// in run mode: `WGETRC` must name a regular file (`/dev/null` makes wget 1.21 stop with
+/// "couldn't be accessed"), and `--no-config` would change the approved argv.
+const WGET_CONFIG: Config = Config {
+    files: &[ConfigFile {
+        name: ".wgetrc",
+        place: Place::Home,
+        judge: Judge::Exists,
+        why: "every line is a wget setting, among them where it writes (`logfile`, `output_document`, `dir_prefix`) and what it reads (`input`, `load_cookies`)",
+        neutralised: false,
+    }],
+    env: "`WGETRC` (another rc file), `http_proxy`, `https_proxy`, `no_proxy`",
+    run_env: &[],
 };
 
 /// Wget's boolean value: none is yes; `on`/`yes`/`1` and `off`/`no`/`0`, in any case;

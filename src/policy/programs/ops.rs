@@ -22,7 +22,9 @@
 //! the first operand; options are valid on either side of it.
 
 use super::profile::Role::{Passthrough, Text};
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax, concat};
+use super::profile::{
+    BASE, Config, ConfigFile, Effect, Judge, Place, Profile, Reading, Role, Span, Syntax, concat,
+};
 use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[&DOCKER, &DOCKER_COMPOSE, &KUBECTL, &SYSTEMCTL];
@@ -54,7 +56,34 @@ const DOCKER: Profile = Profile {
         &EXPORT, &IMPORT, &COMMIT, &RENAME, &UPDATE, &CONTAINER, &IMAGE, &VOLUME, &NETWORK,
         &SYSTEM, &CONTEXT, &BUILDER, &COMPOSE,
     ],
+    config: Some(&DOCKER_CONFIG),
     ..BASE
+};
+
+/// The client configuration every docker command reads (`$DOCKER_CONFIG/config.json`,
+/// by default `~/.docker/config.json`): only keys that change what is printed, and the
+/// stored logins, pass. Not `credsStore` and `credHelpers` (programs it runs,
+/// `docker-credential-NAME`), `cliPluginsExtraDirs` (where plugins, `docker compose`
+/// among them, are found), `aliases`, `features` (hooks), `currentContext` (another
+/// daemon), `proxies` (passed into containers).
+const DOCKER_CONFIG_JSON: ConfigFile = ConfigFile {
+    name: ".docker/config.json",
+    place: Place::Home,
+    judge: Judge::JsonTop(&[
+        "auths",
+        "*Format",
+        "detachKeys",
+        "HttpHeaders",
+        "experimental",
+    ]),
+    why: "the docker client's configuration names programs it runs (credential helpers, plugins) and the daemon it talks to",
+    neutralised: false,
+};
+
+const DOCKER_CONFIG: Config = Config {
+    files: &[DOCKER_CONFIG_JSON],
+    env: "`DOCKER_HOST`, `DOCKER_CONTEXT` (another daemon), `DOCKER_CONFIG` (another client configuration), `DOCKER_CERT_PATH`, `DOCKER_TLS_VERIFY`",
+    run_env: &[],
 };
 
 /// A subcommand of docker, read as docker reads them.
@@ -914,14 +943,89 @@ const COMPOSE: Profile = Profile {
     syntax: Syntax::Clap,
     options: COMPOSE_OPTIONS,
     subcommands: COMPOSE_SUBCOMMANDS,
+    config: Some(&COMPOSE_CONFIG),
     ..BASE
 };
 
-/// The standalone `docker-compose` is the same program.
+/// The standalone `docker-compose` is the same program, found on `PATH` rather than as
+/// a plugin; it reads the docker client's configuration too.
 const DOCKER_COMPOSE: Profile = Profile {
     names: &["docker-compose"],
+    config: Some(&DOCKER_COMPOSE_CONFIG),
     ..COMPOSE
 };
+
+const COMPOSE_FILE_WHY: &str = "a compose file reads other files into the project (`env_file`, `include`, `extends`, a secret's `file`), which `docker compose config` prints";
+
+/// A compose file compose finds from the working directory up (the first of these
+/// names, and its override file beside it).
+const fn compose_file(name: &'static str) -> ConfigFile {
+    ConfigFile {
+        name,
+        place: Place::Up,
+        judge: Judge::YamlRefuses(&["env_file", "include", "extends", "file", "label_file"]),
+        why: COMPOSE_FILE_WHY,
+        neutralised: false,
+    }
+}
+
+/// The project's files: the compose files and, beside them, `.env`, whose `COMPOSE_*`
+/// and `DOCKER_*` variables compose takes as its own settings (`COMPOSE_FILE`: other
+/// compose files; `DOCKER_HOST`: another daemon). Other variables only fill in the
+/// compose file's `${…}`, whose keys are judged.
+const COMPOSE_PROJECT: [ConfigFile; 9] = [
+    compose_file("compose.yaml"),
+    compose_file("compose.yml"),
+    compose_file("docker-compose.yaml"),
+    compose_file("docker-compose.yml"),
+    compose_file("compose.override.yaml"),
+    compose_file("compose.override.yml"),
+    compose_file("docker-compose.override.yaml"),
+    compose_file("docker-compose.override.yml"),
+    ConfigFile {
+        name: ".env",
+        place: Place::Up,
+        judge: Judge::DotenvRefuses(&["COMPOSE_*", "DOCKER_*", "BUILDKIT_*", "BUILDX_*"]),
+        why: "compose takes `COMPOSE_*` and `DOCKER_*` in the project's `.env` as its own settings (other compose files, another daemon)",
+        neutralised: false,
+    },
+];
+
+const COMPOSE_ENV: &str = "`COMPOSE_FILE`, `COMPOSE_PROJECT_NAME`, `COMPOSE_PROFILES`, `COMPOSE_ENV_FILES`, `DOCKER_HOST`, and every variable a compose file's `${…}` names";
+
+/// `docker compose` is a plugin of the docker client, found first in
+/// `~/.docker/cli-plugins/`: one there is the program that runs.
+const COMPOSE_CONFIG: Config = Config {
+    files: &concat_files::<10>(
+        &COMPOSE_PROJECT,
+        &[ConfigFile {
+            name: ".docker/cli-plugins/docker-compose",
+            place: Place::Home,
+            judge: Judge::Exists,
+            why: "the docker client runs `docker compose` from the home directory's plugins first",
+            neutralised: false,
+        }],
+    ),
+    env: COMPOSE_ENV,
+    run_env: &[],
+};
+
+const DOCKER_COMPOSE_CONFIG: Config = Config {
+    files: &concat_files::<10>(&COMPOSE_PROJECT, &[DOCKER_CONFIG_JSON]),
+    env: COMPOSE_ENV,
+    run_env: &[],
+};
+
+/// `a` then `b`, at compile time.
+const fn concat_files<const N: usize>(a: &[ConfigFile], b: &[ConfigFile]) -> [ConfigFile; N] {
+    let mut out = [DOCKER_CONFIG_JSON; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    out
+}
 
 const fn compose(
     names: &'static [&'static str],
@@ -2090,7 +2194,23 @@ const KUBECTL: Profile = Profile {
         ),
     ],
     check: Some(kubectl_check),
+    config: Some(&KUBECTL_CONFIG),
     ..BASE
+};
+
+/// kubectl reads `$KUBECONFIG`, by default `~/.kube/config`, whose users may name a
+/// credential plugin kubectl runs on every request (`exec`, an `auth-provider`'s
+/// `cmd-path`).
+const KUBECTL_CONFIG: Config = Config {
+    files: &[ConfigFile {
+        name: ".kube/config",
+        place: Place::Home,
+        judge: Judge::YamlRefuses(&["exec", "auth-provider", "cmd-path"]),
+        why: "a kubeconfig user's `exec` or `auth-provider` is a program kubectl runs for credentials",
+        neutralised: false,
+    }],
+    env: "`KUBECONFIG` (other kubeconfig files), `HTTPS_PROXY`",
+    run_env: &[],
 };
 
 const READS_CLUSTER: Does = Does::Net("reads from the cluster");
@@ -2563,7 +2683,16 @@ const SYSTEMCTL: Profile = Profile {
         ),
     ],
     check: Some(systemctl_check),
+    config: Some(&SYSTEMCTL_CONFIG),
     ..BASE
+};
+
+/// systemctl reads no configuration file an agent writes; its environment names the
+/// pager (started only on a terminal) and the editor (`edit`).
+const SYSTEMCTL_CONFIG: Config = Config {
+    files: &[],
+    env: "`SYSTEMD_PAGER`, `PAGER`, `SYSTEMD_LESS` (the pager, on a terminal only), `SYSTEMD_EDITOR`, `EDITOR`, `VISUAL` (`edit`)",
+    run_env: &[],
 };
 
 /// A systemctl verb; systemctl's options stay valid after it.

@@ -98,6 +98,79 @@ pub struct Profile {
     /// tar's old style: a first word without a dash is a bundle of short options whose
     /// values are the following words, in order (`tar xzf a.tgz`).
     pub old_style: bool,
+    /// The configuration it reads from where it runs or from its environment, which an
+    /// agent may write: judged before it is approved without a human (the
+    /// configuration gate, `policy::progconfig`). A subcommand's adds to its parent's.
+    pub config: Option<&'static Config>,
+}
+
+/// Configuration a program reads from the directory it runs in (or those above it), the
+/// home directory of the user it runs as, or its environment (docs/decisions.md,
+/// "Configuration gates").
+#[derive(Debug)]
+pub struct Config {
+    /// The files, each with how execgate judges it.
+    pub files: &'static [ConfigFile],
+    /// The environment variables it takes configuration from, for the owner to read. In
+    /// decide-only mode they are the agent's own (execgate never sees them, and an agent
+    /// changes them only with commands execgate judges); a run gets execgate's minimal
+    /// environment and `run_env`.
+    pub env: &'static str,
+    /// Variables every run of any command gets (run mode), with why: what the
+    /// environment can neutralise exactly, checked with the real program
+    /// (tests/program_config.rs). The approved argv is never changed.
+    pub run_env: &'static [(&'static str, &'static str, &'static str)],
+}
+
+/// One configuration file a program reads.
+#[derive(Clone, Copy, Debug)]
+pub struct ConfigFile {
+    /// Its path relative to where it is looked for (`.npmrc`, `.cargo/config.toml`).
+    pub name: &'static str,
+    pub place: Place,
+    pub judge: Judge,
+    /// What the file can make the program do, for the owner.
+    pub why: &'static str,
+    /// Whether `Config::run_env` keeps the program from reading it: in run mode it is
+    /// then not judged.
+    pub neutralised: bool,
+}
+
+/// Where a configuration file is looked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The working directory and every directory above it (npm's project root, cargo's
+    /// hierarchy, compose's project directory).
+    Up,
+    /// The home directory of the user the program runs as.
+    Home,
+}
+
+/// How execgate judges a configuration file it finds.
+#[derive(Clone, Copy, Debug)]
+pub enum Judge {
+    /// Its presence is enough to ask: its format is not worth reading exactly (a yarnrc
+    /// names the Yarn release that runs; `~/.jq` defines functions every filter sees).
+    Exists,
+    /// `key = value` lines in npm's ini (no sections; every line a key): only keys
+    /// matching a harmless pattern pass (`*`: any run of characters).
+    NpmIni(&'static [&'static str]),
+    /// Python's configparser (pip.conf): `[section]` headers, `key = value`, indented
+    /// continuation lines; only keys matching a harmless pattern pass.
+    PythonIni(&'static [&'static str]),
+    /// TOML: every key's dotted path (`build.rustc-wrapper`, `profile.*.lto`) must match
+    /// a harmless pattern.
+    Toml(&'static [&'static str]),
+    /// YAML whose top-level keys must match a harmless pattern (what they hold is
+    /// theirs).
+    YamlTop(&'static [&'static str]),
+    /// YAML in which no mapping key anywhere may match a refused pattern (a compose
+    /// file's `env_file`: what else it says is the services').
+    YamlRefuses(&'static [&'static str]),
+    /// `NAME=value` lines (a `.env` file): no name may match a refused pattern.
+    DotenvRefuses(&'static [&'static str]),
+    /// A JSON object whose top-level keys must match a harmless pattern.
+    JsonTop(&'static [&'static str]),
 }
 
 /// `a` then `b`, at compile time: option lists that share lines (`docker create` is
@@ -148,6 +221,7 @@ pub const BASE: Profile = Profile {
     decides_code: false,
     check: None,
     old_style: false,
+    config: None,
 };
 
 /// What one word (or a run of words) does.

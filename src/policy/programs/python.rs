@@ -21,7 +21,9 @@
 //! (`uninstall`) is a danger.
 
 use super::profile::Role::{Passthrough, Read, Text};
-use super::profile::{BASE, Effect, Profile, Reading, Span, Syntax, join, total};
+use super::profile::{
+    BASE, Config, ConfigFile, Effect, Judge, Place, Profile, Reading, Span, Syntax, join, total,
+};
 use super::spec::Does;
 
 pub const PROFILES: &[&Profile] = &[&PYTHON, &PIP];
@@ -72,7 +74,16 @@ const PYTHON: Profile = Profile {
     rest: Passthrough,
     decides_code: true,
     check: Some(python_check),
+    config: Some(&PYTHON_CONFIG),
     ..BASE
+};
+
+/// Python reads no configuration file of its own that an agent writes (the working
+/// directory it imports from is its profile's: `-m`, `-P`); its environment adds code.
+const PYTHON_CONFIG: Config = Config {
+    files: &[],
+    env: "`PYTHONPATH` (modules imported before the standard library's), `PYTHONHOME`, `PYTHONSTARTUP` (run by an interactive interpreter), `PYTHONSAFEPATH`",
+    run_env: &[],
 };
 
 /// Modules that run the project's own tests.
@@ -515,7 +526,68 @@ const PIP: Profile = Profile {
         },
     ],
     check: Some(pip_check),
+    config: Some(&PIP_CONFIG),
     ..BASE
+};
+
+/// The pip settings that change neither what pip runs, nor what it reads, nor where it
+/// writes: timeouts, output, the index it asks (`pip list` asks none), which
+/// distributions it prefers. Not `log`, `cache-dir`, `target`, `prefix`, `root`, `src`
+/// (where it writes), `cert`, `client-cert`, `find-links`, `requirement`, `constraint`
+/// (what it reads), `keyring-provider` (a program it runs), `python`.
+const PIP_HARMLESS: &[&str] = &[
+    "timeout",
+    "default-timeout",
+    "retries",
+    "disable-pip-version-check",
+    "no-input",
+    "no-color",
+    "progress-bar",
+    "quiet",
+    "verbose",
+    "require-virtualenv",
+    "index-url",
+    "extra-index-url",
+    "trusted-host",
+    "no-cache-dir",
+    "prefer-binary",
+    "only-binary",
+    "no-binary",
+    "pre",
+    "format",
+    "root-user-action",
+];
+
+const PIP_CONF_WHY: &str = "pip's configuration names where it writes (`log`, `cache-dir`, `target`), what it reads (`find-links`, `cert`) and programs it runs (`keyring-provider`)";
+
+/// pip reads `/etc/pip.conf` (the system's), `~/.config/pip/pip.conf`, `~/.pip/pip.conf`,
+/// the environment's `sys.prefix/pip.conf`, and `$PIP_CONFIG_FILE`. A run gets
+/// `PIP_CONFIG_FILE=/dev/null`, with which pip reads no file at all.
+const PIP_CONFIG: Config = Config {
+    files: &[
+        ConfigFile {
+            name: ".config/pip/pip.conf",
+            place: Place::Home,
+            judge: Judge::PythonIni(PIP_HARMLESS),
+            why: PIP_CONF_WHY,
+            neutralised: true,
+        },
+        ConfigFile {
+            name: ".pip/pip.conf",
+            place: Place::Home,
+            judge: Judge::PythonIni(PIP_HARMLESS),
+            why: PIP_CONF_WHY,
+            neutralised: true,
+        },
+    ],
+    env: "`PIP_*` (any option, `PIP_CONFIG_FILE` too), `VIRTUAL_ENV`",
+    // pip's documented rule, checked with pip 25 (tests/program_config.rs): "if the
+    // file is os.devnull, no configuration files are loaded".
+    run_env: &[(
+        "PIP_CONFIG_FILE",
+        "/dev/null",
+        "pip reads no configuration file (the system's, the user's, the environment's)",
+    )],
 };
 
 /// `--exists-action w` wipes what is in the way.

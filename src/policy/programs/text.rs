@@ -2,7 +2,7 @@
 //! an option gave it, so each has a check that finds it.
 
 use super::profile::Role::{Input, Text};
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::{BASE, Config, Effect, Profile, Reading, Role, Span, Syntax};
 
 pub const PROFILES: &[&Profile] = &[&GREP, &RG];
 
@@ -209,7 +209,15 @@ const RG: Profile = Profile {
     ],
     rest: Role::Tree,
     check: Some(rg_check),
+    config: Some(&RG_CONFIG),
     ..BASE
+};
+
+/// ripgrep reads no file unless its environment names one.
+const RG_CONFIG: Config = Config {
+    files: &[],
+    env: "`RIPGREP_CONFIG_PATH`: a file of extra arguments, read before the command's (`--pre` there runs a program)",
+    run_env: &[],
 };
 
 fn rg_check(r: &mut Reading<'_>) {

@@ -7,7 +7,7 @@
 mod program;
 
 use super::profile::Role::Read;
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span};
+use super::profile::{BASE, Config, Effect, Profile, Reading, Role, Span};
 
 pub const PROFILES: &[&Profile] = &[&AWK];
 
@@ -21,7 +21,16 @@ const AWK: Profile = Profile {
     ],
     rest: Read,
     check: Some(awk_check),
+    config: Some(&AWK_CONFIG),
     ..BASE
+};
+
+/// awk reads no configuration file; gawk's environment says where `-f` and `@include`
+/// find program files.
+const AWK_CONFIG: Config = Config {
+    files: &[],
+    env: "`AWKPATH`, `AWKLIBPATH` (gawk: where program files and extensions are found)",
+    run_env: &[],
 };
 
 /// The program is the first operand unless `-f` named a file; the rest are files to

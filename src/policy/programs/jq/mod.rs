@@ -5,7 +5,9 @@
 mod filter;
 
 use super::profile::Role::Input;
-use super::profile::{BASE, Effect, Profile, Reading, Role, Span, Syntax};
+use super::profile::{
+    BASE, Config, ConfigFile, Effect, Judge, Place, Profile, Reading, Role, Span, Syntax,
+};
 
 pub const PROFILES: &[&Profile] = &[&JQ];
 
@@ -46,7 +48,24 @@ const JQ: Profile = Profile {
     ],
     rest: Input,
     check: Some(jq_check),
+    config: Some(&JQ_CONFIG),
     ..BASE
+};
+
+/// jq loads `~/.jq`, when it is a file, before every filter: its definitions replace
+/// builtins the filter uses (`def length: $ENV;`), so the filter execgate read is not the
+/// one that runs. (As a directory it is a module path, which only `import` reaches, and
+/// the filter's reader refuses imports.)
+const JQ_CONFIG: Config = Config {
+    files: &[ConfigFile {
+        name: ".jq",
+        place: Place::Home,
+        judge: Judge::Exists,
+        why: "jq loads its definitions before every filter, replacing builtins the filter uses",
+        neutralised: false,
+    }],
+    env: "`JQ_COLORS` (colours only); `$ENV` and `env` in a filter read the environment (a finding of the filter)",
+    run_env: &[],
 };
 
 fn jq_check(r: &mut Reading<'_>) {
