@@ -7,8 +7,9 @@
 //! means, read as the program reads it), `paths` judges paths (secrets, sensitive
 //! files, agents' guard settings), `gitrepo` reads what a git repository would make git
 //! run, `rules` the compiled deny list, allowed binaries and allowlist, `risk` judges how
-//! much harm a command could do, and `tools` judges tool calls (their names, and the
-//! protected paths their input names).
+//! much harm a command could do, `tools` judges tool calls (their names, and the
+//! protected paths their input names), and `wildcard` what a glob's wildcard may cover
+//! of a program execgate has no profile for.
 
 pub mod gitrepo;
 pub mod parse;
@@ -18,6 +19,7 @@ pub mod risk;
 pub mod rules;
 pub mod shell;
 pub mod tools;
+pub mod wildcard;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -335,6 +337,21 @@ impl Policy {
         if !plain {
             risk_reasons.extend(analysis.not_plain.iter().map(|r| format!("not plain: {r}")));
         }
+        // What no glob's wildcard covers of a program without a profile (only a plain
+        // command is ever approved by a rule), shown to the human who is asked instead.
+        let uncovered = if plain {
+            uncovered_words(&analysis, &understood, subject.cwd)
+        } else {
+            vec![Vec::new(); analysis.commands.len()]
+        };
+        for (u, words) in understood.iter().zip(&uncovered) {
+            for w in words.iter().take(3) {
+                let why = format!("`{}`: no wildcard covers this: {}", u.program, w.why);
+                if !risk_reasons.contains(&why) {
+                    risk_reasons.push(why);
+                }
+            }
+        }
         let mut verdict = Verdict {
             outcome: Outcome::Ask,
             risk,
@@ -382,9 +399,11 @@ impl Policy {
                 .commands
                 .iter()
                 .zip(&understood)
-                .map(|(c, u)| rules::Segment {
+                .zip(&uncovered)
+                .map(|((c, u), uncovered)| rules::Segment {
                     text: &c.text,
                     understanding: u,
+                    uncovered,
                 })
                 .collect();
             let harmless_ok = config.policy.safe_bins
@@ -608,6 +627,33 @@ fn analysed(subject: Subject<'_>) -> parse::Analysis {
 
 /// Whether `cwd` lies inside one of `roots` (both canonical: roots are made canonical
 /// here, the request's cwd was at validation). No roots, or none that resolves: no.
+/// For each command of a plain analysis, the words a glob's wildcard may not cover when
+/// its program has no profile ([`wildcard::uncovered`]); a profiled program's own
+/// profile decides, so it gets none here. Bare words are looked up in the `PATH` runs
+/// get (the daemon's, its absolute entries), the system directories and the `cwd`.
+fn uncovered_words(
+    analysis: &parse::Analysis,
+    understood: &[Understanding],
+    cwd: Option<&Path>,
+) -> Vec<Vec<wildcard::Uncovered>> {
+    let mut lookup = None;
+    analysis
+        .commands
+        .iter()
+        .zip(understood)
+        .map(|(c, u)| {
+            if u.profiled {
+                return Vec::new();
+            }
+            let lookup = lookup.get_or_insert_with(|| {
+                let path = std::env::var("PATH").unwrap_or_default();
+                wildcard::Lookup::new(cwd, &crate::exec::absolute_path(&path))
+            });
+            wildcard::uncovered(&c.words, c.piped, lookup)
+        })
+        .collect()
+}
+
 fn inside_roots(cwd: Option<&Path>, roots: &[std::path::PathBuf]) -> bool {
     let Some(cwd) = cwd else {
         return false;

@@ -228,6 +228,9 @@ struct CompiledRule {
 pub struct Segment<'a> {
     pub text: &'a str,
     pub understanding: &'a Understanding,
+    /// For a program without a profile, the words no wildcard covers
+    /// ([`super::wildcard::uncovered`]); empty for a profiled one, whose profile decides.
+    pub uncovered: &'a [super::wildcard::Uncovered],
 }
 
 /// How many leading words of a glob pattern are written out, before the first word with
@@ -447,7 +450,10 @@ impl Allowlist {
                         .map(|hit| self.glob_rule[hit]),
                     who,
                     now,
-                    |r| u.glob_refusal(r.literal).is_none(),
+                    |r| {
+                        u.glob_refusal(r.literal).is_none()
+                            && !seg.uncovered.iter().any(|w| w.at >= r.literal)
+                    },
                 )
             });
             match hit {
@@ -586,6 +592,72 @@ mod tests {
             deny(&["*git push --force*"], "git push -f origin").is_none(),
             "`-f` has a value-less synonym only by its profile"
         );
+    }
+
+    /// Under `PROG *` for a program without a profile, the wildcard covers ordinary words
+    /// but not a shell, inline code, a secret or a path a runner starts; words the rule
+    /// writes out are the owner's (issue 30, finding 5).
+    #[test]
+    fn a_glob_over_an_unknown_program_leaves_code_to_a_human() {
+        use crate::model::RuleKind;
+        use crate::policy::{parse, programs, wildcard};
+        let rules: Vec<Rule> = ["screen *", "tmux new sh *", "guile *", "sshpass *"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Rule {
+                id: i as i64 + 1,
+                agent: None,
+                session: None,
+                pattern: p.to_string(),
+                kind: RuleKind::Glob,
+                created_at: Utc::now(),
+                created_by: "test".into(),
+                expires_at: None,
+                source_request: None,
+                use_count: 0,
+                last_used_at: None,
+                last_command: None,
+                memory: false,
+            })
+            .collect();
+        let list = Allowlist::compile(&rules);
+        let lookup = wildcard::Lookup::new(None, "/usr/bin:/bin");
+        let approved = |command: &str| {
+            let a = parse::analyse(command);
+            let c = &a.commands[0];
+            let u = programs::understand(&c.words, false);
+            let uncovered = wildcard::uncovered(&c.words, false, &lookup);
+            let seg = Segment {
+                text: &c.text,
+                understanding: &u,
+                uncovered: &uncovered,
+            };
+            let who = Who {
+                agent: "a",
+                session: None,
+            };
+            list.approve(&who, command, &[seg], false, false, Utc::now())
+        };
+        for command in [
+            "screen -ls",
+            "screen -r work",
+            "guile --version",
+            "tmux new sh -l",
+        ] {
+            assert!(!approved(command).is_empty(), "{command}");
+        }
+        for command in [
+            "screen -dm sh -c id",
+            "screen -dm bash",
+            "screen -c /home/u/.ssh/id_rsa",
+            "screen -dm /tmp/x",
+            "guile -c '(system \"id\")'",
+            "guile x.scm",
+            "sshpass -p x ssh host",
+            "tmux new sh -c id",
+        ] {
+            assert_eq!(approved(command), Vec::<i64>::new(), "{command}");
+        }
     }
 
     #[test]
