@@ -588,6 +588,9 @@ mod tests {
             assert_eq!(deny(&rm, command), None, "{command}");
         }
         assert!(deny(&["rm -rf *"], "rm -fr x").is_some());
+        // Through a runner that starts what its words name (issue 30, finding 5).
+        assert!(deny(&["rm -rf *"], "cpulimit -l 5 -- rm -rf x").is_some());
+        assert!(deny(&["rm -rf *"], "tmux new 'rm -rf x'").is_some());
         assert!(
             deny(&["*git push --force*"], "git push -f origin").is_none(),
             "`-f` has a value-less synonym only by its profile"
