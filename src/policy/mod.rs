@@ -339,8 +339,9 @@ impl Policy {
         }
         // What no glob's wildcard covers of a program without a profile (only a plain
         // command is ever approved by a rule), shown to the human who is asked instead.
+        let allowlist = self.allowlist();
         let uncovered = if plain {
-            uncovered_words(&analysis, &understood, subject.cwd)
+            uncovered_words(&analysis, &understood, &allowlist, subject.cwd)
         } else {
             vec![Vec::new(); analysis.commands.len()]
         };
@@ -408,7 +409,7 @@ impl Policy {
                 .collect();
             let harmless_ok = config.policy.safe_bins
                 && (!subject.run || inside_roots(subject.cwd, &config.exec.allowed_cwd_roots));
-            verdict.rules_matched = self.allowlist().approve(
+            verdict.rules_matched = allowlist.approve(
                 &subject.who(),
                 &line,
                 &segments,
@@ -625,15 +626,15 @@ fn analysed(subject: Subject<'_>) -> parse::Analysis {
     }
 }
 
-/// Whether `cwd` lies inside one of `roots` (both canonical: roots are made canonical
-/// here, the request's cwd was at validation). No roots, or none that resolves: no.
 /// For each command of a plain analysis, the words a glob's wildcard may not cover when
-/// its program has no profile ([`wildcard::uncovered`]); a profiled program's own
-/// profile decides, so it gets none here. Bare words are looked up in the `PATH` runs
-/// get (the daemon's, its absolute entries), the system directories and the `cwd`.
+/// its program has no profile ([`wildcard::uncovered`]), judged only where a glob
+/// matches it: a profiled program's own profile decides, and a command no glob matches
+/// is not approved by one. Bare words are looked up in the `PATH` runs get (the
+/// daemon's, its absolute entries), the system directories and the `cwd`.
 fn uncovered_words(
     analysis: &parse::Analysis,
     understood: &[Understanding],
+    allowlist: &rules::Allowlist,
     cwd: Option<&Path>,
 ) -> Vec<Vec<wildcard::Uncovered>> {
     let mut lookup = None;
@@ -642,7 +643,7 @@ fn uncovered_words(
         .iter()
         .zip(understood)
         .map(|(c, u)| {
-            if u.profiled {
+            if u.profiled || !allowlist.any_glob_matches(&c.text) {
                 return Vec::new();
             }
             let lookup = lookup.get_or_insert_with(|| {
@@ -654,6 +655,8 @@ fn uncovered_words(
         .collect()
 }
 
+/// Whether `cwd` lies inside one of `roots` (both canonical: roots are made canonical
+/// here, the request's cwd was at validation). No roots, or none that resolves: no.
 fn inside_roots(cwd: Option<&Path>, roots: &[std::path::PathBuf]) -> bool {
     let Some(cwd) = cwd else {
         return false;

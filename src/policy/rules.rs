@@ -372,6 +372,12 @@ impl Allowlist {
         list
     }
 
+    /// Whether any glob rule's pattern matches this simple command, live or not, for
+    /// whichever agent: what is worth judging before [`Allowlist::approve`].
+    pub fn any_glob_matches(&self, segment: &str) -> bool {
+        !self.glob_rule.is_empty() && self.globs.is_match(segment)
+    }
+
     /// The tool rule that approves a call of the tool `name` by `who`, if one does.
     pub fn approve_tool(&self, who: &Who<'_>, name: &str, now: DateTime<Utc>) -> Option<i64> {
         self.first_live(

@@ -148,28 +148,29 @@ pub fn uncovered(words: &[String], piped: bool, at: &Lookup<'_>) -> Vec<Uncovere
             refuse(why);
             continue;
         }
-        // What an option carries after `=` is judged as a word of its own.
-        let text = match word.split_once('=') {
-            Some((_, value)) if option => value,
-            _ if option => continue,
-            _ => word.as_str(),
-        };
-        if let Some(why) = protected_path(text) {
-            refuse(why);
-            continue;
-        }
         if !option && kind == Some(Runner::Code) {
             refuse(format!("`{name}` runs its operands as code"));
             continue;
         }
-        // The word with what follows it: the command it starts, if it starts one.
-        let value = [text.to_string()];
-        let from_here = if text.len() == word.len() {
-            &words[i..]
-        } else {
-            &value[..]
+        // What an option carries after `=` is judged as a word of its own; so is the
+        // value of an operand `NAME=VALUE` (`make SHELL=/bin/sh` sets a program).
+        let value = match word.split_once('=') {
+            Some((_, value)) if option => Some(value),
+            _ if option => continue,
+            Some((_, value)) if shell::is_assignment(word) => Some(value),
+            _ => None,
         };
-        if let Some(why) = program_word(from_here, kind, at) {
+        let value = value.map(|v| [v.to_string()]);
+        // The word with what follows it (the command it starts, if it starts one), or
+        // the value alone.
+        let judged: &[String] = match &value {
+            Some(v) => v,
+            None => &words[i..],
+        };
+        let why = protected_path(&judged[0])
+            .or_else(|| (!option).then(|| protected_path(word)).flatten())
+            .or_else(|| program_word(judged, kind, at));
+        if let Some(why) = why {
             refuse(why);
         }
     }
@@ -458,6 +459,8 @@ mod tests {
             ("frobnicate 'a;b'", 1),
             ("frobnicate 'vim x'", 1),
             ("frobnicate python3", 1),
+            ("frobnicate SHELL=/bin/sh", 1),
+            ("frobnicate --with=/bin/sh", 1),
         ] {
             let found = why(command, cwd);
             assert!(found.iter().any(|u| u.at == at), "{command}: {found:?}");
