@@ -51,6 +51,10 @@ const INLINE_PARTS: &[&str] = &["exec", "eval", "command", "cmd", "shell", "scri
 /// hands it to a shell (tmux and screen do), so the wildcard never covers it.
 const SHELL_SYNTAX: &[char] = &[';', '|', '&', '<', '>', '(', ')', '$', '`', '\n', '\\'];
 
+/// Characters that change a word once a shell reads it (quotes, patterns, braces, `~`):
+/// in a runner's words, `s''h` and `{sh,}` are `sh` to the shell it hands them to.
+const SHELL_QUOTING: &[char] = &['\'', '"', '*', '?', '[', ']', '{', '}', '~'];
+
 /// Extensions of files a program runs as code (`java -jar x.jar`, `guile x.scm`).
 const CODE_EXTENSIONS: &[&str] = &[
     "bash", "class", "cjs", "el", "elv", "jar", "jl", "js", "lua", "mjs", "php", "pl", "pm", "ps1",
@@ -156,6 +160,11 @@ pub fn uncovered(words: &[String], piped: bool, at: &Lookup<'_>) -> Vec<Uncovere
         // value of an operand `NAME=VALUE` (`make SHELL=/bin/sh` sets a program).
         let value = match word.split_once('=') {
             Some((_, value)) if option => Some(value),
+            // `-agentpath:/tmp/x.so`, `-javaagent:x.jar`: a value glued with `:`.
+            None if option => match word.split_once(':') {
+                Some((_, value)) if !value.is_empty() => Some(value),
+                _ => continue,
+            },
             _ if option => continue,
             Some((_, value)) if shell::is_assignment(word) => Some(value),
             _ => None,
@@ -213,7 +222,7 @@ fn protected_path(word: &str) -> Option<String> {
 /// runners.
 fn program_word(words: &[String], kind: Option<Runner>, at: &Lookup<'_>) -> Option<String> {
     let word = words.first()?;
-    if word.contains(SHELL_SYNTAX) {
+    if word.contains(SHELL_SYNTAX) || (kind.is_some() && word.contains(SHELL_QUOTING)) {
         return Some(format!(
             "`{word}` holds shell syntax, a command line if it is handed to a shell"
         ));
@@ -251,6 +260,19 @@ fn starts(words: &[String], strict: bool, kind: Option<Runner>, at: &Lookup<'_>)
         }
         return code_file(word, at.cwd);
     }
+    // A bare word names a file in the working directory too (`run-parts hooks`, `tmux
+    // -f evil.conf`, `java -javaagent:x.jar`).
+    if kind == Some(Runner::Starts)
+        && let Some(cwd) = at.cwd
+        && std::fs::symlink_metadata(cwd.join(word)).is_ok()
+    {
+        return Some(format!(
+            "`{word}` names a file here, which it may start or read commands from"
+        ));
+    }
+    if let Some(why) = code_file(word, at.cwd) {
+        return Some(why);
+    }
     let found = at.on_path(word)?;
     // `/usr/bin/sh` is often `dash`: the file's own name counts too.
     if let Some(real) = std::fs::canonicalize(&found)
@@ -283,19 +305,13 @@ fn starts(words: &[String], strict: bool, kind: Option<Runner>, at: &Lookup<'_>)
         .map(|why| format!("it may start {why}"))
 }
 
-/// Why the file a path names could be code, if it could: an executable, a script, a
-/// compiled program or archive of code, by its mode, its first bytes or its extension.
-/// What cannot be looked at is judged as code; a special file is never opened.
+/// Why the file a word names could be code, if it could: a file of code by its
+/// extension (whether or not it exists yet), or an executable, a script, a compiled
+/// program or an archive of code by its mode or first bytes. A word with a `/` is a path
+/// relative to the `cwd` (without one, a relative path is not looked at: judged as
+/// code); a bare word names a file in the `cwd`, if there is one. What cannot be looked
+/// at is judged as code; a special file is never opened.
 fn code_file(word: &str, cwd: Option<&Path>) -> Option<String> {
-    let path = match cwd {
-        _ if word.starts_with('/') => PathBuf::from(word),
-        Some(cwd) => cwd.join(word),
-        None => {
-            return Some(format!(
-                "`{word}` is a relative path and the request names no working directory"
-            ));
-        }
-    };
     let by_name = Path::new(word)
         .extension()
         .and_then(|e| e.to_str())
@@ -303,6 +319,16 @@ fn code_file(word: &str, cwd: Option<&Path>) -> Option<String> {
     if by_name {
         return Some(format!("`{word}` names a file of code"));
     }
+    let path = match cwd {
+        _ if word.starts_with('/') => PathBuf::from(word),
+        Some(cwd) => cwd.join(word),
+        None if word.contains('/') => {
+            return Some(format!(
+                "`{word}` is a relative path and the request names no working directory"
+            ));
+        }
+        None => return None,
+    };
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
@@ -461,6 +487,12 @@ mod tests {
             ("frobnicate python3", 1),
             ("frobnicate SHELL=/bin/sh", 1),
             ("frobnicate --with=/bin/sh", 1),
+            ("frobnicate x", 1),
+            ("frobnicate build.py", 1),
+            ("java -javaagent:agent.jar -version", 1),
+            ("tmux new \"s''h\"", 2),
+            ("tmux new '{sh,}'", 2),
+            ("tmux -f notes.txt", 2),
         ] {
             let found = why(command, cwd);
             assert!(found.iter().any(|u| u.at == at), "{command}: {found:?}");
