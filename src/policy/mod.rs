@@ -341,7 +341,7 @@ impl Policy {
         // command is ever approved by a rule), shown to the human who is asked instead.
         let allowlist = self.allowlist();
         let uncovered = if plain {
-            uncovered_words(&analysis, &understood, &allowlist, subject.cwd)
+            uncovered_words(&analysis, &understood, &allowlist, &subject)
         } else {
             vec![Vec::new(); analysis.commands.len()]
         };
@@ -630,12 +630,13 @@ fn analysed(subject: Subject<'_>) -> parse::Analysis {
 /// its program has no profile ([`wildcard::uncovered`]), judged only where a glob
 /// matches it: a profiled program's own profile decides, and a command no glob matches
 /// is not approved by one. Bare words are looked up in the `PATH` runs get (the
-/// daemon's, its absolute entries), the system directories and the `cwd`.
+/// daemon's, its absolute entries), the system directories and the `cwd`, and in
+/// decide-only mode in the agent's own usual directories (`~/.local/bin`, …).
 fn uncovered_words(
     analysis: &parse::Analysis,
     understood: &[Understanding],
     allowlist: &rules::Allowlist,
-    cwd: Option<&Path>,
+    subject: &Subject<'_>,
 ) -> Vec<Vec<wildcard::Uncovered>> {
     let mut lookup = None;
     analysis
@@ -648,7 +649,17 @@ fn uncovered_words(
             }
             let lookup = lookup.get_or_insert_with(|| {
                 let path = std::env::var("PATH").unwrap_or_default();
-                wildcard::Lookup::new(cwd, &crate::exec::absolute_path(&path))
+                let lookup = wildcard::Lookup::new(subject.cwd, &crate::exec::absolute_path(&path));
+                // Decide-only: the agent runs it with its own `PATH`, which may name
+                // directories in its home.
+                match subject
+                    .uid
+                    .filter(|_| !subject.run)
+                    .and_then(crate::sys::home_of)
+                {
+                    Some(home) => lookup.with_home(&home),
+                    None => lookup,
+                }
             });
             wildcard::uncovered(&c.words, c.piped, lookup)
         })

@@ -72,6 +72,17 @@ const SYSTEM_DIRS: &[&str] = &[
     "/bin",
 ];
 
+/// Directories under a home that users commonly put on their `PATH`.
+const USER_BIN_DIRS: &[&str] = &[
+    ".local/bin",
+    "bin",
+    ".cargo/bin",
+    "go/bin",
+    ".npm-global/bin",
+    ".bun/bin",
+    ".deno/bin",
+];
+
 /// Where a word is looked up as the shell would: a word with a `/` relative to the
 /// request's working directory, a bare word in the `PATH` the command runs with.
 pub struct Lookup<'a> {
@@ -99,6 +110,19 @@ impl<'a> Lookup<'a> {
         }
         dirs.extend(cwd.map(Path::to_path_buf));
         Lookup { cwd, dirs }
+    }
+
+    /// Also searches the directories under `home` that users put on their own `PATH`
+    /// (`~/.local/bin`, `~/bin`, …): in decide-only mode the agent runs the command with
+    /// its own `PATH`, which execgate does not see, and an agent can write its home.
+    pub fn with_home(mut self, home: &Path) -> Lookup<'a> {
+        for dir in USER_BIN_DIRS {
+            let dir = home.join(dir);
+            if !self.dirs.contains(&dir) {
+                self.dirs.push(dir);
+            }
+        }
+        self
     }
 
     /// The executable file a bare word names in one of the directories, if any.
@@ -513,6 +537,21 @@ mod tests {
         ] {
             assert_eq!(why(command, cwd), vec![], "{command}");
         }
+    }
+
+    #[test]
+    fn a_program_in_the_agents_own_bin_is_found_in_decide_only_mode() {
+        let home = tempfile::tempdir().unwrap();
+        let bin = home.path().join(".local/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("helper-x"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(bin.join("helper-x"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let a = parse::analyse("tmux new helper-x");
+        let words = &a.commands[0].words;
+        assert!(uncovered(words, false, &Lookup::new(None, "/usr/bin")).is_empty());
+        let agents = Lookup::new(None, "/usr/bin").with_home(home.path());
+        assert_eq!(uncovered(words, false, &agents)[0].at, 2);
     }
 
     #[test]
