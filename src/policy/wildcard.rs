@@ -144,6 +144,10 @@ pub struct Uncovered {
     pub why: String,
 }
 
+/// The most words of one command judged: a word that names a program is judged with
+/// every word after it, so the work grows with the square of the words.
+const MAX_WORDS: usize = 64;
+
 /// The index of an [`Uncovered`] about the whole command: past every rule's written-out
 /// words.
 pub const WHOLE: usize = usize::MAX;
@@ -163,6 +167,13 @@ pub fn uncovered(words: &[String], piped: bool, at: &Lookup<'_>) -> Vec<Uncovere
             at: WHOLE,
             why: format!("`{name}` may read commands from its standard input, a pipe here"),
         });
+    }
+    if words.len() > MAX_WORDS {
+        out.push(Uncovered {
+            at: WHOLE,
+            why: format!("more than {MAX_WORDS} words to judge"),
+        });
+        return out;
     }
     let mut options = true;
     for (i, word) in words.iter().enumerate().skip(1) {
@@ -189,7 +200,6 @@ pub fn uncovered(words: &[String], piped: bool, at: &Lookup<'_>) -> Vec<Uncovere
                 Some((_, value)) if !value.is_empty() => Some(value),
                 _ => continue,
             },
-            _ if option => continue,
             Some((_, value)) if shell::is_assignment(word) => Some(value),
             _ => None,
         };
@@ -524,6 +534,9 @@ mod tests {
         let piped = parse::analyse("cat notes.txt | less");
         let less = &piped.commands[1];
         let found = uncovered(&less.words, less.piped, &Lookup::new(cwd, ""));
+        assert_eq!(found[0].at, WHOLE, "{found:?}");
+        let long = parse::analyse(&format!("tmux{}", " ls".repeat(MAX_WORDS)));
+        let found = uncovered(&long.commands[0].words, false, &Lookup::new(cwd, ""));
         assert_eq!(found[0].at, WHOLE, "{found:?}");
         for command in [
             "tmux ls",
