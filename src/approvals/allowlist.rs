@@ -102,7 +102,7 @@ impl Approvals {
         let warnings: Vec<String> = match request.kind {
             RuleKind::Glob => rules::runs_anything(&pattern)
                 .into_iter()
-                .chain(crate::policy::wildcard::warning(&pattern))
+                .chain(rules::wildcard_is_yours(&pattern))
                 .collect(),
             RuleKind::Exact | RuleKind::Tool => Vec::new(),
         };

@@ -649,7 +649,7 @@ fn uncovered_words(
             }
             let lookup = lookup.get_or_insert_with(|| {
                 let path = std::env::var("PATH").unwrap_or_default();
-                let lookup = wildcard::Lookup::new(subject.cwd, &crate::exec::absolute_path(&path));
+                let lookup = wildcard::Lookup::new(subject.cwd, &path);
                 // Decide-only: the agent runs it with its own `PATH`, which may name
                 // directories in its home.
                 match subject

@@ -537,6 +537,19 @@ pub fn runs_anything(pattern: &str) -> Option<String> {
     ))
 }
 
+/// What an owner should know before adding a glob whose wildcard covers the words of a
+/// program execgate has no profile for (`screen *`, not `screen -ls`): the wildcard is
+/// theirs, but for what it never covers (docs/decisions.md, "Globs over programs
+/// execgate does not know").
+pub fn wildcard_is_yours(pattern: &str) -> Option<String> {
+    let words = shell::words(pattern);
+    let literal = literal_words(pattern);
+    if literal == 0 || literal >= words.len() {
+        return None;
+    }
+    super::wildcard::warning(&words[0])
+}
+
 /// Why an owner-written glob would approve nearly everything, if it would.
 pub fn too_broad(pattern: &str) -> Option<String> {
     let words = shell::words(pattern);
@@ -666,6 +679,15 @@ mod tests {
             "tmux new sh -c id",
         ] {
             assert_eq!(approved(command), Vec::<i64>::new(), "{command}");
+        }
+    }
+
+    #[test]
+    fn only_a_wildcard_over_an_unknown_programs_words_is_warned_of() {
+        assert!(wildcard_is_yours("screen *").is_some());
+        assert!(wildcard_is_yours("tmux new *").is_some());
+        for quiet in ["cat *", "git log *", "screen -ls", "sh *", "*", "* screen"] {
+            assert_eq!(wildcard_is_yours(quiet), None, "{quiet}");
         }
     }
 

@@ -408,18 +408,12 @@ fn code_file(word: &str, cwd: Option<&Path>) -> Option<String> {
     }
 }
 
-/// What `allow add` tells the owner of a glob whose wildcard covers the words of a
-/// program execgate has no profile for: the wildcard is theirs, and what it still
-/// never covers.
-pub fn warning(pattern: &str) -> Option<String> {
-    let words = shell::words(pattern);
-    let program = words.first()?;
-    let literal = super::rules::literal_words(pattern);
-    if literal == 0 || literal >= words.len() || programs::is_profiled(program) {
-        return None;
-    }
-    // A glob approves no shell, interpreter or wrapper it has no profile for at all.
-    if risk::is_wrapper_or_interpreter(program) {
+/// What `allow add` tells the owner of a glob whose wildcard covers the words of
+/// `program`, which execgate has no profile for: the wildcard is theirs, and what it
+/// still never covers. None for a shell, interpreter or wrapper, which a glob never
+/// approves at all.
+pub fn warning(program: &str) -> Option<String> {
+    if programs::is_profiled(program) || risk::is_wrapper_or_interpreter(program) {
         return None;
     }
     let name = program.rsplit('/').next().unwrap_or(program);
@@ -575,17 +569,17 @@ mod tests {
 
     #[test]
     fn the_warning_names_the_program_and_what_stays_refused() {
-        let w = warning("screen *").unwrap();
+        let w = warning("screen").unwrap();
         assert!(w.starts_with(
             "execgate does not know what `screen` does with its words: the wildcard is yours"
         ));
         assert!(w.contains("GTFOBins") && w.contains("`-c`") && w.contains("nor any path"));
         assert!(
-            warning("frobnicate *")
+            warning("frobnicate")
                 .unwrap()
                 .contains("the wildcard is yours")
         );
-        for quiet in ["cat *", "git log *", "screen -ls", "sh *", "*"] {
+        for quiet in ["cat", "git", "sh", "timeout"] {
             assert_eq!(warning(quiet), None, "{quiet}");
         }
     }
