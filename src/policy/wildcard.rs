@@ -294,8 +294,9 @@ fn starts(words: &[String], strict: bool, kind: Option<Runner>, at: &Lookup<'_>)
         }
         return code_file(word, at.cwd);
     }
-    // A bare word names a file in the working directory too (`run-parts hooks`, `tmux
-    // -f evil.conf`, `java -javaagent:x.jar`).
+    // A bare word names a file in the working directory too: for a runner that starts
+    // programs, anything there may be started or read as its commands (`run-parts
+    // hooks`, `tmux -f evil.conf`); for any program, a file of code (`x.jar`).
     if kind == Some(Runner::Starts)
         && let Some(cwd) = at.cwd
         && std::fs::symlink_metadata(cwd.join(word)).is_ok()
