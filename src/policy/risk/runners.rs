@@ -67,11 +67,33 @@ const ESCAPES: &[&str] = &[
     "pic", "pico", "pipx", "pkg", "plymouth", "podman", "poetry", "psftp", "psql", "rake",
     "ranger", "red", "restic", "rpm", "rpmdb", "rpmquery", "rpmverify", "rsync",
     "rsyslogd", "rtorrent", "run-mailcap", "runscript", "rustc", "rustup", "rview", "rvim",
-    "scanmem", "scp", "scrot", "sftp", "smbclient", "snap", "split", "sqlmap", "sshfs",
+    "scanmem", "scp", "scrot", "sftp", "smbclient", "snap", "socat", "split", "sqlmap", "sshfs",
     "sshuttle", "sysctl", "systemd-resolve", "task", "tcpdump", "tdbtool", "telnet",
     "timedatectl", "top", "tshark", "uv", "vagrant", "vi", "view", "vigr", "vim",
     "vimdiff", "vipw", "virsh", "volatility", "wg-quick", "wireshark", "xdg-user-dir",
     "xdotool", "yt-dlp", "yum", "zathura", "zic", "zip", "zless", "zypper",
+];
+
+/// The programs GTFOBins lists with a `shell` or `command` function that are not in
+/// this table because execgate has a profile of them, whose profile reads the words
+/// that run code: a program whose profile goes away belongs in the table.
+#[cfg(test)]
+#[rustfmt::skip]
+const PROFILED_INSTEAD: &[&str] = &[
+    "awk", "cargo", "docker", "find", "gawk", "git", "kubectl", "make", "mawk", "nawk", "npm",
+    "pip", "python", "sed", "systemctl", "tar", "wget", "yarn",
+];
+
+/// The same, for the shells, interpreters and wrappers `code` reads through.
+#[cfg(test)]
+#[rustfmt::skip]
+const IN_CODE_INSTEAD: &[&str] = &[
+    "R", "ash", "at", "bash", "busybox", "capsh", "chroot", "chrt", "csh", "dash", "doas",
+    "env", "expect", "firejail", "fish", "flock", "gdb", "ionice", "julia", "ksh", "ltrace",
+    "lua", "nice", "node", "nohup", "nsenter", "perf", "perl", "php", "pkexec", "pwsh",
+    "rlwrap", "ruby", "script", "sg", "softlimit", "ssh", "start-stop-daemon",
+    "stdbuf", "strace", "su", "sudo", "systemd-run", "taskset", "tclsh", "tcsh", "time",
+    "timeout", "torsocks", "unshare", "valgrind", "watch", "wish", "xargs", "yash", "zsh",
 ];
 
 /// What kind of runner a program is (by name, its directory stripped), if it is one of
@@ -115,6 +137,33 @@ mod tests {
         for list in [CODE, STARTS, ESCAPES] {
             assert!(list.is_sorted(), "keep each list sorted: {list:?}");
         }
+    }
+
+    /// Every program of the catalogue is in exactly one home: this table, a profile, or
+    /// `code`.
+    #[test]
+    fn what_the_table_leaves_out_is_known_elsewhere() {
+        for name in PROFILED_INSTEAD {
+            assert!(
+                crate::policy::programs::is_profiled(name),
+                "{name} has no profile any more: it belongs in the table"
+            );
+        }
+        for name in IN_CODE_INSTEAD {
+            assert!(
+                super::super::is_wrapper_or_interpreter(name),
+                "{name} is not a shell, interpreter or wrapper in `code`: it belongs in the table"
+            );
+        }
+        let everything: Vec<&str> = all()
+            .chain(PROFILED_INSTEAD.iter().copied())
+            .chain(IN_CODE_INSTEAD.iter().copied())
+            .collect();
+        assert_eq!(
+            everything.len(),
+            311,
+            "the catalogue's 311 programs, each once"
+        );
     }
 
     #[test]
