@@ -32,6 +32,39 @@ pub fn make_non_dumpable() -> io::Result<()> {
     Ok(())
 }
 
+/// The home directory the user database gives `uid`, if it gives one.
+pub fn home_of(uid: u32) -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = vec![0u8; 4096];
+    loop {
+        // SAFETY: an all-zero `passwd` is a valid value to be overwritten.
+        let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer is to live memory of the size given; on success the
+        // strings of `entry` point into `buf`, which outlives their use below.
+        let rc = unsafe {
+            libc::getpwuid_r(
+                uid,
+                &mut entry,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut found,
+            )
+        };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 2, 0);
+            continue;
+        }
+        if rc != 0 || found.is_null() || entry.pw_dir.is_null() {
+            return None;
+        }
+        // SAFETY: a NUL-terminated string inside `buf`.
+        let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
+        let dir = std::ffi::OsStr::from_bytes(dir.to_bytes());
+        return (!dir.is_empty()).then(|| dir.into());
+    }
+}
+
 /// An exclusive advisory lock held for the life of the value (the kernel drops it when the
 /// file closes, so a crashed daemon never leaves it behind).
 #[derive(Debug)]
@@ -71,4 +104,13 @@ pub fn mkfifo(path: &Path) {
         0,
         "mkfifo {path:?}"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_user_database_gives_roots_home_and_nothing_for_a_stranger() {
+        assert!(super::home_of(0).is_some_and(|h| h.is_absolute()));
+        assert_eq!(super::home_of(u32::MAX - 7), None);
+    }
 }

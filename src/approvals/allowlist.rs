@@ -100,7 +100,10 @@ impl Approvals {
             return invalid("`expires_at` is in the past");
         }
         let warnings: Vec<String> = match request.kind {
-            RuleKind::Glob => rules::runs_anything(&pattern).into_iter().collect(),
+            RuleKind::Glob => rules::runs_anything(&pattern)
+                .into_iter()
+                .chain(rules::wildcard_is_yours(&pattern))
+                .collect(),
             RuleKind::Exact | RuleKind::Tool => Vec::new(),
         };
         let rule = NewRule {

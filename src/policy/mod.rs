@@ -9,8 +9,9 @@
 //! path reaches), `gitrepo` reads what a git repository would make git run,
 //! `progconfig` what other programs' configuration files would make them do, `rules`
 //! the compiled deny list, allowed binaries and allowlist, `risk` judges how
-//! much harm a command could do, and `tools` judges tool calls (their names, and the
-//! protected paths their input names).
+//! much harm a command could do, `tools` judges tool calls (their names, and the
+//! paths their input names), and `wildcard` what a glob's wildcard may cover of a
+//! program execgate has no profile for.
 
 pub mod gitrepo;
 pub mod parse;
@@ -21,6 +22,7 @@ pub mod risk;
 pub mod rules;
 pub mod shell;
 pub mod tools;
+pub mod wildcard;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -380,6 +382,22 @@ impl Policy {
         if !plain {
             risk_reasons.extend(analysis.not_plain.iter().map(|r| format!("not plain: {r}")));
         }
+        // What no glob's wildcard covers of a program without a profile (only a plain
+        // command is ever approved by a rule), shown to the human who is asked instead.
+        let allowlist = self.allowlist();
+        let uncovered = if plain {
+            uncovered_words(paths, &analysis, &understood, &allowlist, &subject)
+        } else {
+            vec![Vec::new(); analysis.commands.len()]
+        };
+        for (u, words) in understood.iter().zip(&uncovered) {
+            for w in words.iter().take(3) {
+                let why = format!("`{}`: no wildcard covers this: {}", u.program, w.why);
+                if !risk_reasons.contains(&why) {
+                    risk_reasons.push(why);
+                }
+            }
+        }
         let mut verdict = Verdict {
             outcome: Outcome::Ask,
             risk,
@@ -428,15 +446,17 @@ impl Policy {
                 .iter()
                 .zip(&understood)
                 .zip(&judged)
-                .map(|((c, u), judged)| rules::Segment {
+                .zip(&uncovered)
+                .map(|(((c, u), judged), uncovered)| rules::Segment {
                     text: &c.text,
                     understanding: u,
                     paths: judged,
+                    uncovered,
                 })
                 .collect();
             let harmless_ok = config.policy.safe_bins
                 && (!subject.run || inside_roots(subject.cwd, &config.exec.allowed_cwd_roots));
-            verdict.rules_matched = self.allowlist().approve(
+            verdict.rules_matched = allowlist.approve(
                 &subject.who(),
                 &line,
                 &segments,
@@ -731,6 +751,47 @@ fn analysed(subject: Subject<'_>) -> parse::Analysis {
         // A tool call runs no program execgate could read.
         CommandRef::Tool(_) => parse::Analysis::default(),
     }
+}
+
+/// For each command of a plain analysis, the words a glob's wildcard may not cover when
+/// its program has no profile ([`wildcard::uncovered`]), judged only where a glob
+/// matches it: a profiled program's own profile decides, and a command no glob matches
+/// is not approved by one. Bare words are looked up in the `PATH` runs get (the
+/// daemon's, its absolute entries), the system directories and the `cwd`, and in
+/// decide-only mode in the agent's own usual directories (`~/.local/bin`, …).
+fn uncovered_words(
+    paths: &paths::Paths,
+    analysis: &parse::Analysis,
+    understood: &[Understanding],
+    allowlist: &rules::Allowlist,
+    subject: &Subject<'_>,
+) -> Vec<Vec<wildcard::Uncovered>> {
+    let mut lookup = None;
+    analysis
+        .commands
+        .iter()
+        .zip(understood)
+        .map(|(c, u)| {
+            if u.profiled || !allowlist.any_glob_matches(&c.text) {
+                return Vec::new();
+            }
+            let lookup = lookup.get_or_insert_with(|| {
+                let path = std::env::var("PATH").unwrap_or_default();
+                let lookup = wildcard::Lookup::new(subject.cwd, &path).with_paths(paths);
+                // Decide-only: the agent runs it with its own `PATH`, which may name
+                // directories in its home.
+                match subject
+                    .uid
+                    .filter(|_| !subject.run)
+                    .and_then(crate::sys::home_of)
+                {
+                    Some(home) => lookup.with_home(&home),
+                    None => lookup,
+                }
+            });
+            wildcard::uncovered(&c.words, c.piped, lookup)
+        })
+        .collect()
 }
 
 /// Whether `cwd` lies inside one of `roots` (both canonical: roots are made canonical

@@ -230,6 +230,9 @@ pub struct Segment<'a> {
     pub understanding: &'a Understanding,
     /// The path policy's refusal of each of its findings, judged where it runs.
     pub paths: &'a [Option<super::paths::Refusal>],
+    /// For a program without a profile, the words no wildcard covers
+    /// ([`super::wildcard::uncovered`]); empty for a profiled one, whose profile decides.
+    pub uncovered: &'a [super::wildcard::Uncovered],
 }
 
 /// How many leading words of a glob pattern are written out, before the first word with
@@ -371,6 +374,12 @@ impl Allowlist {
         list
     }
 
+    /// Whether any glob rule's pattern matches this simple command, live or not, for
+    /// whichever agent: what is worth judging before [`Allowlist::approve`].
+    pub fn any_glob_matches(&self, segment: &str) -> bool {
+        !self.glob_rule.is_empty() && self.globs.is_match(segment)
+    }
+
     /// The tool rule that approves a call of the tool `name` by `who`, if one does.
     pub fn approve_tool(&self, who: &Who<'_>, name: &str, now: DateTime<Utc>) -> Option<i64> {
         self.first_live(
@@ -449,7 +458,10 @@ impl Allowlist {
                         .map(|hit| self.glob_rule[hit]),
                     who,
                     now,
-                    |r| u.glob_refusal(r.literal, seg.paths).is_none(),
+                    |r| {
+                        u.glob_refusal(r.literal, seg.paths).is_none()
+                            && !seg.uncovered.iter().any(|w| w.at >= r.literal)
+                    },
                 )
             });
             match hit {
@@ -527,6 +539,19 @@ pub fn runs_anything(pattern: &str) -> Option<String> {
     ))
 }
 
+/// What an owner should know before adding a glob whose wildcard covers the words of a
+/// program execgate has no profile for (`screen *`, not `screen -ls`): the wildcard is
+/// theirs, but for what it never covers (docs/decisions.md, "Globs over programs
+/// execgate does not know").
+pub fn wildcard_is_yours(pattern: &str) -> Option<String> {
+    let words = shell::words(pattern);
+    let literal = literal_words(pattern);
+    if literal == 0 || literal >= words.len() {
+        return None;
+    }
+    super::wildcard::warning(&words[0])
+}
+
 /// Why an owner-written glob would approve nearly everything, if it would.
 pub fn too_broad(pattern: &str) -> Option<String> {
     let words = shell::words(pattern);
@@ -584,10 +609,88 @@ mod tests {
             assert_eq!(deny(&rm, command), None, "{command}");
         }
         assert!(deny(&["rm -rf *"], "rm -fr x").is_some());
+        // Through a runner that starts what its words name (issue 30, finding 5).
+        assert!(deny(&["rm -rf *"], "cpulimit -l 5 -- rm -rf x").is_some());
+        assert!(deny(&["rm -rf *"], "tmux new 'rm -rf x'").is_some());
         assert!(
             deny(&["*git push --force*"], "git push -f origin").is_none(),
             "`-f` has a value-less synonym only by its profile"
         );
+    }
+
+    /// Under `PROG *` for a program without a profile, the wildcard covers ordinary words
+    /// but not a shell, inline code, a secret or a path a runner starts; words the rule
+    /// writes out are the owner's (issue 30, finding 5).
+    #[test]
+    fn a_glob_over_an_unknown_program_leaves_code_to_a_human() {
+        use crate::model::RuleKind;
+        use crate::policy::{parse, programs, wildcard};
+        let rules: Vec<Rule> = ["screen *", "tmux new sh *", "guile *", "sshpass *"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Rule {
+                id: i as i64 + 1,
+                agent: None,
+                session: None,
+                pattern: p.to_string(),
+                kind: RuleKind::Glob,
+                created_at: Utc::now(),
+                created_by: "test".into(),
+                expires_at: None,
+                source_request: None,
+                use_count: 0,
+                last_used_at: None,
+                last_command: None,
+                memory: false,
+            })
+            .collect();
+        let list = Allowlist::compile(&rules);
+        let lookup = wildcard::Lookup::new(None, "/usr/bin:/bin");
+        let approved = |command: &str| {
+            let a = parse::analyse(command);
+            let c = &a.commands[0];
+            let u = programs::understand(&c.words, false);
+            let uncovered = wildcard::uncovered(&c.words, false, &lookup);
+            let seg = Segment {
+                text: &c.text,
+                understanding: &u,
+                uncovered: &uncovered,
+            };
+            let who = Who {
+                agent: "a",
+                session: None,
+            };
+            list.approve(&who, command, &[seg], false, false, Utc::now())
+        };
+        for command in [
+            "screen -ls",
+            "screen -r work",
+            "guile --version",
+            "tmux new sh -l",
+        ] {
+            assert!(!approved(command).is_empty(), "{command}");
+        }
+        for command in [
+            "screen -dm sh -c id",
+            "screen -dm bash",
+            "screen -c /home/u/.ssh/id_rsa",
+            "screen -dm /tmp/x",
+            "guile -c '(system \"id\")'",
+            "guile x.scm",
+            "sshpass -p x ssh host",
+            "tmux new sh -c id",
+        ] {
+            assert_eq!(approved(command), Vec::<i64>::new(), "{command}");
+        }
+    }
+
+    #[test]
+    fn only_a_wildcard_over_an_unknown_programs_words_is_warned_of() {
+        assert!(wildcard_is_yours("screen *").is_some());
+        assert!(wildcard_is_yours("tmux new *").is_some());
+        for quiet in ["cat *", "git log *", "screen -ls", "sh *", "*", "* screen"] {
+            assert_eq!(wildcard_is_yours(quiet), None, "{quiet}");
+        }
     }
 
     #[test]

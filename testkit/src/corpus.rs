@@ -816,7 +816,10 @@ pub const CORPUS: &[Case] = &[
     case!(NoRules, "psql -c 'COPY t TO PROGRAM $$id$$'", P, D, X, "shell commands"),
     case!(NoRules, "sqlite3 x.db '.shell id'", P, D, X, "shell commands"),
     case!(NoRules, "dropdb app", P, D, X, "drops a database"),
-    case!(Tools, "psql -c 'select 1'", P, R, Y, ""),
+    // psql has no profile: `psql *` covers its ordinary words, never `-c`'s SQL, which
+    // may run `\!` or `COPY … TO PROGRAM` (issue 30, finding 5).
+    case!(Tools, "psql -c 'select 1'", P, R, X, "code to run"),
+    case!(Tools, "psql -d app -l", P, R, Y, ""),
     case!(Tools, "docker run --privileged alpine", P, D, X, ""),
     case!(Tools, "docker system prune -af", P, D, X, ""),
     case!(Tools, "kubectl delete ns prod", P, D, X, ""),

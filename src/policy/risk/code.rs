@@ -70,7 +70,8 @@ pub(super) struct Wrapper {
     pub(super) stdin: bool,
 }
 
-const GENERIC: Wrapper = Wrapper {
+/// A wrapper whose options are not known: every later word may start the command.
+pub(super) const GENERIC: Wrapper = Wrapper {
     value_short: "",
     value_long: &[],
     known_short: "",

@@ -20,6 +20,9 @@
 //!   options ([`runs_other_code`], [`is_wrapper_or_interpreter`]).
 //! - `through`: looking through wrappers and scripts to the commands they run
 //!   ([`looked_through`]).
+//! - `runners`: the programs without a profile that can start a shell or run commands
+//!   (from GTFOBins), so a glob's wildcard over one refuses what it could run
+//!   ([`runner`]).
 //! - `dangerous`: the dangerous patterns and their reasons, sensitive paths, and
 //!   execgate's own files.
 //!
@@ -27,6 +30,7 @@
 
 mod code;
 mod dangerous;
+mod runners;
 mod through;
 
 use std::path::{Path, PathBuf};
@@ -36,6 +40,7 @@ use super::programs::{self, Understanding};
 use crate::model::Risk;
 
 pub use code::{is_wrapper_or_interpreter, keeps_place};
+pub use runners::{Runner, runner};
 pub use through::{looked_through, looked_through_command, runs_other_code};
 
 use dangerous::{Reasons, dangerous_analysis};

@@ -267,6 +267,16 @@ risk!(
     Dangerous
 );
 risk!(busybox_rm, "busybox rm -rf x", Dangerous);
+// Runners that start what their words name (`runners`, from GTFOBins) are looked through.
+risk!(rm_in_screen, "screen -dmS s rm -rf x", Dangerous);
+risk!(rm_in_tmux_line, "tmux new-window 'rm -rf x'", Dangerous);
+risk!(rm_in_setarch, "setarch x86_64 rm -rf x", Dangerous);
+risk!(
+    rm_in_sshpass_ssh,
+    "sshpass -p x ssh host rm -rf /srv",
+    Dangerous
+);
+risk!(tmux_ls_is_not, "tmux ls", NeedsReview);
 risk!(
     timeout_abbrev_unsure,
     "timeout --sig KILL 5 rm -rf x",

@@ -1,11 +1,12 @@
-//! Looking through: every command a command could run, found through wrappers, `sh -c`
-//! scripts, heredocs fed to a shell and programs that run their arguments, recursively
-//! and depth-limited.
+//! Looking through: every command a command could run, found through wrappers (and the
+//! runners that start what their words name, `runners`), `sh -c` scripts, heredocs fed
+//! to a shell and programs that run their arguments, recursively and depth-limited.
 
 use super::code::{
-    CODE_FIRST, RUNS_INPUT, SHELLS, ShellInput, Wrapper, code_source, has_inline_flag, interpreter,
-    interpreter_input, network_exec, shell_input, wrapper,
+    CODE_FIRST, GENERIC, RUNS_INPUT, SHELLS, ShellInput, Wrapper, code_source, has_inline_flag,
+    interpreter, interpreter_input, network_exec, shell_input, wrapper,
 };
+use super::runners::{Runner, runner};
 use super::{MAX_DEPTH, MAX_FOUND, base};
 use crate::policy::parse::{self, Analysis, SimpleCommand};
 use crate::policy::programs::{self, Runs};
@@ -167,7 +168,24 @@ pub(super) fn inner_commands(words: &[String]) -> Vec<Inner> {
     if let Some(spec) = wrapper(program) {
         return inner_of_wrapper(words, &spec);
     }
+    if runner(program) == Some(Runner::Starts) {
+        return inner_of_runner(words);
+    }
     inner_of_program(words)
+}
+
+/// A runner that starts what its words name (`screen -dm CMD`, `tmux new 'LINE'`,
+/// `setarch ARCH CMD`): its options are not known, so, as for a wrapper whose options
+/// are not, every later word may start the command, and a word with blanks may be a
+/// command line it hands to a shell (tmux and screen do).
+fn inner_of_runner(words: &[String]) -> Vec<Inner> {
+    let mut found: Vec<Inner> = words[1..]
+        .iter()
+        .filter(|w| w.contains(char::is_whitespace))
+        .map(|w| Inner::Script(w.clone()))
+        .collect();
+    found.extend(inner_of_wrapper(words, &GENERIC));
+    found
 }
 
 /// Matches a long option against a list, allowing unambiguous abbreviations
