@@ -654,6 +654,7 @@ mod tests {
             let seg = Segment {
                 text: &c.text,
                 understanding: &u,
+                paths: &[],
                 uncovered: &uncovered,
             };
             let who = Who {
