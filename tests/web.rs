@@ -208,8 +208,8 @@ async fn the_owner_sees_requests_live_and_answers_them() {
         json!({
             "agent": "claude-code", "session": "b7e2c9", "front": "hook:claude-code",
             "tool": {"name": "Write", "input": {
-                "file_path": "/srv/app/.env",
-                "content": "DATABASE_URL=postgres://app@db/app\n",
+                "file_path": "/srv/app/config/database.yml",
+                "content": "url: postgres://app@db/app\n",
             }},
             "wait": false,
         }),
@@ -231,7 +231,7 @@ async fn the_owner_sees_requests_live_and_answers_them() {
     assert!(tee_text.contains("18 bytes"), "{tee_text}");
     let write_text = card(&b, &write.id).await;
     assert!(
-        write_text.contains("Tool Write") && write_text.contains("/srv/app/.env"),
+        write_text.contains("Tool Write") && write_text.contains("/srv/app/config/database.yml"),
         "{write_text}"
     );
     // What each grant would save.
