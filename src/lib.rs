@@ -15,7 +15,8 @@
 //! A tour, in the order a request travels:
 //!
 //! - [`api`]: the agent and admin HTTP APIs over Unix sockets (peer uid from the kernel),
-//!   the accept loop that caps connections per uid and cuts off slow clients,
+//!   the accept loop that caps connections per uid and cuts off slow clients (a loopback
+//!   TCP client of the page by the uid the kernel's socket tables name, `api::tcp_uid`),
 //!   (`api::wire`) the check of each request head before hyper reads it, and
 //!   (`api::error`) the JSON error body. The agent API checks a request once, with the
 //!   settings in force, into a [`model::RequestSpec`].
@@ -23,7 +24,10 @@
 //!   analysis, allowlist, safe binaries, when to ask, by one [`policy::Settings`] per
 //!   request; for a tool call (`policy::tools`), its name and the paths its input
 //!   names. One path policy (`policy::paths`) judges a command's operands and a tool's
-//!   paths alike, by the file each reaches (symlinks followed, device and inode). Its program profiles (`policy::programs`) say what every word of a known
+//!   paths alike, by the file each reaches (symlinks followed, device and inode). The
+//!   configuration gates (`policy::gitrepo`, `policy::progconfig`) read what a program
+//!   would read from where it runs; `policy::wildcard` says what a glob's wildcard may
+//!   cover of a program without a profile. Its program profiles (`policy::programs`) say what every word of a known
 //!   program means, read as the program reads it; nothing is approved without a human
 //!   that they cannot account for.
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution; the

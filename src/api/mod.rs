@@ -1,5 +1,6 @@
 //! The two HTTP/1.1 + JSON APIs over Unix sockets: `agent` (ask) and `admin` (decide,
-//! manage rules). Shared here: peer credentials, bounded body reading, JSON errors.
+//! manage rules). Shared here: peer credentials (for a loopback TCP client of the page,
+//! from the kernel's socket tables: `tcp_uid`), bounded body reading, JSON errors.
 
 pub mod admin;
 pub mod agent;

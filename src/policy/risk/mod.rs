@@ -23,8 +23,8 @@
 //! - `runners`: the programs without a profile that can start a shell or run commands
 //!   (from GTFOBins), so a glob's wildcard over one refuses what it could run
 //!   ([`runner`]).
-//! - `dangerous`: the dangerous patterns and their reasons, sensitive paths, and
-//!   execgate's own files.
+//! - `dangerous`: the dangerous patterns and their reasons, and execgate's own files
+//!   (what a path is, secret or sensitive, is the path policy's: `policy::paths`).
 //!
 //! [`parse::analyse`]: super::parse::analyse
 
