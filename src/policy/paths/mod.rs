@@ -7,7 +7,7 @@
 //! a tool's own path handling reads it); by where the filesystem takes it (symlinks
 //! followed by the daemon, a dangling link to the file writing through it creates); and
 //! by the file at the end, compared by device and inode with execgate's own files and
-//! the secrets and guard settings of every home on the machine (a hard link, or the same
+//! the secrets and guard settings of the daemon's home (a hard link, or the same
 //! file named in another case on a case-insensitive file system). Nothing is opened to
 //! be judged; a path that cannot be resolved (a loop, a directory nobody may search, too
 //! long to open) is judged by its text, which is all a program could reach it by.
