@@ -876,13 +876,10 @@ fn git_gate(
     // Only what execgate knows keeps git where it stands: a program it has a profile for,
     // a shell whose script it read, a wrapper that changes neither directory nor
     // environment. A builtin (`cd`, `export`, `pushd`) moves the git after it elsewhere.
-    for (words, known) in &others {
-        if !(*known || risk::keeps_place(words) || programs::understand(words, false).profiled) {
-            return Some(format!(
-                "git runs alongside `{}`, which execgate does not know (a builtin like `cd` or `export` moves git elsewhere), and execgate reads only the configuration of the cwd's repository",
-                words[0]
-            ));
-        }
+    if let Some(mover) = risk::first_mover(&others) {
+        return Some(format!(
+            "git runs alongside `{mover}`, which execgate does not know (a builtin like `cd` or `export` moves git elsewhere), and execgate reads only the configuration of the cwd's repository"
+        ));
     }
     let Some(cwd) = subject.cwd else {
         return Some(

@@ -69,13 +69,10 @@ pub(super) fn gate(
     let (first, _) = readers.first()?;
     // Only what execgate knows keeps the program where it stands: a builtin (`cd`,
     // `export`) before it moves it, or changes its environment.
-    for (words, known) in &others {
-        if !(*known || risk::keeps_place(words) || programs::understand(words, false).profiled) {
-            return Some(format!(
-                "{first} runs alongside `{}`, which execgate does not know (a builtin like `cd` or `export` moves it elsewhere), and execgate reads only the configuration {first} finds from the cwd",
-                words[0]
-            ));
-        }
+    if let Some(mover) = risk::first_mover(&others) {
+        return Some(format!(
+            "{first} runs alongside `{mover}`, which execgate does not know (a builtin like `cd` or `export` moves it elsewhere), and execgate reads only the configuration {first} finds from the cwd"
+        ));
     }
     let Some(cwd) = subject.cwd else {
         return Some(format!(

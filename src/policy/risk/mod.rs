@@ -77,6 +77,18 @@ pub(super) struct Context<'a> {
     pub(super) cwd: Option<&'a Path>,
 }
 
+/// Among the other commands of a line that runs a program whose configuration is read
+/// from its cwd (git, npm, …), each with whether it is already known to be harmless
+/// where it stands, the first that could move that program elsewhere or change its
+/// environment: one execgate neither profiles nor knows to keep it in place (a builtin
+/// like `cd`, `export` or `pushd`). Its program's name, if there is one.
+pub fn first_mover(others: &[(Vec<String>, bool)]) -> Option<&str> {
+    others.iter().find_map(|(words, known)| {
+        let stays = *known || keeps_place(words) || programs::understand(words, false).profiled;
+        (!stays).then(|| words.first().map(String::as_str).unwrap_or(""))
+    })
+}
+
 /// How deep wrappers and scripts are looked through (`sudo env nice sh -c '…'`).
 const MAX_DEPTH: usize = 8;
 
