@@ -88,7 +88,12 @@ pub fn expect(
         let text = String::from_utf8_lossy(answer);
         let text: String = text.chars().take(300).collect();
         let via = via.map_or(String::new(), |v| format!(" via {v}"));
-        format!("expected {want} with status {status}{via}, got {got}: {text}")
+        // Why execgate judged it so, which the cut text may have lost.
+        let why = serde_json::from_slice::<serde_json::Value>(answer)
+            .ok()
+            .and_then(|v| v.get("risk_reasons").cloned())
+            .map_or(String::new(), |r| format!(" (risk reasons: {r})"));
+        format!("expected {want} with status {status}{via}, got {got}: {text}{why}")
     };
     if got != want {
         return Err(fail());

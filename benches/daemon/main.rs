@@ -266,7 +266,10 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
     let machine = machine(lab.path());
     print_header(mode, &machine, lab.path());
 
-    let ask = Bytes::from(json!({"agent": "bench", "command": ALLOWED}).to_string());
+    // The cwd an agent gives: without one, execgate cannot read the configuration cargo
+    // would find there, and no rule approves it.
+    let cwd = lab.path().canonicalize()?;
+    let ask = Bytes::from(json!({"agent": "bench", "command": ALLOWED, "cwd": cwd}).to_string());
     let base = baseline(&lab, &plan, &ask).await?;
     base.print();
 
