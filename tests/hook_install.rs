@@ -213,7 +213,8 @@ impl Home {
         self.home.join(agent.user_file)
     }
 
-    /// The command line the hook must run.
+    /// The command line the hook must run, the global flags excepted: the agent's
+    /// timeout for it (`approval_secs` and the margin) comes last.
     fn hook_words(&self, agent: &Agent) -> Vec<String> {
         let binary = execgate_binary().canonicalize().unwrap();
         [
@@ -225,6 +226,13 @@ impl Home {
         ]
         .map(String::from)
         .to_vec()
+    }
+
+    /// [`Home::hook_words`], whole.
+    fn hook_line(&self, agent: &Agent, approval_secs: u64) -> Vec<String> {
+        let mut words = self.hook_words(agent);
+        words.extend(["--timeout".into(), (approval_secs + 30).to_string()]);
+        words
     }
 }
 
@@ -293,7 +301,7 @@ fn check_entry(home: &Home, agent: &Agent, text: &str, approval_secs: u64) {
     let handlers = execgate_handlers(agent, &value);
     assert_eq!(handlers.len(), 1, "{}: {text}", agent.word);
     let handler = &handlers[0];
-    let words = home.hook_words(agent);
+    let words = home.hook_line(agent, approval_secs);
     if agent.word == "claude-code" {
         // The exec form: the binary, and its arguments as a list.
         assert_eq!(handler["command"], json!(words[0]));
@@ -771,6 +779,8 @@ fn the_hook_gets_the_flags_that_say_where_the_daemon_is() {
             home.home.join("run/agent.sock").to_str().unwrap(),
             "--env-file",
             env_file.to_str().unwrap(),
+            "--timeout",
+            &(APPROVAL_SECS + 30).to_string(),
         ]
         .map(String::from),
     );

@@ -55,7 +55,7 @@ fn shell_payload(agent: HookAgent, command: &str, cwd: &str) -> Value {
             "workspace_roots": [cwd], "user_email": "u@example.com", "command": command,
             "cwd": cwd, "sandbox": false, "not_yet_invented": "x"}),
         HookAgent::Copilot => json!({
-            "timestamp": 1763820000, "cwd": cwd, "toolName": "bash",
+            "sessionId": "copilot-session", "timestamp": 1763820000, "cwd": cwd, "toolName": "bash",
             "toolArgs": json!({"command": command, "description": "run"}).to_string(),
             "not_yet_invented": null}),
     }
@@ -99,8 +99,19 @@ fn word(agent: HookAgent) -> &'static str {
 
 /// Runs `execgate hook AGENT` with `stdin`, as the agent would, against `d`.
 async fn hook(env: &[(String, String)], agent: HookAgent, stdin: Vec<u8>) -> Output {
+    hook_args(env, agent, &[], stdin).await
+}
+
+/// [`hook`], with `args` after `hook AGENT` (as an installed entry has them).
+async fn hook_args(
+    env: &[(String, String)],
+    agent: HookAgent,
+    args: &[&str],
+    stdin: Vec<u8>,
+) -> Output {
     let mut cmd = tokio::process::Command::new(execgate_binary());
     cmd.args(["hook", word(agent)])
+        .args(args)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .stdin(Stdio::piped())
@@ -275,6 +286,105 @@ async fn a_timeout_is_a_deny_naming_the_request() {
         assert_eq!(verdict(agent, &out), "deny", "{agent:?}: {out:?}");
         let said = message(agent, &out);
         assert!(said.contains("expired"), "{agent:?}: {said}");
+    }
+}
+
+/// The agents' session field, as `shell_payload` writes it.
+fn session_field(agent: HookAgent) -> &'static str {
+    match agent {
+        HookAgent::ClaudeCode | HookAgent::Codex | HookAgent::Gemini => "session_id",
+        HookAgent::Cursor => "conversation_id",
+        HookAgent::Copilot => "sessionId",
+    }
+}
+
+async fn pending_for(d: &TestDaemon, command: &str) -> Vec<Record> {
+    let (_, list) = d
+        .admin()
+        .call(Method::GET, "/v1/requests?status=pending", None)
+        .await
+        .unwrap();
+    let list: Vec<Record> = serde_json::from_value(list).unwrap();
+    list.into_iter()
+        .filter(|r| r.command.display() == command)
+        .collect()
+}
+
+/// Codex, Gemini CLI and Copilot CLI run the tool when they kill a hook at its timeout:
+/// the hook must answer first, whatever the owner's approval timeout. The owner's answer
+/// is not lost: the same call made again gets it, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hook_answers_before_the_agents_timeout_and_the_same_call_gets_the_late_answer() {
+    let d = TestDaemon::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "600")]).await;
+    let cwd = d.dir.path().to_string_lossy().into_owned();
+    let runs = AGENTS.map(|agent| {
+        let env = d.env.clone();
+        let cwd = cwd.clone();
+        let admin = d.admin();
+        tokio::spawn(async move {
+            let command = format!("make late-{}", word(agent));
+            let payload = shell_payload(agent, &command, &cwd);
+            let ask = |payload: &Value| {
+                let env = env.clone();
+                let stdin = payload.to_string().into_bytes();
+                async move {
+                    let started = std::time::Instant::now();
+                    let out = hook_args(&env, agent, &["--timeout", "3"], stdin).await;
+                    (out, started.elapsed())
+                }
+            };
+            let (out, took) = ask(&payload).await;
+            assert_eq!(verdict(agent, &out), "deny", "{agent:?}: {out:?}");
+            assert!(
+                took < Duration::from_secs(3),
+                "{agent:?} answered after its agent's 3 s: {took:?}"
+            );
+            let said = message(agent, &out);
+            assert!(said.contains("still waiting"), "{agent:?}: {said}");
+            let (_, list) = admin
+                .call(Method::GET, "/v1/requests?status=pending", None)
+                .await
+                .unwrap();
+            let list: Vec<Record> = serde_json::from_value(list).unwrap();
+            let first = list
+                .into_iter()
+                .find(|r| r.command.display() == command)
+                .unwrap_or_else(|| panic!("{agent:?}: the request is left pending for the owner"));
+            assert!(said.contains(&first.short_id), "{agent:?}: {said}");
+
+            // Asked again while the owner has not answered: the same request, not a
+            // second message to the owner.
+            let (out, _) = ask(&payload).await;
+            assert!(
+                message(agent, &out).contains(&first.short_id),
+                "{agent:?}: {out:?}"
+            );
+
+            let approved = common::run_cli(&env, &["approve", &first.short_id]).await;
+            assert!(approved.status.success(), "{approved:?}");
+
+            // Another session's identical call is not answered by it.
+            let mut other = payload.clone();
+            other[session_field(agent)] = json!("another-session");
+            let (out, _) = ask(&other).await;
+            assert_eq!(verdict(agent, &out), "deny", "{agent:?}: {out:?}");
+            assert!(!message(agent, &out).contains(&first.short_id), "{agent:?}");
+
+            // The same call: the owner's answer, at once; and only once.
+            let (out, took) = ask(&payload).await;
+            assert_eq!(verdict(agent, &out), "allow", "{agent:?}: {out:?}");
+            assert!(took < Duration::from_secs(2), "{agent:?}: {took:?}");
+            let (out, _) = ask(&payload).await;
+            assert_eq!(verdict(agent, &out), "deny", "{agent:?}: {out:?}");
+            assert!(!message(agent, &out).contains(&first.short_id), "{agent:?}");
+            command
+        })
+    });
+    for run in runs {
+        let command = run.await.unwrap();
+        // Left for the owner: another session's call, and the call made once more after
+        // its one approval was given.
+        assert_eq!(pending_for(&d, &command).await.len(), 2, "{command}");
     }
 }
 

@@ -391,7 +391,11 @@ async fn create(
     // Most requests end here: policy decides, and the decision is stored.
     let submitted = match state.approvals.submit(spec, settings).await? {
         Submitted::Done(record) if run.is_none() || record.status != Status::Approved => {
+            state.approvals.delivered(&record);
             return Ok((StatusCode::OK, Json(record)).into_response());
+        }
+        Submitted::Waiting(record) if !wait => {
+            return Ok((StatusCode::ACCEPTED, Json(record)).into_response());
         }
         other => other,
     };
@@ -404,22 +408,40 @@ async fn create(
     let task = tokio::spawn(async move {
         let decided = match submitted {
             Submitted::Done(record) => Ok((StatusCode::OK, record)),
-            Submitted::Ask(ask) => match approvals.register(ask).await? {
-                Registered { record, .. } if !wait => Ok((StatusCode::ACCEPTED, record)),
-                Registered { record, mut done } => {
-                    tokio::select! {
-                        finished = terminal(&mut done) => match finished {
-                            Some(r) => Ok((StatusCode::OK, r)),
-                            // The sender went away without a final record: ask the store.
-                            None => Ok((StatusCode::OK, approvals.record(&record.id).await?.unwrap_or(record))),
-                        },
-                        _ = agent_left => {
-                            approvals.cancel_abandoned(&record.id).await;
-                            Err(ApiError::bad_request("the agent closed its connection; request cancelled"))
-                        }
+            // The same call asked before, still pending: waited on like a new one, but
+            // not cancelled if this waiter leaves (it is not this connection's alone).
+            Submitted::Waiting(record) => match approvals.watch(&record.id) {
+                Some(mut done) => tokio::select! {
+                    finished = terminal(&mut done) => Ok((StatusCode::OK, match finished {
+                        Some(r) => r,
+                        None => approvals.record(&record.id).await?.unwrap_or(record),
+                    })),
+                    _ = agent_left => Err(ApiError::bad_request("the agent closed its connection")),
+                },
+                None => Ok((
+                    StatusCode::OK,
+                    approvals.record(&record.id).await?.unwrap_or(record),
+                )),
+            },
+            // An asker that does not wait may ask the same call again for the answer.
+            Submitted::Ask(ask) if !wait => {
+                let Registered { record, .. } = approvals.register(ask.answered_late()).await?;
+                Ok((StatusCode::ACCEPTED, record))
+            }
+            Submitted::Ask(ask) => {
+                let Registered { record, mut done } = approvals.register(ask).await?;
+                tokio::select! {
+                    finished = terminal(&mut done) => match finished {
+                        Some(r) => Ok((StatusCode::OK, r)),
+                        // The sender went away without a final record: ask the store.
+                        None => Ok((StatusCode::OK, approvals.record(&record.id).await?.unwrap_or(record))),
+                    },
+                    _ = agent_left => {
+                        approvals.cancel_abandoned(&record.id).await;
+                        Err(ApiError::bad_request("the agent closed its connection; request cancelled"))
                     }
                 }
-            },
+            }
         };
         // Run mode: only an approved request runs, and only the command it was approved for.
         match (decided, run) {
@@ -436,6 +458,7 @@ async fn create(
     };
     drop(gone);
     let (status, record) = outcome?;
+    state.approvals.delivered(&record);
     Ok((status, Json(record)).into_response())
 }
 
@@ -458,6 +481,7 @@ async fn show(
         _ => return Err(ApiError::not_found(format!("request {id} not found"))),
     };
     if record.status.is_terminal() || wait == 0 {
+        state.approvals.delivered(&record);
         return Ok(Json(record));
     }
     let waited = match state.approvals.watch(&record.id) {
@@ -468,11 +492,16 @@ async fn show(
         None => None,
     };
     match waited {
-        Some(r) => Ok(Json(r)),
+        Some(r) => {
+            state.approvals.delivered(&r);
+            Ok(Json(r))
+        }
         // Still pending after the wait (or not live here): the store's current view.
-        None => Ok(Json(
-            state.approvals.record(&record.id).await?.unwrap_or(record),
-        )),
+        None => {
+            let now = state.approvals.record(&record.id).await?.unwrap_or(record);
+            state.approvals.delivered(&now);
+            Ok(Json(now))
+        }
     }
 }
 

@@ -6,10 +6,12 @@
 //! request, and that transports get an event for every change.
 //!
 //! Beside it: `analysts`, the threads policy's analysis runs on (off the async workers,
-//! uids in turn), and `rate`, how often one uid may put a request to a human.
+//! uids in turn), `rate`, how often one uid may put a request to a human, and `late`,
+//! the answers kept for a call asked again after its waiter gave up.
 
 mod allowlist;
 mod analysts;
+mod late;
 mod rate;
 
 pub use allowlist::{AddedRule, RuleError, RuleRequest};
@@ -35,16 +37,31 @@ pub enum Submitted {
     Done(Record),
     /// A human must decide: hand it to [`Approvals::register`].
     Ask(ForHuman),
+    /// The same call was asked before, its waiter gave up, and the owner has not answered
+    /// yet: this is that request, still pending (see `late`).
+    Waiting(Record),
 }
 
 /// A request policy put to a human, not yet registered or stored.
 pub struct ForHuman {
     new: NewRequest,
+    /// Kept for the same call asked again (see `late`): its asker does not wait.
+    late: bool,
     /// The settings it was judged by: its timeout and caps come from them too.
     settings: Arc<Settings>,
     verdict: crate::policy::Verdict,
     /// Why "always" must be refused, judged now, while the request's words are at hand.
     always_refusal: Option<String>,
+}
+
+impl ForHuman {
+    /// Its asker will not wait for the answer (`"wait": false`): the answer is kept for
+    /// the same call asked again, once, until as long again after the request's
+    /// timeout.
+    pub fn answered_late(mut self) -> ForHuman {
+        self.late = true;
+        self
+    }
 }
 
 /// A request registered for a human.
@@ -206,6 +223,8 @@ pub struct Approvals {
     stopped: watch::Sender<bool>,
     /// Requests submitted since start, for the daemon's status line.
     served: AtomicU64,
+    /// Requests whose asker did not wait, by the call that made them.
+    late: Mutex<late::Late>,
 }
 
 impl Approvals {
@@ -223,6 +242,7 @@ impl Approvals {
             closing: AtomicBool::new(false),
             stopped: watch::Sender::new(false),
             served: AtomicU64::new(0),
+            late: Mutex::new(late::Late::default()),
         })
     }
 
@@ -267,6 +287,11 @@ impl Approvals {
             return Err(ApprovalError::ShuttingDown);
         }
         self.served.fetch_add(1, Ordering::Relaxed);
+        if let Some(key) = late::Key::of(&spec)
+            && let Some(earlier) = self.late_answer(&key).await?
+        {
+            return Ok(earlier);
+        }
         // Millisecond precision, as stored: the record returned is the row as read later.
         let now = Utc::now().trunc_subsecs(3);
         // Off the async workers, each uid in turn: see `analysts`.
@@ -344,6 +369,7 @@ impl Approvals {
                 Ok(Submitted::Done(record))
             }
             Outcome::Ask => Ok(Submitted::Ask(ForHuman {
+                late: false,
                 always_refusal,
                 new,
                 settings,
@@ -357,6 +383,7 @@ impl Approvals {
     pub async fn register(self: &Arc<Self>, ask: ForHuman) -> Result<Registered, ApprovalError> {
         let ForHuman {
             new,
+            late,
             settings,
             verdict,
             always_refusal,
@@ -400,6 +427,7 @@ impl Approvals {
             );
         }
         let id = new.id.clone();
+        let late_key = late.then(|| late::Key::of(&new.spec)).flatten();
         let record = match self.store.insert_pending(new, expires_at).await {
             Ok(r) => r,
             Err(e) => {
@@ -407,6 +435,12 @@ impl Approvals {
                 return Err(e.into());
             }
         };
+        if let Some(key) = late_key {
+            let kept =
+                std::time::Duration::from_secs(config.approval.timeout_secs.saturating_mul(2));
+            self.late()
+                .remember(key, &id, std::time::Instant::now() + kept);
+        }
         let timer = self.spawn_timer(id.clone(), expires_at);
         match self.lock().get_mut(&id) {
             Some(p) => p.timer = Some(timer),
@@ -422,6 +456,40 @@ impl Approvals {
         tracing::info!(agent = %record.agent, short_id = %record.short_id, "request waits for a human");
         let _ = self.events.send(Event::Pending(record.clone()));
         Ok(Registered { record, done: rx })
+    }
+
+    fn late(&self) -> std::sync::MutexGuard<'_, late::Late> {
+        self.late.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The request made earlier for the same call, if its answer is still to be given
+    /// to it: pending, to wait on again; approved or denied, given now, once.
+    async fn late_answer(&self, key: &late::Key) -> Result<Option<Submitted>, StoreError> {
+        let Some(id) = self.late().find(key, std::time::Instant::now()) else {
+            return Ok(None);
+        };
+        let record = self.store.get(&id).await?;
+        Ok(match record {
+            Some(r) if r.status == Status::Pending => Some(Submitted::Waiting(r)),
+            Some(r) if matches!(r.status, Status::Approved | Status::Denied) => {
+                self.late().forget(&id);
+                tracing::info!(short_id = %r.short_id, status = %r.status, "an answer given late, to the same call asked again");
+                Some(Submitted::Done(r))
+            }
+            // Expired, cancelled or gone: the call is asked anew.
+            _ => {
+                self.late().forget(&id);
+                None
+            }
+        })
+    }
+
+    /// `record`'s answer has reached its agent: the same call asked again is a new
+    /// request.
+    pub fn delivered(&self, record: &Record) {
+        if record.status.is_terminal() {
+            self.late().forget(&record.id);
+        }
     }
 
     fn spawn_timer(self: &Arc<Self>, id: String, at: DateTime<Utc>) -> AbortHandle {

@@ -147,6 +147,11 @@ pub struct HookArgs {
     /// The agent name to ask as (default: the AGENT word).
     #[arg(long = "agent", env = "EXECGATE_AGENT", value_name = "NAME")]
     pub agent_name: Option<String>,
+    /// The agent's own timeout for this hook, in seconds, as installed (default: the
+    /// agent's default). The hook answers before it, with a deny naming the request
+    /// still waiting: some agents run the tool when they kill a hook at its timeout.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -100,9 +100,12 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
         Verb::Mcp(_) => unreachable!("mcp is handled by run"),
         // (`hook install|uninstall` returned above.)
         Verb::Hook(HookArgs {
-            which, agent_name, ..
+            which,
+            agent_name,
+            timeout,
+            ..
         }) => match which {
-            Some(which) => Ok(hook::run(config, which, agent_name).await),
+            Some(which) => Ok(hook::run(config, which, agent_name, timeout).await),
             None => {
                 Err("name the agent: execgate hook claude-code|codex|gemini|cursor|copilot".into())
             }

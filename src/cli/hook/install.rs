@@ -256,7 +256,9 @@ pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(
                 .approval
                 .timeout_secs
                 .saturating_add(TIMEOUT_MARGIN_SECS);
-            let words = hook_words(agent, overrides)?;
+            let mut words = hook_words(agent, overrides)?;
+            // The hook answers before the agent's timer: it must know the timer.
+            words.extend(["--timeout".to_string(), timeout.to_string()]);
             plan_install(&spec, agent, original, &words, timeout, &shown)?
         }
         Action::Uninstall => plan_uninstall(&spec, agent, original, &shown)?,

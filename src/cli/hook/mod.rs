@@ -35,12 +35,30 @@ impl HookAgent {
             HookAgent::Copilot => "copilot",
         }
     }
+
+    /// The agent's own timeout for a hook entry that does not set one, in seconds.
+    fn default_timeout(self) -> u64 {
+        match self {
+            HookAgent::ClaudeCode | HookAgent::Codex => 600,
+            HookAgent::Gemini => 60,
+            // Cursor's is not documented: the shortest of the others.
+            HookAgent::Copilot | HookAgent::Cursor => 30,
+        }
+    }
+}
+
+/// How long the hook waits for the owner: until a little before the agent's timeout
+/// (`timeout` seconds from the hook's start), which the agent may meet with running the
+/// tool. What is left covers the answer's way back and a slow machine.
+pub fn patience(timeout: u64) -> Duration {
+    let margin = (timeout / 10).clamp(1, 5);
+    Duration::from_secs(timeout.saturating_sub(margin))
 }
 
 mod agents;
 
 use std::io::Read;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -56,8 +74,15 @@ use agents::Verdict;
 pub const MAX_INPUT: usize = 4 << 20;
 
 /// Runs the hook: stdin → a request → the agent's answer on stdout/stderr. Returns the
-/// exit code. Nothing here can end in "allow" but an approved record.
-pub async fn run(config: &Config, which: HookAgent, agent_name: Option<String>) -> i32 {
+/// exit code. Nothing here can end in "allow" but an approved record. `timeout` is the
+/// agent's timeout for the hook, as installed.
+pub async fn run(
+    config: &Config,
+    which: HookAgent,
+    agent_name: Option<String>,
+    timeout: Option<u64>,
+) -> i32 {
+    let deadline = Instant::now() + patience(timeout.unwrap_or(which.default_timeout()));
     let mut stdin = Vec::new();
     let read = std::io::stdin()
         .take(MAX_INPUT as u64 + 1)
@@ -81,7 +106,7 @@ pub async fn run(config: &Config, which: HookAgent, agent_name: Option<String>) 
         .to_string();
     let answer = match payload.and_then(|p| agents::read(which, &p)) {
         Err(why) => failed(which, &event, &why),
-        Ok(ask) => decide(config, which, agent_name, ask).await,
+        Ok(ask) => decide(config, which, agent_name, ask, deadline).await,
     };
     emit(&answer);
     answer.code
@@ -119,11 +144,15 @@ pub fn failed(which: HookAgent, event: &str, why: &str) -> Answer {
     agents::answer(which, event, Verdict::Deny, &message, true)
 }
 
+/// Asks without waiting, then waits for the terminal record until `deadline`. There,
+/// the request is left pending for the owner and the answer is a deny naming it: the
+/// same call made again gets the owner's answer (the daemon keeps it for that).
 async fn decide(
     config: &Config,
     which: HookAgent,
     agent_name: Option<String>,
     ask: agents::Ask,
+    deadline: Instant,
 ) -> Answer {
     let agent = agent_name.unwrap_or_else(|| which.word().to_string());
     let mut body = json!({
@@ -132,44 +161,33 @@ async fn decide(
         "cwd": ask.cwd,
         "reason": ask.reason,
         "front": format!("hook:{}", which.word()),
-        "wait": true,
+        "wait": false,
     });
     super::tool_call::set_command(&mut body, &ask.what);
     if let Err(why) = fit(&mut body) {
         return failed(which, &ask.event, &why);
     }
-    // The daemon answers by the approval timeout; this bounds a daemon that does not.
-    let patience = Duration::from_secs(config.approval.timeout_secs + 30);
     let client = Client::new(&config.socket);
-    let call = client.call(Method::POST, "/v1/requests", Some(&body));
-    let (status, value) = match tokio::time::timeout(patience, call).await {
-        Err(_) => {
-            return failed(
-                which,
-                &ask.event,
-                &format!("no answer from execgate within {} s", patience.as_secs()),
-            );
-        }
-        Ok(Err(e)) => return failed(which, &ask.event, &e.to_string()),
-        Ok(Ok(answer)) => answer,
-    };
-    if status != StatusCode::OK {
-        let message = value["error"]["message"].as_str().map_or_else(
-            || format!("execgate answered {status}"),
-            |m| format!("{m} ({})", status.as_u16()),
-        );
-        return failed(which, &ask.event, &message);
-    }
-    let record: Record = match serde_json::from_value(value) {
+    let mut record = match call(&client, Method::POST, "/v1/requests", Some(&body), deadline).await
+    {
         Ok(r) => r,
-        Err(e) => {
-            return failed(
-                which,
-                &ask.event,
-                &format!("unexpected answer from execgate: {e}"),
-            );
-        }
+        Err(why) => return failed(which, &ask.event, &why),
     };
+    while !record.status.is_terminal() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left < Duration::from_secs(1) {
+            return still_waiting(which, &ask.event, &record);
+        }
+        let path = format!(
+            "/v1/requests/{}?wait_secs={}",
+            record.id,
+            left.as_secs().min(60)
+        );
+        record = match call(&client, Method::GET, &path, None, deadline).await {
+            Ok(r) => r,
+            Err(why) => return failed(which, &ask.event, &why),
+        };
+    }
     let verdict = if record.status == Status::Approved {
         Verdict::Allow
     } else {
@@ -182,4 +200,43 @@ async fn decide(
         &render::for_agent(&record),
         false,
     )
+}
+
+/// One call to the daemon, answered with a record before `deadline` (and a second
+/// more, for a long poll's own end), or the reason it was not.
+async fn call(
+    client: &Client,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+    deadline: Instant,
+) -> Result<Record, String> {
+    let left = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1);
+    let (status, value) = match tokio::time::timeout(left, client.call(method, path, body)).await {
+        Err(_) => {
+            return Err(format!(
+                "no answer from execgate within {} s",
+                left.as_secs()
+            ));
+        }
+        Ok(Err(e)) => return Err(e.to_string()),
+        Ok(Ok(answer)) => answer,
+    };
+    if !matches!(status, StatusCode::OK | StatusCode::ACCEPTED) {
+        return Err(value["error"]["message"].as_str().map_or_else(
+            || format!("execgate answered {status}"),
+            |m| format!("{m} ({})", status.as_u16()),
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| format!("unexpected answer from execgate: {e}"))
+}
+
+/// The deny given just before the agent's own timeout: nothing ran, and the request
+/// still waits for the owner, whose answer the same call made again will get.
+fn still_waiting(which: HookAgent, event: &str, record: &Record) -> Answer {
+    let message = format!(
+        "execgate: request {} is still waiting for the owner's answer, and this hook must answer before the agent's own timeout. Nothing was approved and nothing ran. Once the owner has answered, make exactly the same call again (same command, same directory): it gets that answer.",
+        record.short_id
+    );
+    agents::answer(which, event, Verdict::Deny, &message, false)
 }
