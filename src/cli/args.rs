@@ -155,6 +155,20 @@ pub enum HookSetup {
     Install(HookSetupArgs),
     /// Remove execgate's hook entry from the agent's settings.
     Uninstall(HookSetupArgs),
+    /// Say, per agent, whether execgate's entry is present, current (as install would
+    /// write it now) and active (run by the agent: for Codex, trusted). Exits 0 when every
+    /// entry there is current and active (and, with AGENT, when it is there at all).
+    Status(HookStatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HookStatusArgs {
+    /// One agent; every agent when absent.
+    #[arg(value_enum)]
+    pub which: Option<HookAgent>,
+    /// The project's settings (DIR/.claude/settings.json, …) instead of the user's.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

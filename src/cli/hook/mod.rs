@@ -6,6 +6,7 @@
 //! every failure is a deny with the agent's blocking exit code. `execgate hook
 //! install|uninstall AGENT` adds or removes execgate's one entry in the agent's settings.
 
+mod codex;
 pub mod install;
 mod json_edit;
 
