@@ -103,7 +103,8 @@ pub enum Verb {
     Allow(AllowVerb),
     /// A coding agent's pre-tool hook: `execgate hook AGENT` reads the agent's hook JSON
     /// on stdin, asks execgate, waits, and answers allow or deny in the agent's format;
-    /// `execgate hook install|uninstall AGENT` edits the agent's settings.
+    /// `execgate hook install|uninstall AGENT` edits the agent's settings; `execgate hook
+    /// status` says whether each agent runs execgate's entry.
     Hook(HookArgs),
     /// An MCP server on stdin/stdout, for MCP clients (Claude Code, Codex, Gemini CLI, …):
     /// tools that ask execgate and, once approved, run (docs/mcp.md). `--socket` names
