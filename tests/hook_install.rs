@@ -117,7 +117,7 @@ fn agents() -> [Agent; 5] {
             user_file: ".codex/hooks.json",
             project_file: ".codex/hooks.json",
             event: "PreToolUse",
-            matcher: Some("^Bash$"),
+            matcher: Some("*"),
             command_key: "command",
             timeout_key: "timeout",
             per_second: 1,
@@ -863,4 +863,165 @@ fn a_binary_under_another_name_recognises_its_own_entry() {
 /// How often the settings text names the binary `name`.
 fn execgate_handlers_named(text: &str, name: &str) -> usize {
     text.matches(&format!("/{name}")).count()
+}
+
+/// Codex's trust of a handler, computed here from what Codex 0.171.0 does (see
+/// src/cli/hook/codex.rs): SHA-256 of the group with only that handler, defaults filled
+/// in, as compact JSON with sorted keys, under `event_name`.
+fn codex_hash(group: &Value, handler: usize) -> String {
+    use sha2::Digest;
+    let h = &group["hooks"][handler];
+    let mut normal = json!({"type": "command", "command": h["command"],
+        "timeout": h["timeout"].as_u64().unwrap_or(600), "async": h["async"].as_bool().unwrap_or(false)});
+    if let Some(m) = h["statusMessage"].as_str() {
+        normal["statusMessage"] = json!(m);
+    }
+    let mut identity = json!({"event_name": "pre_tool_use", "hooks": [normal]});
+    if let Some(m) = group["matcher"].as_str() {
+        identity["matcher"] = json!(m);
+    }
+    // serde_json's map keeps keys sorted unless its `preserve_order` is on; sort anyway.
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<_> = m.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let identity = sorted(&identity);
+    let digest = sha2::Sha256::digest(serde_json::to_vec(&identity).unwrap());
+    format!(
+        "sha256:{}",
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    )
+}
+
+fn codex() -> Agent {
+    agents().into_iter().find(|a| a.word == "codex").unwrap()
+}
+
+#[test]
+fn codex_install_trusts_its_entry_and_status_tells_whether_codex_runs_it() {
+    let home = Home::new();
+    let agent = codex();
+    let hooks = home.user_file(&agent);
+    put(&hooks, agent.kept, 0o600);
+    let config = home.home.join(".codex/config.toml");
+    let kept = "# mine\nmodel = \"o3\"\n\n[features]\nweb_search = true # on\n";
+    put(&config, kept, 0o600);
+    let out = home.hook("install", &agent, &[]);
+    // execgate's group is the second of PreToolUse: Codex keys its trust by position.
+    let installed = settings(&read(&hooks));
+    let key = format!("{}:pre_tool_use:1:0", hooks.display());
+    let hash = codex_hash(&installed["hooks"]["PreToolUse"][1], 0);
+    assert_eq!(
+        one_insertion(kept, &read(&config)),
+        format!("\n[hooks.state.\"{key}\"]\ntrusted_hash = \"{hash}\"\n")
+    );
+    assert!(stdout(&out).contains("Codex trusts it"), "{}", stdout(&out));
+    assert_eq!(backups(&config).len(), 1);
+
+    let status = |args: &[&str]| {
+        let mut all = vec!["hook", "status"];
+        all.extend(args);
+        let out = home.execgate(&all, &[]);
+        (out.status.code(), stdout(&out))
+    };
+    let (code, said) = status(&["codex"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("present, current, active"), "{said}");
+    // Every agent: the others have no entry, which is no failure.
+    let (code, said) = status(&[]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains("claude-code: execgate's PreToolUse hook is not installed"),
+        "{said}"
+    );
+
+    // Any change to the entry, and Codex no longer runs it: status says so.
+    let changed = read(&hooks).replace(
+        &format!("\"timeout\": {}", APPROVAL_SECS + 30),
+        "\"timeout\": 9",
+    );
+    put(&hooks, &changed, 0o600);
+    let (code, said) = status(&["codex"]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("NOT CURRENT") && said.contains("NOT ACTIVE (changed since Codex trusted it"),
+        "{said}"
+    );
+    // Installing again puts both right.
+    home.hook("install", &agent, &[]);
+    assert_eq!(status(&["codex"]).0, Some(0));
+
+    // Uninstalling gives both files back byte for byte.
+    let out = home.hook("uninstall", &agent, &[]);
+    assert!(
+        stdout(&out).contains("removed Codex's trust"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(read(&hooks), agent.kept);
+    assert_eq!(read(&config), kept);
+    let (code, said) = status(&["codex"]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("is not installed in"), "{said}");
+}
+
+#[test]
+fn codex_trust_is_keyed_by_codex_homes_real_path_and_made_when_there_is_no_config() {
+    let home = Home::new();
+    let real = home.home.join("real-codex");
+    std::fs::create_dir(&real).unwrap();
+    let link = home.home.join("codex-link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = home.execgate(&["hook", "install", "codex"], &[("CODEX_HOME", &link)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let config = read(&real.join("config.toml"));
+    let key = format!(
+        "{}:pre_tool_use:0:0",
+        real.canonicalize().unwrap().join("hooks.json").display()
+    );
+    assert!(
+        config.starts_with(&format!(
+            "[hooks.state.\"{key}\"]\ntrusted_hash = \"sha256:"
+        )),
+        "{config}"
+    );
+    let out = home.execgate(&["hook", "status", "codex"], &[("CODEX_HOME", &link)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn codex_install_fails_loudly_when_codex_would_not_run_the_hook() {
+    let home = Home::new();
+    let config = home.home.join(".codex/config.toml");
+    put(&config, "[features]\nhooks = false\n", 0o600);
+    let out = home.execgate(&["hook", "install", "codex"], &[]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("NOT ACTIVE"), "{}", stderr(&out));
+    let out = home.execgate(&["hook", "status", "codex"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("switches Codex's hooks off"),
+        "{}",
+        stdout(&out)
+    );
+    // A config.toml that is not TOML is not edited.
+    put(&config, "[features\n", 0o600);
+    let out = home.execgate(&["hook", "install", "codex"], &[]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("NOT ACTIVE"), "{}", stderr(&out));
+    assert_eq!(read(&config), "[features\n");
 }

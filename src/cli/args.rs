@@ -103,7 +103,8 @@ pub enum Verb {
     Allow(AllowVerb),
     /// A coding agent's pre-tool hook: `execgate hook AGENT` reads the agent's hook JSON
     /// on stdin, asks execgate, waits, and answers allow or deny in the agent's format;
-    /// `execgate hook install|uninstall AGENT` edits the agent's settings.
+    /// `execgate hook install|uninstall AGENT` edits the agent's settings; `execgate hook
+    /// status` says whether each agent runs execgate's entry.
     Hook(HookArgs),
     /// An MCP server on stdin/stdout, for MCP clients (Claude Code, Codex, Gemini CLI, …):
     /// tools that ask execgate and, once approved, run (docs/mcp.md). `--socket` names
@@ -160,6 +161,20 @@ pub enum HookSetup {
     Install(HookSetupArgs),
     /// Remove execgate's hook entry from the agent's settings.
     Uninstall(HookSetupArgs),
+    /// Say, per agent, whether execgate's entry is present, current (as install would
+    /// write it now) and active (run by the agent: for Codex, trusted). Exits 0 when every
+    /// entry there is current and active (and, with AGENT, when it is there at all).
+    Status(HookStatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HookStatusArgs {
+    /// One agent; every agent when absent.
+    #[arg(value_enum)]
+    pub which: Option<HookAgent>,
+    /// The project's settings (DIR/.claude/settings.json, …) instead of the user's.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -73,6 +73,7 @@ fn hook_setup(config: &Config, global: &Global, setup: HookSetup) -> i32 {
     let (action, args) = match setup {
         HookSetup::Install(args) => (Action::Install, args),
         HookSetup::Uninstall(args) => (Action::Uninstall, args),
+        HookSetup::Status(args) => return hook_status(config, global, args),
     };
     let options = Options {
         action,
@@ -84,6 +85,24 @@ fn hook_setup(config: &Config, global: &Global, setup: HookSetup) -> i32 {
         Ok(()) => 0,
         Err(message) => fail(&message),
     }
+}
+
+/// `execgate hook status [AGENT]`: 0 when every entry there is current and active, and
+/// the one agent named has one; else 1.
+fn hook_status(config: &Config, global: &Global, args: HookStatusArgs) -> i32 {
+    use clap::ValueEnum;
+    let agents = match args.which {
+        Some(agent) => vec![agent],
+        None => HookAgent::value_variants().to_vec(),
+    };
+    let mut good = true;
+    for agent in agents {
+        let status =
+            hook::install::status(config, &global.overrides(), agent, args.project.as_deref());
+        println!("{}", status.line);
+        good &= status.good || (!status.present && args.which.is_none());
+    }
+    if good { 0 } else { 1 }
 }
 
 fn fail(message: &str) -> i32 {

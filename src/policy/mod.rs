@@ -15,6 +15,7 @@
 
 pub mod gitrepo;
 pub mod parse;
+pub mod patch;
 pub mod paths;
 pub mod progconfig;
 pub mod programs;
@@ -507,7 +508,13 @@ impl Policy {
     ) -> Verdict {
         let config = &settings.config;
         let safe_tool = config.policy.tools.safe.contains(&tool.name);
-        let mut check = tools::in_input(&settings.paths, &tool.input, safe_tool, subject.cwd);
+        let mut check = tools::in_input(
+            &settings.paths,
+            &tool.name,
+            &tool.input,
+            safe_tool,
+            subject.cwd,
+        );
         let reads_secrets = !check.secrets.is_empty();
         let (risk, mut risk_reasons) = if !check.protected.is_empty() {
             (Risk::Dangerous, check.protected)

@@ -14,6 +14,7 @@ use std::path::Path;
 use globset::{GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
+use super::patch;
 use super::paths::{self, Access, Kind, MAX_PATH_LEN, Paths};
 use crate::config::compile_deny_glob;
 
@@ -43,14 +44,23 @@ impl ToolDeny {
 }
 
 /// What a tool's input names that a machine may not approve, and whether it could be
-/// checked whole (too many strings or too deep is not understood, and a human decides).
+/// checked whole (too many strings, too deep, or a patch that cannot be read is not
+/// understood, and a human decides).
 ///
 /// Every string that could be a path (it looks like one, or names a file in `cwd`) is
 /// judged by the one path policy: read by a read-only tool (`policy.tools.safe`, whose
 /// every path is read as a search tool reads it, tree and all), written by any other
 /// tool, which may do anything with it. A string that is content, not a path, at worst
-/// puts the call to a human.
-pub fn in_input(paths: &Paths, input: &Value, read_only: bool, cwd: Option<&Path>) -> InputCheck {
+/// puts the call to a human. A string that is a patch (`policy::patch`: Codex's
+/// `apply_patch`, whatever the tool is called) is judged by the files it touches, each
+/// written; and a tool called `apply_patch` whose input holds no patch is not understood.
+pub fn in_input(
+    paths: &Paths,
+    name: &str,
+    input: &Value,
+    read_only: bool,
+    cwd: Option<&Path>,
+) -> InputCheck {
     let mut strings = Vec::new();
     let mut unchecked = None;
     collect_strings(input, 0, &mut strings, &mut unchecked);
@@ -63,8 +73,42 @@ pub fn in_input(paths: &Paths, input: &Value, read_only: bool, cwd: Option<&Path
         unchecked,
         ..InputCheck::default()
     };
-    for s in strings {
-        let path_like = paths::is_path(s)
+    let mut written: Vec<String> = Vec::new();
+    let mut patches = 0;
+    for s in &strings {
+        if !patch::looks_like(s) {
+            continue;
+        }
+        patches += 1;
+        match patch::touches(s) {
+            Ok(touched) => written.extend(touched.iter().map(|t| t.path().to_string())),
+            Err(why) => {
+                check.unchecked.get_or_insert_with(|| {
+                    format!(
+                        "the patch in the tool's input cannot be read ({why}): execgate did not check which files it touches"
+                    )
+                });
+            }
+        }
+    }
+    if patches == 0 && name.eq_ignore_ascii_case("apply_patch") {
+        check.unchecked.get_or_insert_with(|| {
+            format!("`{name}`'s input holds no patch that execgate can read")
+        });
+    }
+    // The input's strings as the tool uses them, then the patches' files: paths for
+    // sure, and written.
+    let candidates = strings
+        .iter()
+        .map(|s| (*s, access, read_only, false))
+        .chain(
+            written
+                .iter()
+                .map(|p| (p.as_str(), Access::Write, false, true)),
+        );
+    for (s, access, read_only, a_path) in candidates {
+        let path_like = a_path
+            || paths::is_path(s)
             || cwd.is_some_and(|c| s.len() < MAX_PATH_LEN && c.join(s).symlink_metadata().is_ok());
         if !path_like {
             continue;
@@ -173,21 +217,28 @@ mod tests {
             "edits": [{"file_path": "src/a.rs"}, {"file_path": ".git/hooks/pre-commit"}],
             "content": "x",
         });
-        let check = in_input(&p, &input, false, Some(&cwd));
+        let check = in_input(&p, "Edit", &input, false, Some(&cwd));
         assert_eq!(check.protected.len(), 1, "{check:?}");
         assert!(check.protected[0].contains("git hooks"), "{check:?}");
         assert!(check.unchecked.is_none());
         let many: Vec<String> = (0..MAX_STRINGS + 1).map(|i| format!("f{i}")).collect();
-        let check = in_input(&p, &serde_json::json!({ "paths": many }), false, Some(&cwd));
+        let check = in_input(
+            &p,
+            "Edit",
+            &serde_json::json!({ "paths": many }),
+            false,
+            Some(&cwd),
+        );
         assert!(check.unchecked.unwrap().contains("did not check"));
         let mut deep = serde_json::json!("x");
         for _ in 0..MAX_DEPTH + 2 {
             deep = serde_json::json!([deep]);
         }
-        let check = in_input(&p, &deep, false, Some(&cwd));
+        let check = in_input(&p, "Edit", &deep, false, Some(&cwd));
         assert!(check.unchecked.unwrap().contains("deeper"));
         let plain = in_input(
             &p,
+            "Edit",
             &serde_json::json!({"file_path": "a.txt"}),
             false,
             Some(&cwd),
@@ -201,7 +252,7 @@ mod tests {
         let cwd = dir.path().canonicalize().unwrap();
         std::fs::write(cwd.join("credentials"), "x").unwrap();
         let p = Paths::default();
-        let read = |v: serde_json::Value| in_input(&p, &v, true, Some(&cwd));
+        let read = |v: serde_json::Value| in_input(&p, "Read", &v, true, Some(&cwd));
         for input in [
             serde_json::json!({"file_path": ".env"}),
             serde_json::json!({"file_path": "/home/u/.ssh/id_ed25519"}),
@@ -221,6 +272,7 @@ mod tests {
         );
         let write = in_input(
             &p,
+            "Write",
             &serde_json::json!({"file_path": "/home/u/.bashrc"}),
             false,
             Some(&cwd),
@@ -231,6 +283,55 @@ mod tests {
             grep.secrets.is_empty() && grep.protected.is_empty(),
             "{grep:?}"
         );
+    }
+
+    #[test]
+    fn a_patch_is_judged_by_the_files_it_touches() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().join("repo");
+        let p = Paths::default();
+        let check = |name: &str, patch: &str| {
+            in_input(
+                &p,
+                name,
+                &serde_json::json!({ "patch": patch }),
+                false,
+                Some(&cwd),
+            )
+        };
+        let plain = check(
+            "apply_patch",
+            "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch",
+        );
+        assert!(
+            plain.protected.is_empty() && plain.unchecked.is_none(),
+            "{plain:?}"
+        );
+        for (touched, what) in [
+            ("*** Add File: .env\n+X=1", "secret"),
+            ("*** Update File: .codex/config.toml\n@@\n-a\n+b", "guard"),
+            ("*** Delete File: /home/u/.ssh/id_ed25519", "secret"),
+            (
+                "*** Update File: notes.txt\n*** Move to: .git/hooks/pre-commit\n@@\n-a\n+b",
+                "git hooks",
+            ),
+        ] {
+            let patch =
+                format!("*** Begin Patch\n*** Add File: ok.txt\n+x\n{touched}\n*** End Patch\n");
+            let found = check("apply_patch", &patch);
+            assert!(!found.protected.is_empty(), "{what}: {touched}: {found:?}");
+            // Whatever the tool is called: a patch in its input is read.
+            assert!(!check("Edit", &patch).protected.is_empty(), "{touched}");
+        }
+        // What execgate cannot read, a human decides.
+        for bad in [
+            "*** Begin Patch\n*** Frobnicate File: a\n*** End Patch",
+            "*** Begin Patch\n*** Add File: a\n+x\n",
+            "not a patch at all",
+        ] {
+            let found = check("apply_patch", bad);
+            assert!(found.unchecked.is_some(), "{bad:?}: {found:?}");
+        }
     }
 
     #[test]

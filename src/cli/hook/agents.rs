@@ -45,7 +45,8 @@ pub fn read(agent: HookAgent, payload: &Value) -> Result<Ask, String> {
         return Err("the hook input is not a JSON object".into());
     };
     match agent {
-        HookAgent::ClaudeCode | HookAgent::Codex => claude_like(obj, &["Bash"]),
+        HookAgent::ClaudeCode => claude_like(obj, &["Bash"]),
+        HookAgent::Codex => codex(obj),
         HookAgent::Gemini => gemini(obj),
         HookAgent::Cursor => cursor(obj),
         HookAgent::Copilot => copilot(obj),
@@ -79,6 +80,28 @@ fn claude_like(obj: &Map<String, Value>, shells: &[&str]) -> Result<Ask, String>
             .map(String::from),
         what,
     })
+}
+
+/// Codex: like Claude's, its shell tool reported as `Bash`; its file edits come as
+/// `apply_patch` with the patch text in `tool_input.command`, read into a tool request
+/// whose input is `{"patch": TEXT}`, the shape every agent's patch tool is given, so
+/// that the tool judgement reads the files it touches.
+fn codex(obj: &Map<String, Value>) -> Result<Ask, String> {
+    let mut ask = claude_like(obj, &["Bash"])?;
+    if let Command::Tool(tool) = &mut ask.what
+        && tool.name == "apply_patch"
+    {
+        let patch = tool
+            .input
+            .get("command")
+            .and_then(Value::as_str)
+            .filter(|p| !p.trim().is_empty())
+            .ok_or(
+                "Codex's `apply_patch` input has no `command` (the patch, a non-empty string)",
+            )?;
+        tool.input = json!({ "patch": patch });
+    }
+    Ok(ask)
 }
 
 /// Gemini CLI: like Claude's, with `run_shell_command` and its `dir_path` (relative to
@@ -326,6 +349,29 @@ mod tests {
             read(HookAgent::Copilot, &copilot).unwrap().what,
             Command::Line("npm test".into())
         );
+    }
+
+    #[test]
+    fn codex_file_edits_are_a_patch_tool_request() {
+        // As Codex 0.171.0 sends its `apply_patch` tool to PreToolUse hooks.
+        let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+        let codex = json!({"session_id": "s", "turn_id": "t", "transcript_path": null, "cwd": "/w",
+            "hook_event_name": "PreToolUse", "model": "gpt-5.5", "permission_mode": "bypassPermissions",
+            "tool_name": "apply_patch", "tool_input": {"command": patch}, "tool_use_id": "call_1"});
+        let ask = read(HookAgent::Codex, &codex).unwrap();
+        assert_eq!(
+            ask.what,
+            Command::Tool(ToolCall {
+                name: "apply_patch".into(),
+                input: json!({ "patch": patch })
+            })
+        );
+        assert_eq!(ask.cwd.as_deref(), Some("/w"));
+        // A patch tool without its patch is not a shape execgate knows.
+        for input in [json!({}), json!({"command": 5}), json!({"command": ""})] {
+            let bad = json!({"hook_event_name": "PreToolUse", "tool_name": "apply_patch", "tool_input": input});
+            assert!(read(HookAgent::Codex, &bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use super::HookAgent;
+use super::codex::{self, Trust};
 use super::json_edit::{Dialect, Doc, Kind, Node};
 use crate::config::{Config, Overrides};
 use crate::model::shell_join;
@@ -104,14 +105,15 @@ fn spec(agent: HookAgent) -> Spec {
             user_file: "hooks.json",
             project_file: ".codex/hooks.json",
             event: "PreToolUse",
-            matcher: Some("^Bash$"),
+            // Every tool: its shell (`Bash`), its file edits (`apply_patch`), MCP tools,
+            // and whatever tool a later Codex adds (`*` is Codex's match-all).
+            matcher: Some("*"),
             command_field: "command",
             versioned: false,
             dialect: Dialect::Json,
             own_file: false,
-            note: Some(
-                "Codex runs a new or changed hook only once you trust it: open /hooks in Codex",
-            ),
+            // Codex's trust step is taken by the installer itself (`codex`).
+            note: None,
         },
         HookAgent::Gemini => Spec {
             name: "Gemini CLI",
@@ -250,6 +252,15 @@ pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(
         _ => path.display().to_string(),
     };
     let original = found.as_ref().map(|f| f.text.as_str());
+    // Codex's trust entries of execgate's handlers as they are now: uninstall takes
+    // them out with the handlers.
+    let codex_files = (agent == HookAgent::Codex)
+        .then(|| CodexFiles::find(options.project))
+        .transpose()?;
+    let trusted_before = match &codex_files {
+        Some(files) => codex_trusts(original.unwrap_or("{}"), &spec, agent, &files.source),
+        None => vec![],
+    };
     let mut plan = match options.action {
         Action::Install => {
             let timeout = config
@@ -279,6 +290,12 @@ pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(
                 plan.line()
             ),
         }
+        if let Some(files) = &codex_files {
+            eprintln!(
+                "execgate: --print: Codex's trust of the entry (in {}) is not shown",
+                files.config.display()
+            );
+        }
         return Ok(());
     }
     let written = match (&plan.change, &found) {
@@ -301,6 +318,292 @@ pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(
         && let Some(note) = spec.note
     {
         eprintln!("note: {note}");
+    }
+    if let Some(files) = &codex_files {
+        let now = match &plan.change {
+            Change::Write(text) => text.as_str(),
+            Change::Nothing => original.unwrap_or("{}"),
+            Change::Delete => "{}",
+        };
+        match options.action {
+            Action::Install => {
+                let trusts = codex_trusts(now, &spec, agent, &files.source);
+                println!("{}", trust_codex(files, &trusts)?);
+                if options.project.is_some() {
+                    eprintln!(
+                        "note: Codex reads a project's hooks only in a project it trusts ([projects.\"DIR\"] trust_level = \"trusted\" in {})",
+                        files.config.display()
+                    );
+                }
+            }
+            Action::Uninstall => {
+                if let Some(line) = untrust_codex(files, &trusted_before)? {
+                    println!("{line}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Codex's files for a scope: the user's `config.toml`, where Codex keeps hook trust
+/// for every scope, and the `hooks.json` path as Codex names it in the trust keys.
+struct CodexFiles {
+    config: PathBuf,
+    source: String,
+}
+
+impl CodexFiles {
+    fn find(project: Option<&Path>) -> Result<CodexFiles, String> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        // Codex resolves `CODEX_HOME` to its real path, and takes `~/.codex` as it is.
+        let home = match var("CODEX_HOME") {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                dir.canonicalize().or_else(|_| std::path::absolute(&dir))
+            }
+            None => {
+                let home = var("HOME").ok_or_else(|| {
+                    "HOME is not set, so Codex's config.toml (where it keeps hook trust) cannot be found".to_string()
+                })?;
+                std::path::absolute(Path::new(&home).join(".codex"))
+            }
+        }
+        .map_err(|e| format!("Codex's home: {e}"))?;
+        let source = match project {
+            Some(dir) => dir
+                .canonicalize()
+                .map_err(|e| format!("--project {}: {e}", dir.display()))?
+                .join(spec(HookAgent::Codex).project_file),
+            None => home.join(spec(HookAgent::Codex).user_file),
+        };
+        Ok(CodexFiles {
+            config: home.join("config.toml"),
+            source: utf8(&source)?,
+        })
+    }
+}
+
+/// The trust entries Codex needs for execgate's handlers in `text` (a `hooks.json`).
+fn codex_trusts(text: &str, spec: &Spec, agent: HookAgent, source: &str) -> Vec<Trust> {
+    let Ok(doc) = parse(text, spec) else {
+        return vec![];
+    };
+    let Some(event) = doc.root.get("hooks").and_then(|h| h.get(spec.event)) else {
+        return vec![];
+    };
+    let mut trusts = Vec::new();
+    for (g, group) in event.elements().unwrap_or_default().iter().enumerate() {
+        let matcher = group.get("matcher").and_then(Node::as_str);
+        let handlers = group
+            .get("hooks")
+            .and_then(Node::elements)
+            .unwrap_or_default();
+        for (h, handler) in handlers.iter().enumerate() {
+            if !runs_execgate(handler, spec, agent) {
+                continue;
+            }
+            if let Some(hash) = codex::hash(matcher, &handler.to_value()) {
+                trusts.push(Trust {
+                    key: codex::key(source, g, h),
+                    hash,
+                });
+            }
+        }
+    }
+    trusts
+}
+
+/// Records Codex's trust of execgate's entry in its `config.toml`, keeping every other
+/// byte (and a backup). Fails when the hook would still not run.
+fn trust_codex(files: &CodexFiles, trusts: &[Trust]) -> Result<String, String> {
+    let path = &files.config;
+    let shown = path.display();
+    let not_active = |why: String| {
+        format!(
+            "{why}; execgate's hook is in Codex's hooks.json but NOT ACTIVE: Codex skips it, and runs every tool ungated. Trust it in Codex's /hooks screen, or fix {shown} and run `execgate hook install codex` again"
+        )
+    };
+    if trusts.is_empty() {
+        return Err(not_active(
+            "execgate's entry is not a command hook Codex would trust".into(),
+        ));
+    }
+    let found = read_settings(path).map_err(not_active)?;
+    let original = found.as_ref().map_or("", |f| f.text.as_str());
+    let text = codex::trust(original, trusts).map_err(|e| not_active(format!("{shown}: {e}")))?;
+    let keys: Vec<&str> = trusts.iter().map(|t| t.key.as_str()).collect();
+    let state = codex::state(&text, &keys).map_err(not_active)?;
+    if state.hooks_off {
+        return Err(not_active(format!(
+            "{shown} switches Codex's hooks off ([features] hooks = false)"
+        )));
+    }
+    let entries = keys
+        .iter()
+        .map(|k| format!("hooks.state.\"{k}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if text == original {
+        return Ok(format!("Codex already trusts it ({entries} in {shown})"));
+    }
+    let written = match &found {
+        None => {
+            write_new(path, &text).map_err(|e| not_active(format!("cannot write {shown}: {e}")))?;
+            "new file".to_string()
+        }
+        Some(f) => format!(
+            "backup: {}",
+            replace(f, Some(&text)).map_err(not_active)?.display()
+        ),
+    };
+    Ok(format!(
+        "Codex trusts it: wrote {entries} in {shown} ({written})"
+    ))
+}
+
+/// Takes out of Codex's `config.toml` the trust of execgate's entries that were
+/// removed; None when there was none.
+fn untrust_codex(files: &CodexFiles, trusts: &[Trust]) -> Result<Option<String>, String> {
+    let path = &files.config;
+    let Some(found) = read_settings(path)? else {
+        return Ok(None);
+    };
+    let (text, removed) = codex::untrust(&found.text, trusts).map_err(|e| {
+        format!(
+            "{}: {e}; its trust of execgate's hook was left",
+            path.display()
+        )
+    })?;
+    if removed == 0 {
+        return Ok(None);
+    }
+    let backup = replace(&found, Some(&text))?;
+    Ok(Some(format!(
+        "removed Codex's trust of execgate's hook from {} (backup: {})",
+        path.display(),
+        backup.display()
+    )))
+}
+
+/// What `execgate hook status` found for one agent.
+pub struct Status {
+    /// One line that says it.
+    pub line: String,
+    /// execgate's entry is there at all.
+    pub present: bool,
+    /// It is there, as install would write it now, and the agent runs it.
+    pub good: bool,
+}
+
+/// `execgate hook status AGENT`: whether execgate's entry is in the agent's settings
+/// (present), as `install` would write it now (current), and run by the agent
+/// (active: for Codex, trusted with the hash of the entry as it is; for the others,
+/// which run every hook in their settings, present). Reads only.
+pub fn status(
+    config: &Config,
+    overrides: &Overrides,
+    agent: HookAgent,
+    project: Option<&Path>,
+) -> Status {
+    let spec = spec(agent);
+    let who = agent.word();
+    let failed = |why: String| Status {
+        line: format!("{who}: cannot tell: {why}"),
+        present: false,
+        good: false,
+    };
+    let path = match settings_path(&spec, agent, project) {
+        Ok(p) => p,
+        Err(why) => return failed(why),
+    };
+    let shown = path.display();
+    let what = format!("execgate's {} hook", spec.event);
+    let text = match read_settings(&path) {
+        Ok(Some(found)) => found.text,
+        Ok(None) => {
+            return Status {
+                line: format!("{who}: {what} is not installed: {shown} does not exist"),
+                present: false,
+                good: false,
+            };
+        }
+        Err(why) => return failed(why),
+    };
+    let handlers = match parse(editable(Some(&text)), &spec).and_then(|doc| {
+        let c = containers(&doc, &spec)?;
+        c.event.map_or(Ok(vec![]), |e| find(e, &spec, agent))
+    }) {
+        Ok(places) => places.len(),
+        Err(why) => return failed(format!("{shown}: {why}")),
+    };
+    if handlers == 0 {
+        return Status {
+            line: format!("{who}: {what} is not installed in {shown}"),
+            present: false,
+            good: false,
+        };
+    }
+    let timeout = config
+        .approval
+        .timeout_secs
+        .saturating_add(TIMEOUT_MARGIN_SECS);
+    let current = hook_words(agent, overrides)
+        .and_then(|words| plan_install(&spec, agent, Some(&text), &words, timeout, "-"))
+        .is_ok_and(|plan| matches!(plan.change, Change::Nothing));
+    let mut said = vec!["present".to_string()];
+    said.push(if current {
+        "current".into()
+    } else {
+        format!("NOT CURRENT (`execgate hook install {who}` would rewrite it)")
+    });
+    let active = match agent {
+        HookAgent::Codex => codex_active(&spec, &text, project),
+        _ => Ok(()),
+    };
+    said.push(match &active {
+        Ok(()) => "active".into(),
+        Err(why) => format!("NOT ACTIVE ({why})"),
+    });
+    Status {
+        line: format!("{who}: {what} in {shown}: {}", said.join(", ")),
+        present: true,
+        good: current && active.is_ok(),
+    }
+}
+
+/// Whether Codex runs execgate's handlers in `text`: hooks on, each trusted with the
+/// hash of the handler as it is, none switched off. The error says why not.
+fn codex_active(spec: &Spec, text: &str, project: Option<&Path>) -> Result<(), String> {
+    let files = CodexFiles::find(project)?;
+    let trusts = codex_trusts(text, spec, HookAgent::Codex, &files.source);
+    if trusts.is_empty() {
+        return Err("not a command hook Codex would run".into());
+    }
+    let shown = files.config.display();
+    let config = read_settings(&files.config)?.map_or(String::new(), |f| f.text);
+    let keys: Vec<&str> = trusts.iter().map(|t| t.key.as_str()).collect();
+    let state = codex::state(&config, &keys).map_err(|e| format!("{shown}: {e}"))?;
+    if state.hooks_off {
+        return Err(format!("{shown} switches Codex's hooks off"));
+    }
+    for (t, (hash, disabled)) in trusts.iter().zip(&state.entries) {
+        if *disabled {
+            return Err(format!(
+                "switched off in Codex's /hooks (hooks.state.\"{}\" in {shown})",
+                t.key
+            ));
+        }
+        if hash.as_deref() != Some(t.hash.as_str()) {
+            let how = if hash.is_some() {
+                "changed since Codex trusted it"
+            } else {
+                "Codex has not trusted it"
+            };
+            return Err(format!(
+                "{how}: run `execgate hook install codex`, or trust it in Codex's /hooks"
+            ));
+        }
     }
     Ok(())
 }
@@ -1018,7 +1321,7 @@ mod tests {
             ),
             (
                 HookAgent::Codex,
-                json!({"matcher": "^Bash$", "hooks": [{
+                json!({"matcher": "*", "hooks": [{
                     "type": "command", "command": format!("{quoted} codex"), "timeout": 150,
                     "statusMessage": "execgate: waiting for approval"}]}),
             ),

@@ -4,8 +4,11 @@
 //! JSON on stdin, asks the daemon over the agent socket, waits for the terminal record
 //! and answers allow or deny in that agent's own format. It never answers "ask", and
 //! every failure is a deny with the agent's blocking exit code. `execgate hook
-//! install|uninstall AGENT` adds or removes execgate's one entry in the agent's settings.
+//! install|uninstall AGENT` adds or removes execgate's one entry in the agent's settings
+//! (for Codex, with Codex's trust of it: `codex`); `execgate hook status` says whether
+//! each agent runs it.
 
+mod codex;
 pub mod install;
 mod json_edit;
 
