@@ -3,8 +3,10 @@
 //! without waiting (`"wait": false`), gives up just before that timer with a deny naming
 //! the request, and leaves the request pending for the owner. The owner's answer is not
 //! lost: the same call asked again — same uid, agent and session, the same command, cwd,
-//! shell and stdin — gets that request instead of a new one: still pending, it is
-//! waited on again (the owner is not asked twice); answered, its answer is given once.
+//! shell and stdin — gets that request instead of a new one, where policy would ask the
+//! owner again: still pending, it is waited on again (the owner is not asked twice);
+//! answered, its answer is given once. Where policy decides by itself (a rule the owner
+//! saved meanwhile), its decision is the answer.
 //!
 //! Kept in this node's memory only: a retry that reaches another node, or comes after a
 //! restart, is a new request, which asks again (never the other way round).
@@ -121,6 +123,13 @@ impl Late {
     pub fn forget(&mut self, id: &str) {
         if let Some(key) = self.by_id.remove(id) {
             self.by_key.remove(&key);
+        }
+    }
+
+    /// The call has had an answer of policy's own: what was kept for it is not given.
+    pub fn forget_key(&mut self, key: &Key) {
+        if let Some(entry) = self.by_key.remove(key) {
+            self.by_id.remove(&entry.id);
         }
     }
 

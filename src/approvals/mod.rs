@@ -287,11 +287,7 @@ impl Approvals {
             return Err(ApprovalError::ShuttingDown);
         }
         self.served.fetch_add(1, Ordering::Relaxed);
-        if let Some(key) = late::Key::of(&spec)
-            && let Some(earlier) = self.late_answer(&key).await?
-        {
-            return Ok(earlier);
-        }
+        let late_key = late::Key::of(&spec);
         // Millisecond precision, as stored: the record returned is the row as read later.
         let now = Utc::now().trunc_subsecs(3);
         // Off the async workers, each uid in turn: see `analysts`.
@@ -311,6 +307,17 @@ impl Approvals {
             })
             .await
             .ok_or(ApprovalError::Analysis)?;
+        // Where policy would put the call to a human, the same call asked before and left
+        // by its asker is the answer; where policy decides by itself, its decision is.
+        if let Some(key) = late_key {
+            if matches!(verdict.outcome, Outcome::Ask) {
+                if let Some(earlier) = self.late_answer(&key).await? {
+                    return Ok(earlier);
+                }
+            } else {
+                self.late().forget_key(&key);
+            }
+        }
         let agent = spec.agent.clone();
         // Kept with the request, so that a node other than this one can answer it.
         let grant = matches!(verdict.outcome, Outcome::Ask).then(|| GrantDraft {
