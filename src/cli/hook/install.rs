@@ -263,13 +263,8 @@ pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(
     };
     let mut plan = match options.action {
         Action::Install => {
-            let timeout = config
-                .approval
-                .timeout_secs
-                .saturating_add(TIMEOUT_MARGIN_SECS);
-            let mut words = hook_words(agent, overrides)?;
-            // The hook answers before the agent's timer: it must know the timer.
-            words.extend(["--timeout".to_string(), timeout.to_string()]);
+            let timeout = entry_timeout(config);
+            let words = hook_words(agent, overrides, timeout)?;
             plan_install(&spec, agent, original, &words, timeout, &shown)?
         }
         Action::Uninstall => plan_uninstall(&spec, agent, original, &shown)?,
@@ -544,11 +539,8 @@ pub fn status(
             good: false,
         };
     }
-    let timeout = config
-        .approval
-        .timeout_secs
-        .saturating_add(TIMEOUT_MARGIN_SECS);
-    let current = hook_words(agent, overrides)
+    let timeout = entry_timeout(config);
+    let current = hook_words(agent, overrides, timeout)
         .and_then(|words| plan_install(&spec, agent, Some(&text), &words, timeout, "-"))
         .is_ok_and(|plan| matches!(plan.change, Change::Nothing));
     let mut said = vec!["present".to_string()];
@@ -724,11 +716,24 @@ fn settings_path(spec: &Spec, agent: HookAgent, project: Option<&Path>) -> Resul
     Ok(home.join(spec.user_file))
 }
 
-/// The hook's command line: this binary, `hook AGENT`, and the global flags given to
-/// the installer that say which configuration and socket to use, so that the hook
-/// reaches the same daemon. Paths are made absolute: the agent runs the hook from
-/// wherever it is.
-fn hook_words(agent: HookAgent, overrides: &Overrides) -> Result<Vec<String>, String> {
+/// The timeout execgate's entry gives its hook, in seconds.
+fn entry_timeout(config: &Config) -> u64 {
+    config
+        .approval
+        .timeout_secs
+        .saturating_add(TIMEOUT_MARGIN_SECS)
+}
+
+/// The hook's command line: this binary, `hook AGENT`, the global flags given to the
+/// installer that say which configuration and socket to use, so that the hook reaches
+/// the same daemon, and the entry's `timeout`, which the hook answers before (an agent
+/// may run the tool when it kills a hook at its timeout). Paths are made absolute: the
+/// agent runs the hook from wherever it is.
+fn hook_words(
+    agent: HookAgent,
+    overrides: &Overrides,
+    timeout: u64,
+) -> Result<Vec<String>, String> {
     let exe = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .map_err(|e| format!("cannot find the execgate binary's own path: {e}"))?;
@@ -745,6 +750,7 @@ fn hook_words(agent: HookAgent, overrides: &Overrides) -> Result<Vec<String>, St
             words.push(utf8(&absolute)?);
         }
     }
+    words.extend(["--timeout".to_string(), timeout.to_string()]);
     Ok(words)
 }
 
