@@ -17,9 +17,11 @@
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
 //! - [`fake_telegram`]: a fake Telegram Bot API server.
 //! - [`peers`]: outside programs the tests drive (the MCP clients, Synapse, Chromium,
-//!   PostgreSQL), installed on first use; [`synapse`]: a real Matrix homeserver on a free
-//!   port, and [`matrix_owner`]: the owner's Matrix client; [`browser`]: a headless
-//!   Chromium over WebDriver.
+//!   PostgreSQL, the coding agents), installed on first use; [`synapse`]: a real Matrix
+//!   homeserver on a free port, and [`matrix_owner`]: the owner's Matrix client;
+//!   [`browser`]: a headless Chromium over WebDriver.
+//! - [`agents`]: the real coding agents (Claude Code, Codex, Gemini CLI, Copilot CLI)
+//!   with execgate's hook installed, run offline against a scripted model server.
 //! - [`postgres`]: a real PostgreSQL server on a Unix socket in a temp directory, one
 //!   shared by a test binary's tests or one of a test's own, stopped with its process.
 //! - [`web`](mod@web): the approvals page's port, reached with the headers a test chooses.
@@ -32,6 +34,7 @@ mod daemon;
 mod env;
 mod wait;
 
+pub mod agents;
 pub mod browser;
 pub mod corpus;
 pub mod db;

@@ -33,6 +33,30 @@ pub fn chromedriver() -> &'static Path {
     DRIVER.get_or_init(|| install("chromium"))
 }
 
+/// Claude Code's launcher (`claude` with its pinned Node.js first in PATH).
+pub fn claude_code() -> &'static Path {
+    static AGENT: OnceLock<PathBuf> = OnceLock::new();
+    AGENT.get_or_init(|| install("claude-code"))
+}
+
+/// OpenAI Codex CLI's launcher (`codex`, with its pinned Node.js).
+pub fn codex() -> &'static Path {
+    static AGENT: OnceLock<PathBuf> = OnceLock::new();
+    AGENT.get_or_init(|| install("codex"))
+}
+
+/// Gemini CLI's launcher (`gemini`, with its pinned Node.js).
+pub fn gemini() -> &'static Path {
+    static AGENT: OnceLock<PathBuf> = OnceLock::new();
+    AGENT.get_or_init(|| install("gemini"))
+}
+
+/// GitHub Copilot CLI's launcher (`copilot`, with its pinned Node.js).
+pub fn copilot() -> &'static Path {
+    static AGENT: OnceLock<PathBuf> = OnceLock::new();
+    AGENT.get_or_init(|| install("copilot"))
+}
+
 /// The directory of PostgreSQL's server programs (`initdb`, `postgres`, `pg_ctl`, `psql`):
 /// the newest major version under `/usr/lib/postgresql/` (Debian's layout), else the
 /// first `PATH` entry that has them all. Looked for here first so that a test does not
