@@ -240,12 +240,13 @@ async fn the_file_tool_is_asked_about_and_a_deny_blocks_it(agent: Agent) {
 }
 
 /// The agent's own hook timeout is shorter than the owner takes to answer: the agent
-/// must not take that as leave to run the command.
+/// must not take that as leave to run the command. The hook answers first, naming the
+/// request, which stays for the owner.
 async fn a_hook_timeout_before_the_owner_answers_runs_nothing(agent: Agent) {
     let d = TestDaemon::start(&[]).await;
     let command = "touch marker-unanswered";
     let run = AgentRun::new(agent, &d, vec![agent.shell(command)]).await;
-    run.set_hook_timeout(3);
+    run.install_hook_with_timeout(&d, 3).await;
     let mut running = start(&run);
     let Some(r) = pending(&d, &mut running, command).await else {
         panic!(
@@ -263,14 +264,67 @@ async fn a_hook_timeout_before_the_owner_answers_runs_nothing(agent: Agent) {
         out.describe()
     );
     assert_ran_the_script(&run, &out);
-    // The agent hung up on its hook, and the daemon let the request go with it.
-    assert_ne!(d.record(&r.id).await.status, Status::Approved);
+    assert!(
+        turns_mention(&run.model, &r.short_id),
+        "{}: the model never heard that request {} still waits",
+        agent.word(),
+        r.short_id
+    );
+    // Left for the owner, not cancelled with the hook.
+    assert_eq!(d.record(&r.id).await.status, Status::Pending);
+}
+
+/// The owner answers after the agent's hook timeout: the model makes the same call
+/// again, which gets the owner's answer (the owner is asked once).
+async fn a_late_approval_reaches_the_same_call_made_again(agent: Agent) {
+    let d = TestDaemon::start(&[]).await;
+    let command = "touch marker-late";
+    let run = AgentRun::new(agent, &d, vec![agent.shell(command), agent.shell(command)]).await;
+    run.install_hook_with_timeout(&d, 3).await;
+    let mut running = start(&run);
+    let Some(r) = pending(&d, &mut running, command).await else {
+        panic!(
+            "{}: no request reached execgate: {}",
+            agent.word(),
+            running.finish().await.describe()
+        );
+    };
+    // Once the first call has been told the request still waits.
+    let told = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !turns_mention(&run.model, &r.short_id) {
+        assert!(
+            tokio::time::Instant::now() < told,
+            "{}: the model never heard that request {} still waits",
+            agent.word(),
+            r.short_id
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let approved = d.cli(&["approve", &r.short_id]).await;
+    assert!(approved.status.success(), "{approved:?}");
+    let out = running.finish().await;
+    assert!(
+        run.project.join("marker-late").exists(),
+        "{}: the approved call made again did not run: {}",
+        agent.word(),
+        out.describe()
+    );
+    let asked: Vec<Record> = requests(&d)
+        .await
+        .into_iter()
+        .filter(|q| q.command.display().contains(command))
+        .collect();
+    assert_eq!(
+        asked.len(),
+        1,
+        "{}: the owner was asked again: {asked:?}",
+        agent.word()
+    );
 }
 
 /// Codex exactly as a user runs it after `execgate hook install codex`: no flag of any
 /// kind, and the hook must gate the command.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "issue 31 finding 1: Codex skips a hook not trusted in its /hooks screen, silently (fixed on branch codex)"]
 async fn codex_as_installed_asks_before_it_runs_a_command() {
     let d = TestDaemon::start(&[]).await;
     let command = "touch marker-as-installed";
@@ -322,16 +376,17 @@ case!(gemini_runs_nothing_with_the_daemon_down: with_the_daemon_down_nothing_run
 case!(copilot_runs_nothing_with_the_daemon_down: with_the_daemon_down_nothing_runs(Agent::Copilot));
 
 case!(claude_code_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::ClaudeCode));
-case!(#[ignore = "issue 31 finding 2: Codex's apply_patch never reaches the hook (installed matcher ^Bash$)"]
-    codex_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::Codex));
+case!(codex_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::Codex));
 case!(gemini_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::Gemini));
 case!(#[ignore = "issue 31 finding 3: Copilot's freeform apply_patch (toolArgs a raw patch, not JSON) is blocked without asking"]
     copilot_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::Copilot));
 
 case!(claude_code_waits_out_its_hook_timeout: a_hook_timeout_before_the_owner_answers_runs_nothing(Agent::ClaudeCode));
-case!(#[ignore = "issue 31 finding 4: Codex runs the command when it kills a hook at its timeout (fail-open)"]
-    codex_waits_out_its_hook_timeout: a_hook_timeout_before_the_owner_answers_runs_nothing(Agent::Codex));
-case!(#[ignore = "issue 31 finding 4: Gemini CLI runs the command when it kills a hook at its timeout (fail-open)"]
-    gemini_waits_out_its_hook_timeout: a_hook_timeout_before_the_owner_answers_runs_nothing(Agent::Gemini));
-case!(#[ignore = "issue 31 finding 4: Copilot CLI runs the command when it kills a hook at its timeout (fail-open)"]
-    copilot_waits_out_its_hook_timeout: a_hook_timeout_before_the_owner_answers_runs_nothing(Agent::Copilot));
+case!(codex_waits_out_its_hook_timeout: a_hook_timeout_before_the_owner_answers_runs_nothing(Agent::Codex));
+case!(gemini_waits_out_its_hook_timeout: a_hook_timeout_before_the_owner_answers_runs_nothing(Agent::Gemini));
+case!(copilot_waits_out_its_hook_timeout: a_hook_timeout_before_the_owner_answers_runs_nothing(Agent::Copilot));
+
+case!(claude_code_gets_a_late_approval: a_late_approval_reaches_the_same_call_made_again(Agent::ClaudeCode));
+case!(codex_gets_a_late_approval: a_late_approval_reaches_the_same_call_made_again(Agent::Codex));
+case!(gemini_gets_a_late_approval: a_late_approval_reaches_the_same_call_made_again(Agent::Gemini));
+case!(copilot_gets_a_late_approval: a_late_approval_reaches_the_same_call_made_again(Agent::Copilot));

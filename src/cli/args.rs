@@ -187,6 +187,12 @@ pub struct HookSetupArgs {
     /// Print the settings file as it would be written; change nothing.
     #[arg(long)]
     pub print: bool,
+    /// install: the agent's timeout for the hook, in seconds (default:
+    /// approval.timeout_secs + 30). The hook answers before it; when the owner has not
+    /// answered by then, with a deny naming the request, whose answer the same call made
+    /// again gets.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(2..))]
+    pub timeout: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -80,6 +80,7 @@ fn hook_setup(config: &Config, global: &Global, setup: HookSetup) -> i32 {
         agent: args.which,
         project: args.project.as_deref(),
         print: args.print,
+        timeout: args.timeout,
     };
     match hook::install::run(config, &global.overrides(), options) {
         Ok(()) => 0,

@@ -53,6 +53,8 @@ pub struct Options<'a> {
     pub project: Option<&'a Path>,
     /// Print the file as it would be; write nothing.
     pub print: bool,
+    /// The entry's timeout, when not the default ([`entry_timeout`]).
+    pub timeout: Option<u64>,
 }
 
 /// What execgate knows about one agent's hook settings.
@@ -263,7 +265,7 @@ pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(
     };
     let mut plan = match options.action {
         Action::Install => {
-            let timeout = entry_timeout(config);
+            let timeout = options.timeout.unwrap_or_else(|| entry_timeout(config));
             let words = hook_words(agent, overrides, timeout)?;
             plan_install(&spec, agent, original, &words, timeout, &shown)?
         }
@@ -525,11 +527,17 @@ pub fn status(
         }
         Err(why) => return failed(why),
     };
-    let handlers = match parse(editable(Some(&text)), &spec).and_then(|doc| {
+    let (handlers, installed) = match parse(editable(Some(&text)), &spec).and_then(|doc| {
         let c = containers(&doc, &spec)?;
-        c.event.map_or(Ok(vec![]), |e| find(e, &spec, agent))
+        Ok(match c.event {
+            Some(e) => (
+                find(e, &spec, agent)?.len(),
+                installed_timeout(e, &spec, agent),
+            ),
+            None => (0, None),
+        })
     }) {
-        Ok(places) => places.len(),
+        Ok(found) => found,
         Err(why) => return failed(format!("{shown}: {why}")),
     };
     if handlers == 0 {
@@ -539,7 +547,8 @@ pub fn status(
             good: false,
         };
     }
-    let timeout = entry_timeout(config);
+    // Current: as install writes it, for the timeout it was installed with.
+    let timeout = installed.unwrap_or_else(|| entry_timeout(config));
     let current = hook_words(agent, overrides, timeout)
         .and_then(|words| plan_install(&spec, agent, Some(&text), &words, timeout, "-"))
         .is_ok_and(|plan| matches!(plan.change, Change::Nothing));
@@ -557,6 +566,12 @@ pub fn status(
         Ok(()) => "active".into(),
         Err(why) => format!("NOT ACTIVE ({why})"),
     });
+    if let Some(secs) = installed.filter(|&t| t <= config.approval.timeout_secs) {
+        said.push(format!(
+            "answers before the owner may: its timeout, {secs} s, is not longer than approval.timeout_secs, {} s (the agent is told the request still waits; the same call made again gets the owner's answer)",
+            config.approval.timeout_secs
+        ));
+    }
     Status {
         line: format!("{who}: {what} in {shown}: {}", said.join(", ")),
         present: true,
@@ -780,21 +795,47 @@ fn entry(spec: &Spec, handler: J) -> J {
 /// and AGENT side by side. The words are the shell line's, or, in Claude Code's exec
 /// form (`args` present), the program and its `args` as they are.
 fn runs_execgate(handler: &Node, spec: &Spec, agent: HookAgent) -> bool {
-    let Some(command) = handler.get(spec.command_field).and_then(Node::as_str) else {
-        return false;
-    };
-    let words = match handler.get("args").and_then(Node::elements) {
+    execgate_words(handler, spec).is_some_and(|words| {
+        words
+            .windows(2)
+            .any(|pair| pair[0] == "hook" && pair[1] == agent.word())
+    })
+}
+
+/// The words after the execgate binary in `handler`'s command line, if it runs one.
+fn execgate_words(handler: &Node, spec: &Spec) -> Option<Vec<String>> {
+    let command = handler.get(spec.command_field).and_then(Node::as_str)?;
+    let words: Vec<String> = match handler.get("args").and_then(Node::elements) {
         Some(args) => std::iter::once(command.to_string())
             .chain(args.iter().filter_map(|a| a.as_str().map(String::from)))
             .collect(),
         None => split_words(command),
     };
-    let Some(exe) = words.iter().position(|w| names_execgate(w)) else {
-        return false;
-    };
-    words[exe + 1..]
+    let exe = words.iter().position(|w| names_execgate(w))?;
+    Some(words[exe + 1..].to_vec())
+}
+
+/// The `--timeout` execgate's (first) handler under `event` was installed with.
+fn installed_timeout(event: &Node, spec: &Spec, agent: HookAgent) -> Option<u64> {
+    let elements = event.elements()?;
+    let words = match places(event, spec, agent).into_iter().next()? {
+        Place::Alone(i) if spec.matcher.is_none() => execgate_words(elements.get(i)?, spec),
+        Place::Alone(i) => {
+            execgate_words(elements.get(i)?.get("hooks")?.elements()?.first()?, spec)
+        }
+        Place::Shared { group, handler } => execgate_words(
+            elements
+                .get(group)?
+                .get("hooks")?
+                .elements()?
+                .get(handler)?,
+            spec,
+        ),
+    }?;
+    words
         .windows(2)
-        .any(|pair| pair[0] == "hook" && pair[1] == agent.word())
+        .find(|pair| pair[0] == "--timeout")
+        .and_then(|pair| pair[1].parse().ok())
 }
 
 /// Whether `word` names an execgate binary: its file name is `execgate`, or the name

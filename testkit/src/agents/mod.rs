@@ -235,6 +235,10 @@ impl AgentRun {
     }
 
     async fn install_hook(&self, daemon: &TestDaemon) {
+        self.install(daemon, &[]).await;
+    }
+
+    async fn install(&self, daemon: &TestDaemon, extra: &[&str]) {
         let mut env: Vec<(String, String)> = daemon
             .env
             .iter()
@@ -243,11 +247,9 @@ impl AgentRun {
             .collect();
         env.push(("HOME".into(), self.home.display().to_string()));
         let socket = daemon.config().socket.display().to_string();
-        let out = crate::run_cli(
-            &env,
-            &["--socket", &socket, "hook", "install", self.agent.word()],
-        )
-        .await;
+        let mut args = vec!["--socket", &socket, "hook", "install", self.agent.word()];
+        args.extend(extra);
+        let out = crate::run_cli(&env, &args).await;
         assert!(
             out.status.success(),
             "execgate hook install {}: {}",
@@ -263,28 +265,12 @@ impl AgentRun {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
-    /// Sets the timeout of execgate's installed handler to `secs` seconds (in the
-    /// field and unit each agent reads), as a user editing the file would.
-    pub fn set_hook_timeout(&self, secs: u64) {
-        let mut settings = self.hook_settings();
-        let (field, value) = match self.agent {
-            Agent::Gemini => ("timeout", secs * 1000),
-            Agent::Copilot => ("timeoutSec", secs),
-            Agent::ClaudeCode | Agent::Codex => ("timeout", secs),
-        };
-        let mut changed = 0;
-        visit_handlers(&mut settings, &mut |handler| {
-            if let Some(t) = handler.get_mut(field) {
-                *t = json!(value);
-                changed += 1;
-            }
-        });
-        assert_eq!(changed, 1, "one execgate handler: {settings}");
-        std::fs::write(
-            self.agent.hook_settings_path(&self.home),
-            serde_json::to_string_pretty(&settings).unwrap(),
-        )
-        .unwrap();
+    /// Installs the hook again with the agent's timeout for it set to `secs` seconds
+    /// (`execgate hook install AGENT --timeout SECS`), as a user wanting a shorter wait
+    /// would: shorter than the owner takes to answer.
+    pub async fn install_hook_with_timeout(&self, daemon: &TestDaemon, secs: u64) {
+        self.install(daemon, &["--timeout", &secs.to_string()])
+            .await;
     }
 
     /// Starts the agent as a user runs it headless, after `execgate hook install`.
@@ -398,22 +384,6 @@ fn write_settings(agent: Agent, home: &Path, url: &str) {
             ".gemini/settings.json",
             json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
         ),
-    }
-}
-
-/// Calls `f` on every hook handler in `settings`: the elements of each event's array,
-/// and the handlers inside `{matcher, hooks: […]}` groups.
-fn visit_handlers(settings: &mut Value, f: &mut dyn FnMut(&mut Value)) {
-    let Some(events) = settings["hooks"].as_object_mut() else {
-        return;
-    };
-    for entries in events.values_mut() {
-        for entry in entries.as_array_mut().into_iter().flatten() {
-            match entry.get_mut("hooks").and_then(Value::as_array_mut) {
-                Some(handlers) => handlers.iter_mut().for_each(&mut *f),
-                None => f(entry),
-            }
-        }
     }
 }
 
