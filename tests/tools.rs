@@ -71,6 +71,14 @@ async fn a_tool_call_is_asked_and_always_stores_a_tool_rule_for_its_name() {
         (Value::Null, Value::Null)
     );
 
+    let denied = tool(&d, "Write", json!({"file_path": "src/denied.rs"}), p.path()).await;
+    let (status, body) = d.decide(&denied.short_id, "deny").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        d.record(&denied.id).await.error.as_deref(),
+        Some("tool call was not approved (denied)")
+    );
+
     let (status, decided) = d.decide(&r.short_id, "allow-always").await;
     assert_eq!(status, StatusCode::OK, "{decided}");
     let rules = d.cli(&["allow", "list", "--json"]).await;
@@ -300,7 +308,10 @@ async fn tools_deny_and_security_modes() {
     let p = project();
     let r = tool(&d, "mcp__shell__exec", json!({"cmd": "id"}), p.path()).await;
     assert_eq!((r.status, r.via), (Status::Denied, Some(Via::Policy)));
-    assert!(r.error.unwrap().contains("policy.tools.deny"));
+    let error = r.error.unwrap();
+    assert!(error.contains("policy.tools.deny"), "{error}");
+    // What the agent is told names what it asked for.
+    assert!(error.starts_with("tool call was not approved (denied)"), "{error}");
     assert_eq!(
         tool(&d, "webfetch", json!({}), p.path()).await.status,
         Status::Denied

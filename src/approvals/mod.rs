@@ -362,7 +362,10 @@ impl Approvals {
                 Ok(Submitted::Done(record))
             }
             Outcome::Deny { reason } => {
-                let error = format!("command was not approved (denied): {reason}");
+                let error = format!(
+                    "{} was not approved (denied): {reason}",
+                    crate::model::what_is_asked(&new.spec.command)
+                );
                 let record = self
                     .store
                     .insert_decided(
@@ -679,7 +682,7 @@ impl Approvals {
             resolved_at: now,
             shown,
         };
-        let error = not_approved_error(status);
+        let error = not_approved_error(&before.command, status);
         let saves_rule = always_rule.is_some();
         let rule_expires_at = always_rule.as_ref().and_then(|r| r.expires_at);
         if !self

@@ -18,6 +18,7 @@ pub use answer::{
 pub use command::{Command, CommandRef, ToolCall, shell_join};
 pub use record::{
     ExecResult, GrantDraft, InputSummary, Record, Rule, not_approved_error, sha256_hex,
+    what_is_asked,
 };
 pub use request::RequestSpec;
 

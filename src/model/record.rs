@@ -135,10 +135,22 @@ impl InputSummary {
 }
 
 /// The fixed message a request that was not approved carries (docs/api.md#statuses-decisions-and-via).
-pub fn not_approved_error(status: Status) -> Option<String> {
+pub fn not_approved_error(command: &Command, status: Status) -> Option<String> {
     match status {
         Status::Pending | Status::Approved => None,
-        other => Some(format!("command was not approved ({other})")),
+        other => Some(format!(
+            "{} was not approved ({other})",
+            what_is_asked(command)
+        )),
+    }
+}
+
+/// What a request asks for, in a refusal: a tool call is not a command, and an agent
+/// told "command was not approved" for its file write looks for the wrong thing.
+pub fn what_is_asked(command: &Command) -> &'static str {
+    match command {
+        Command::Tool(_) => "tool call",
+        Command::Line(_) | Command::Argv(_) => "command",
     }
 }
 
