@@ -28,13 +28,27 @@ use tokio::process::Child;
 /// Every command is approved by policy: for tests about running, not asking.
 const FULL: (&str, &str) = ("EXECGATE_POLICY__SECURITY", "full");
 
-/// Counts the progress notifications the server sends.
+/// Counts the progress notifications the server sends, and introduces the client by
+/// `name` (the SDK's own name when None).
 #[derive(Clone, Default)]
 struct Watcher {
     progress: Arc<AtomicUsize>,
+    name: Option<&'static str>,
 }
 
+/// The name Claude Code introduces itself by (seen from Claude Code 2.1.332): the one
+/// client `approval_prompt` is offered to.
+const CLAUDE_CODE: &str = "claude-code";
+
 impl ClientHandler for Watcher {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        if let Some(name) = self.name {
+            info.client_info = rmcp::model::Implementation::new(name, "1.0");
+        }
+        info
+    }
+
     async fn on_progress(
         &self,
         _params: ProgressNotificationParam,
@@ -59,7 +73,7 @@ enum Version {
 }
 
 async fn spawn(d: &TestDaemon, env: &[(&str, &str)], cwd: &Path, version: Version) -> Mcp {
-    spawn_as(d, env, cwd, version, None).await
+    spawn_as(d, env, cwd, version, None, None).await
 }
 
 async fn spawn_as(
@@ -68,6 +82,7 @@ async fn spawn_as(
     cwd: &Path,
     version: Version,
     uid: Option<u32>,
+    client: Option<&'static str>,
 ) -> Mcp {
     let mut command = tokio::process::Command::new(execgate_binary());
     if let Some(uid) = uid {
@@ -95,7 +110,10 @@ async fn spawn_as(
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         },
     };
-    let watcher = Watcher::default();
+    let watcher = Watcher {
+        name: client,
+        ..Watcher::default()
+    };
     let client = watcher
         .clone()
         .serve_with_lifecycle((stdout, stdin), lifecycle)
@@ -110,6 +128,11 @@ async fn spawn_as(
 
 async fn server(d: &TestDaemon, env: &[(&str, &str)]) -> Mcp {
     spawn(d, env, d.dir.path(), Version::Discover).await
+}
+
+/// The server as Claude Code meets it: the client introduces itself as Claude Code.
+async fn claude_code_server(d: &TestDaemon, env: &[(&str, &str)], version: Version) -> Mcp {
+    spawn_as(d, env, d.dir.path(), version, None, Some(CLAUDE_CODE)).await
 }
 
 impl Mcp {
@@ -146,9 +169,18 @@ fn text(r: &CallToolResult) -> String {
         .join("\n")
 }
 
-fn record(r: &CallToolResult) -> Record {
-    serde_json::from_value(r.structured_content.clone().expect("structuredContent"))
-        .expect("structuredContent is the record")
+/// The structured content: the short result the model reads.
+fn outcome(r: &CallToolResult) -> Value {
+    r.structured_content.clone().expect("structuredContent")
+}
+
+/// The request a result names (its structured content's `id`), as the daemon recorded it.
+async fn record(d: &TestDaemon, r: &CallToolResult) -> Record {
+    let outcome = outcome(r);
+    let id = outcome["id"]
+        .as_str()
+        .expect("structuredContent names the request");
+    d.record(id).await
 }
 
 fn is_error(r: &CallToolResult) -> bool {
@@ -177,12 +209,19 @@ async fn recorded(d: &TestDaemon) -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn both_protocol_versions_list_five_described_tools() {
+async fn both_protocol_versions_list_described_tools_and_approval_prompt_only_to_claude_code() {
     let d = TestDaemon::start(&[]).await;
+    let four = [
+        "execute_command",
+        "execute_process",
+        "request_approval",
+        "get_request",
+    ];
     for (version, expected) in [
         (Version::Handshake, ProtocolVersion::V_2025_11_25),
         (Version::Discover, ProtocolVersion::V_2026_07_28),
     ] {
+        let claude = matches!(version, Version::Handshake);
         let mcp = spawn(&d, &[], d.dir.path(), version).await;
         let info = mcp.client.peer_info().expect("the server said who it is");
         assert_eq!(info.protocol_version, expected);
@@ -192,16 +231,8 @@ async fn both_protocol_versions_list_five_described_tools() {
         );
         let tools = mcp.client.list_all_tools().await.unwrap();
         let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
-        assert_eq!(
-            names,
-            [
-                "execute_command",
-                "execute_process",
-                "request_approval",
-                "get_request",
-                "approval_prompt"
-            ]
-        );
+        // Any client but Claude Code: Claude Code's permission prompt is no tool of its.
+        assert_eq!(names, four);
         for t in &tools {
             for (field, schema) in t.input_schema["properties"].as_object().unwrap() {
                 assert!(
@@ -211,12 +242,98 @@ async fn both_protocol_versions_list_five_described_tools() {
                 );
             }
         }
+        // Nor can it call it.
+        let prompt = json!({"tool_name": "Bash", "input": {"command": "ls"}});
+        match mcp.call("approval_prompt", prompt.clone()).await {
+            Err(ServiceError::McpError(e)) => {
+                assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+                assert!(e.message.contains("unknown tool"), "{}", e.message);
+            }
+            other => panic!("approval_prompt from another client: {other:?}"),
+        }
         // A call works on either version.
         let r = mcp
             .ok("request_approval", json!({"command": "ls", "wait": false}))
             .await;
-        assert_eq!(record(&r).front.as_deref(), Some("mcp"));
+        assert_eq!(record(&d, &r).await.front.as_deref(), Some("mcp"));
+        // Claude Code, by its name in `initialize` or in each request's `_meta`, is
+        // offered the five.
+        let version = if claude {
+            Version::Handshake
+        } else {
+            Version::Discover
+        };
+        let claude = claude_code_server(&d, &[], version).await;
+        let names: Vec<_> = claude
+            .client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert_eq!(names[..4], four);
+        assert_eq!(names[4..], ["approval_prompt"]);
+        let r = claude.ok("approval_prompt", prompt).await;
+        assert!(text(&r).contains("behavior"), "{}", text(&r));
     }
+}
+
+/// The structured content is what the model needs (Claude Code and Codex give the model
+/// that, not the text): which request, how it ended and the command's result, by the
+/// record's own names; not who asked (uid, pid) nor the rest of the record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_content_is_the_short_result() {
+    let d = TestDaemon::start(&[FULL]).await;
+    let mcp = server(&d, &[]).await;
+    let r = mcp
+        .ok("execute_command", json!({"command": "echo hi; exit 3"}))
+        .await;
+    let rec = record(&d, &r).await;
+    assert_eq!(
+        outcome(&r),
+        json!({"id": rec.id, "short_id": rec.short_id, "status": "approved", "via": "policy",
+               "result": {"exit_code": 3, "stdout": "hi\n", "stderr": ""}})
+    );
+    let r = mcp
+        .ok(
+            "execute_command",
+            json!({"command": "echo started; sleep 30", "timeout_ms": 200}),
+        )
+        .await;
+    let result = &outcome(&r)["result"];
+    assert_eq!(
+        (
+            &result["exit_code"],
+            &result["timed_out"],
+            &result["stdout"]
+        ),
+        (&json!(null), &json!(true), &json!("started\n"))
+    );
+    assert!(result["error"].as_str().unwrap().contains("timed out"));
+    assert_eq!(result["signal"], 15);
+
+    // Decide-only: pending names the id get_request takes; denied says why.
+    let strict = TestDaemon::start(&[]).await;
+    let mcp = server(&strict, &[]).await;
+    let r = mcp
+        .ok(
+            "request_approval",
+            json!({"command": "touch x", "wait": false}),
+        )
+        .await;
+    let pending = record(&strict, &r).await;
+    assert_eq!(
+        outcome(&r),
+        json!({"id": pending.id, "short_id": pending.short_id, "status": "pending"})
+    );
+    strict.decide(&pending.id, "deny").await;
+    let r = mcp.ok("get_request", json!({"id": pending.id})).await;
+    assert_eq!(
+        outcome(&r),
+        json!({"id": pending.id, "short_id": pending.short_id, "status": "denied",
+               "via": "cli", "error": "command was not approved (denied)"})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -234,7 +351,7 @@ async fn execute_command_returns_yaml_and_the_record() {
         text(&r),
         "exit_code: 0\nstdout: \"hello\\n\"\nstderr: \"oops\\n\"\n"
     );
-    let rec = record(&r);
+    let rec = record(&d, &r).await;
     assert_eq!(
         (rec.status, rec.agent.as_str(), rec.front.as_deref()),
         (Status::Approved, "mcp", Some("mcp"))
@@ -256,7 +373,7 @@ async fn execute_command_returns_yaml_and_the_record() {
     let r = named
         .ok("execute_command", json!({"command": "true"}))
         .await;
-    assert_eq!(record(&r).agent, "builder");
+    assert_eq!(record(&d, &r).await.agent, "builder");
     let _ = named.child.kill().await;
 }
 
@@ -406,13 +523,13 @@ async fn allowed_commands_never_widen_the_daemons_policy() {
         )
         .await;
     assert!(is_error(&r));
-    assert_eq!(record(&r).status, Status::Expired);
+    assert_eq!(record(&d, &r).await.status, Status::Expired);
     assert!(victim.exists());
     let r = mcp
         .ok("execute_command", json!({"command": "shutdown now"}))
         .await;
     assert!(is_error(&r));
-    assert_eq!(record(&r).status, Status::Denied);
+    assert_eq!(record(&d, &r).await.status, Status::Denied);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -482,7 +599,7 @@ async fn execute_process_runs_argv_with_input() {
     assert!(!is_error(&r), "{}", text(&r));
     assert!(text(&r).contains("stdout: \"a b|$(id)|\""), "{}", text(&r));
     assert_eq!(
-        record(&r).command.argv().map(<[String]>::to_vec),
+        record(&d, &r).await.command.argv().map(<[String]>::to_vec),
         Some(vec![
             "printf".into(),
             "%s|".into(),
@@ -528,7 +645,7 @@ async fn a_human_approves_while_the_call_waits_with_progress() {
     assert!(out.status.success(), "{}", common::stderr(&out));
     let r = call.await.unwrap();
     assert!(!is_error(&r), "{}", text(&r));
-    let rec = record(&r);
+    let rec = record(&d, &r).await;
     assert_eq!((rec.status, rec.via), (Status::Approved, Some(Via::Cli)));
     assert!(text(&r).contains("stdout: \"") && text(&r).contains("tmp\\n"));
 }
@@ -538,17 +655,17 @@ async fn a_human_approves_while_the_call_waits_with_progress() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn this_session_grants_last_as_long_as_the_server() {
     let d = TestDaemon::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "300")]).await;
-    async fn ask(mcp: &Mcp) -> execgate::model::Record {
-        record(
-            &mcp.ok(
+    async fn ask(d: &TestDaemon, mcp: &Mcp) -> execgate::model::Record {
+        let r = mcp
+            .ok(
                 "request_approval",
                 json!({"command": "make deploy", "wait": false}),
             )
-            .await,
-        )
+            .await;
+        record(d, &r).await
     }
     let first = server(&d, &[]).await;
-    let asked = ask(&first).await;
+    let asked = ask(&d, &first).await;
     assert_eq!(asked.status, Status::Pending);
     let session = asked
         .session
@@ -558,14 +675,14 @@ async fn this_session_grants_last_as_long_as_the_server() {
     let out = d.cli(&["approve", &asked.short_id, "session"]).await;
     assert!(out.status.success(), "{}", common::stderr(&out));
 
-    let again = ask(&first).await;
+    let again = ask(&d, &first).await;
     assert_eq!(
         (again.status, again.via),
         (Status::Approved, Some(Via::Allowlist))
     );
     assert_eq!(again.session, Some(session.clone()));
     let second = server(&d, &[]).await;
-    let other = ask(&second).await;
+    let other = ask(&d, &second).await;
     assert_eq!(other.status, Status::Pending);
     assert_ne!(other.session, Some(session));
 }
@@ -588,7 +705,7 @@ async fn a_denial_is_an_error_naming_the_short_id_and_how_to_approve() {
     );
     assert!(t.contains(&format!("/approve {}", pending.short_id)), "{t}");
     assert!(t.contains("Nothing ran"), "{t}");
-    assert_eq!(record(&r).status, Status::Denied);
+    assert_eq!(record(&d, &r).await.status, Status::Denied);
     assert!(!marker.exists());
 }
 
@@ -603,13 +720,13 @@ async fn request_approval_and_get_request() {
         )
         .await;
     assert!(!is_error(&r), "{}", text(&r));
-    let pending = record(&r);
+    let pending = record(&d, &r).await;
     assert_eq!(pending.status, Status::Pending);
     assert_eq!(pending.reason.as_deref(), Some("ship it"));
     assert!(text(&r).contains(&format!("get_request with id \"{}\"", pending.id)));
     // Polled at once by the short id: still pending.
     let r = mcp.ok("get_request", json!({"id": pending.short_id})).await;
-    assert_eq!(record(&r).status, Status::Pending);
+    assert_eq!(record(&d, &r).await.status, Status::Pending);
     // Polled with a wait while the owner approves.
     let d2 = d.admin();
     let id = pending.id.clone();
@@ -627,7 +744,7 @@ async fn request_approval_and_get_request() {
         .ok("get_request", json!({"id": pending.id, "wait_secs": 20}))
         .await;
     approve.await.unwrap();
-    assert_eq!(record(&r).status, Status::Approved);
+    assert_eq!(record(&d, &r).await.status, Status::Approved);
     assert!(text(&r).contains("approved"), "{}", text(&r));
     // Another uid's or an unknown id: an error, nothing more.
     let r = mcp.ok("get_request", json!({"id": "0000"})).await;
@@ -660,7 +777,7 @@ async fn request_approval_and_get_request() {
 async fn malformed_arguments_are_json_rpc_errors_naming_the_field() {
     let d = TestDaemon::start(&[FULL]).await;
     let before = recorded(&d).await;
-    let mcp = server(&d, &[]).await;
+    let mcp = claude_code_server(&d, &[], Version::Discover).await;
     for (tool, args, needle) in [
         ("execute_command", json!({}), "missing field `command`"),
         ("execute_command", json!({"command": 7}), "`command`"),
@@ -732,7 +849,7 @@ async fn malformed_arguments_are_json_rpc_errors_naming_the_field() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn daemon_down_is_a_clear_tool_error_and_the_server_stays_up() {
     let mut d = TestDaemon::start(&[FULL]).await;
-    let mcp = server(&d, &[]).await;
+    let mcp = claude_code_server(&d, &[], Version::Discover).await;
     d.stop().await;
     for _ in 0..2 {
         let r = mcp.ok("execute_command", json!({"command": "true"})).await;
@@ -779,7 +896,7 @@ async fn a_cancelled_call_cancels_its_request() {
             json!({"command": "touch y", "wait": false}),
         )
         .await;
-    assert_eq!(record(&r).status, Status::Pending);
+    assert_eq!(record(&d, &r).await.status, Status::Pending);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -820,7 +937,7 @@ async fn approval_prompt_answers_claude_codes_shape() {
         .add_rule(json!({"agent": "mcp", "pattern": "printf hi", "kind": "exact"}))
         .await;
     assert_eq!(status, hyper::StatusCode::CREATED, "{body}");
-    let mcp = Arc::new(server(&d, &[]).await);
+    let mcp = Arc::new(claude_code_server(&d, &[], Version::Discover).await);
     let input = json!({"command": "printf hi", "description": "Say hi", "timeout": 1000});
     let r = mcp
         .ok(
@@ -900,6 +1017,7 @@ async fn an_agent_on_its_own_uid_gets_nothing_more_through_the_mcp_server() {
             Path::new("/tmp"),
             Version::Discover,
             Some(AGENT_UID),
+            None,
         )
         .await,
     );
@@ -924,7 +1042,7 @@ async fn an_agent_on_its_own_uid_gets_nothing_more_through_the_mcp_server() {
     let r = mcp
         .ok("get_request", json!({"id": pending.id, "wait_secs": 1}))
         .await;
-    assert_eq!(record(&r).status, Status::Pending);
+    assert_eq!(record(&d, &r).await.status, Status::Pending);
     d.decide(&pending.id, "deny").await;
     let r = call.await.unwrap();
     assert!(is_error(&r));
@@ -981,7 +1099,7 @@ async fn a_configuration_that_does_not_load_is_said_by_every_call() {
     let d = TestDaemon::start(&[FULL]).await;
     let missing = d.dir.path().join("no-such.toml");
     let missing = missing.to_str().unwrap();
-    let mcp = server(&d, &[("EXECGATE_CONFIG", missing)]).await;
+    let mcp = claude_code_server(&d, &[("EXECGATE_CONFIG", missing)], Version::Discover).await;
     assert_eq!(mcp.client.list_all_tools().await.unwrap().len(), 5);
     for (tool, args) in [
         ("execute_command", json!({"command": "true"})),
@@ -1042,6 +1160,11 @@ async fn embedded_languages_are_read_as_the_programs_read_them() {
             )
             .await;
         assert!(!is_error(&r), "{command}: {}", text(&r));
-        assert_eq!(record(&r).status, expected, "{command}: {}", text(&r));
+        assert_eq!(
+            record(&d, &r).await.status,
+            expected,
+            "{command}: {}",
+            text(&r)
+        );
     }
 }

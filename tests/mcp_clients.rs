@@ -116,9 +116,12 @@ impl Python {
     }
 }
 
-fn record(line: &Value) -> Record {
-    serde_json::from_value(line["structured"].clone())
-        .unwrap_or_else(|e| panic!("structured is a record ({e}): {line}"))
+/// The request a result names (its structured content's `id`), as the daemon recorded it.
+async fn record(d: &TestDaemon, line: &Value) -> Record {
+    let id = line["structured"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("structured names no request: {line}"));
+    d.record(id).await
 }
 
 fn text(line: &Value) -> &str {
@@ -213,18 +216,17 @@ async fn python_client_runs_the_run_mode_scenarios() {
             "execute_command",
             "execute_process",
             "request_approval",
-            "get_request",
-            "approval_prompt"
+            "get_request"
         ])
     );
-    // YAML with exit_code, stdout, stderr; the record beside it.
+    // YAML with exit_code, stdout, stderr; the short result beside it.
     let l = at(0, 1);
     assert_eq!(l["is_error"], false);
     assert_eq!(
         text(l),
         "exit_code: 0\nstdout: \"hello\\n\"\nstderr: \"oops\\n\"\n"
     );
-    assert_eq!(record(l).front.as_deref(), Some("mcp"));
+    assert_eq!(record(&d, l).await.front.as_deref(), Some("mcp"));
     // The default timeout (400 ms here) killed it; the output so far is kept.
     let l = at(0, 2);
     assert_eq!(l["is_error"], true);
@@ -303,7 +305,7 @@ async fn python_client_waits_for_the_owner_and_cancels() {
     let l = py.next().await;
     assert_eq!(l["is_error"], false, "{l}");
     assert!(l["progress"].as_u64().unwrap() >= 1, "{l}");
-    assert_eq!(record(&l).via, Some(Via::Cli));
+    assert_eq!(record(&d, &l).await.via, Some(Via::Cli));
     // 2. Denied: an error naming the short id and how to approve from chat.
     let p = d.pending_for(&touch).await;
     assert!(d.cli(&["deny", &p.short_id]).await.status.success());
@@ -370,7 +372,8 @@ async fn python_client_waits_for_the_owner_and_cancels() {
         assert_eq!(l["is_error"], true);
         assert!(text(l).contains("cannot connect to execgate"), "{l}");
     }
-    assert_eq!(out[2]["tools"].as_array().unwrap().len(), 5);
+    // Claude Code alone is offered approval_prompt.
+    assert_eq!(out[2]["tools"].as_array().unwrap().len(), 4);
 }
 
 /// `mcp-inspector --cli` against a config naming `execgate mcp` (with `env`), running
@@ -458,7 +461,7 @@ async fn inspector_cli_runs_the_run_mode_scenarios() {
         String::from_utf8_lossy(&out.stderr)
     );
     let tools = result_of(&out);
-    assert_eq!(tools["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 4);
     // Either protocol era: the 2025-11-25 handshake, or 2026-07-28's discovery.
     for era in ["legacy", "modern"] {
         let mut args = vec!["--protocol-era", era];
@@ -476,7 +479,7 @@ async fn inspector_cli_runs_the_run_mode_scenarios() {
         );
     }
 
-    // Runs: YAML text, the record as structuredContent, exit 0.
+    // Runs: YAML text, the short result as structuredContent, exit 0.
     let out = inspector(&d, &[], &call_args("execute_command", &["command=echo hi"])).await;
     exited_ok(&out);
     let v = result_of(&out);

@@ -5,7 +5,8 @@
 //! owner answers at the daemon. What must hold for each agent: an allowlisted command
 //! runs; the owner's deny stops it and the model hears why; the owner's approval lets
 //! it run; with the daemon down nothing runs; the agent's file tool is asked about too;
-//! and no agent runs a command the owner has not answered yet.
+//! no agent runs a command the owner has not answered yet; and with `execgate mcp`
+//! registered beside the hook, a command run through it asks the owner once.
 //!
 //! Where an agent does not hold to that today, the test is there, ignored with the
 //! finding of issue 31 it shows, and passes once the finding is fixed.
@@ -15,7 +16,7 @@ use execgate_testkit as common;
 use std::time::Duration;
 
 use common::TestDaemon;
-use common::agents::{Agent, AgentRun, Finished, Running, turns_mention};
+use common::agents::{Agent, AgentRun, Finished, Running, Step, turns_mention};
 use execgate::model::{Record, Status};
 use hyper::Method;
 use serde_json::json;
@@ -322,6 +323,122 @@ async fn a_late_approval_reaches_the_same_call_made_again(agent: Agent) {
     );
 }
 
+/// Both doors open: the hook installed and `execgate mcp` registered with the agent. The
+/// model runs a command through execgate's own `execute_command`, which asks the owner
+/// itself: the owner is asked once, the command runs after that one approval, and the
+/// model gets the short result (Claude Code and Codex hand it `structuredContent`), not
+/// the caller's uid and pid.
+///
+/// What the hook sees of execgate's MCP tools (issue 31, finding 6): Claude Code
+/// `mcp__execgate__execute_command` with `mcp_server: {name, source}` beside it; Codex
+/// the same name, nothing beside it; Gemini CLI `mcp_execgate_execute_command` with
+/// `mcp_context: {server_name, tool_name, command, args}`; Copilot CLI
+/// `execgate-execute_command`. The hook entries execgate installs for Claude Code and
+/// Gemini CLI name their tools, so those never reach it; Codex's (`*`) and Copilot's
+/// (every tool) do, and ask the owner a first time.
+async fn execgate_mcp_asks_the_owner_once(agent: Agent) {
+    let d = TestDaemon::start(&[]).await;
+    let command = "touch marker-mcp";
+    let script = agent.mcp_call("execute_command", json!({ "command": command }));
+    let mut run = AgentRun::new(agent, &d, script).await;
+    run.add_execgate_mcp(&d).await;
+    let mut running = start(&run);
+    let Some(first) = pending(&d, &mut running, command).await else {
+        panic!(
+            "{}: no request reached execgate: {}",
+            agent.word(),
+            running.finish().await.describe()
+        );
+    };
+    assert!(!run.project.join("marker-mcp").exists());
+    let said = d.cli(&["approve", &first.short_id]).await;
+    assert!(said.status.success(), "{said:?}");
+    // A second question for the same call: answered no, so that the agent ends now.
+    if let Some(again) = pending(&d, &mut running, command).await {
+        d.cli(&["deny", &again.short_id]).await;
+        running.finish().await;
+        panic!(
+            "{}: the owner was asked twice for one call: first through {:?}, then through {:?}",
+            agent.word(),
+            first.front,
+            again.front
+        );
+    }
+    let out = running.finish().await;
+    assert_ran_the_script(&run, &out);
+    assert!(
+        run.project.join("marker-mcp").exists(),
+        "{}: the approved command did not run: {}",
+        agent.word(),
+        out.describe()
+    );
+    assert_eq!(first.front.as_deref(), Some("mcp"), "{first:?}");
+    assert!(turns_mention(&run.model, "exit_code"));
+    assert!(
+        !turns_mention(&run.model, "peer_uid"),
+        "{}: the model was handed the whole record: {:?}",
+        agent.word(),
+        run.model.turns().last()
+    );
+}
+
+/// Claude Code's `Monitor` runs a shell command (in the background). Asked about, and
+/// approved by the owner, it runs; the owner is asked once.
+///
+/// Issue 31, finding 7, with Claude Code 2.1.332: a hook entry whose matcher names
+/// `Bash` but not `Monitor` is run for Monitor with `tool_name: "Bash"` and
+/// `tool_input: {command, description}`, and its allow is ignored: Claude Code falls
+/// back to its own permissions (in `-p`, "needs approval"; a `PermissionRequest` hook
+/// fires, with `tool_name: "Monitor"` under matcher `*`, `"Bash"` under `Bash`). An entry
+/// that names `Monitor` gets `tool_name: "Monitor"`, `tool_input: {command,
+/// description, timeout_ms}`, and its allow is obeyed; a deny is obeyed either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "issue 31 finding 7: Claude Code ignores the hook's allow for Monitor, matched only through `Bash`"]
+async fn claude_code_runs_an_approved_monitor_command() {
+    let agent = Agent::ClaudeCode;
+    let d = TestDaemon::start(&[]).await;
+    let command = "touch marker-monitor";
+    let script = vec![
+        // Monitor is deferred: its schema is loaded by a tool search first.
+        Step::Call {
+            name: "ToolSearch".into(),
+            input: json!({"query": "select:Monitor"}),
+        },
+        Step::Call {
+            name: "Monitor".into(),
+            input: json!({"command": command, "description": "scripted", "timeout_ms": 10000}),
+        },
+    ];
+    let run = AgentRun::new(agent, &d, script).await;
+    let mut running = start(&run);
+    let Some(r) = pending(&d, &mut running, command).await else {
+        panic!(
+            "no request reached execgate: {}",
+            running.finish().await.describe()
+        );
+    };
+    // The owner judges the command itself, as for Bash, not a tool named Monitor.
+    assert_eq!(r.command.display(), command, "{r:?}");
+    let said = d.cli(&["approve", &r.short_id]).await;
+    assert!(said.status.success(), "{said:?}");
+    if let Some(again) = pending(&d, &mut running, command).await {
+        d.cli(&["deny", &again.short_id]).await;
+        running.finish().await;
+        panic!("the owner was asked twice: {r:?}, then {again:?}");
+    }
+    let out = running.finish().await;
+    assert_ran_the_script(&run, &out);
+    assert!(
+        run.project.join("marker-monitor").exists(),
+        "the approved Monitor command did not run (the model heard {:?}): {}",
+        run.model
+            .turns()
+            .get(2)
+            .and_then(|t| t["messages"].as_array()?.last().cloned()),
+        out.describe()
+    );
+}
+
 /// Codex exactly as a user runs it after `execgate hook install codex`: no flag of any
 /// kind, and the hook must gate the command.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,3 +507,10 @@ case!(claude_code_gets_a_late_approval: a_late_approval_reaches_the_same_call_ma
 case!(codex_gets_a_late_approval: a_late_approval_reaches_the_same_call_made_again(Agent::Codex));
 case!(gemini_gets_a_late_approval: a_late_approval_reaches_the_same_call_made_again(Agent::Gemini));
 case!(copilot_gets_a_late_approval: a_late_approval_reaches_the_same_call_made_again(Agent::Copilot));
+
+case!(claude_code_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::ClaudeCode));
+case!(#[ignore = "issue 31 finding 6: Codex's hook (matcher *) asks about mcp__execgate__execute_command, then execgate mcp asks again"]
+    codex_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::Codex));
+case!(gemini_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::Gemini));
+case!(#[ignore = "issue 31 finding 6: Copilot's hook asks about execgate-execute_command, then execgate mcp asks again"]
+    copilot_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::Copilot));

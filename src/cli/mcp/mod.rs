@@ -195,9 +195,62 @@ fn text_result(text: impl Into<String>, record: Option<&Record>, is_error: bool)
     } else {
         CallToolResult::success(vec![ContentBlock::text(text.into())])
     };
-    result.structured_content = record.and_then(|r| serde_json::to_value(r).ok());
+    result.structured_content = record.map(outcome);
     result
 }
+
+/// The structured content of a call that has a record: what the model acts on, by the
+/// record's own field names (docs/api.md): which request (`id` for get_request,
+/// `short_id` for the owner), how it ended (`status`, `via`, `error`) and a run's
+/// `result` with the YAML's keys. Not the whole record: Claude Code and Codex hand the
+/// model this instead of the text, and the model has no use for who asked (this
+/// server's uid and pid), how the owner was shown it or when.
+fn outcome(record: &Record) -> Value {
+    let mut out = json!({
+        "id": record.id,
+        "short_id": record.short_id,
+        "status": record.status,
+    });
+    if let Some(via) = record.via {
+        out["via"] = json!(via);
+    }
+    if let Some(error) = &record.error {
+        out["error"] = json!(error);
+    }
+    if let Some(r) = &record.result {
+        let mut result = json!({"exit_code": r.exit_code, "stdout": r.stdout, "stderr": r.stderr});
+        // As in the YAML: the rest only when set.
+        if let Some(signal) = r.signal {
+            result["signal"] = json!(signal);
+        }
+        for (key, set) in [
+            ("timed_out", r.timed_out),
+            ("stdout_truncated", r.stdout_truncated),
+            ("stderr_truncated", r.stderr_truncated),
+        ] {
+            if set {
+                result[key] = json!(true);
+            }
+        }
+        if let Some(error) = &r.error {
+            result["error"] = json!(error);
+        }
+        out["result"] = result;
+    }
+    out
+}
+
+/// Whether the client is Claude Code, by the name it gives in `initialize` or, from
+/// protocol 2026-07-28 on, in each request's `_meta` (Claude Code 2.1.332 says
+/// `claude-code` in both). Only Claude Code has a permission prompt tool to offer.
+fn is_claude_code(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_info()
+        .is_some_and(|client| client.name == CLAUDE_CODE)
+}
+
+/// The name Claude Code introduces itself by.
+const CLAUDE_CODE: &str = "claude-code";
 
 fn failed(message: impl Into<String>) -> CallToolResult {
     text_result(message, None, true)
@@ -501,9 +554,11 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::all()))
+        Ok(ListToolsResult::with_all_items(tools::offered(
+            is_claude_code(&context),
+        )))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -585,7 +640,9 @@ impl ServerHandler for Server {
                 }
                 self.get_request(a, &context).await
             }
-            tools::APPROVAL_PROMPT => {
+            // Offered to Claude Code only; to any other client it is no tool of this
+            // server's.
+            tools::APPROVAL_PROMPT if is_claude_code(&context) => {
                 let a: tools::ApprovalPrompt = tools::arguments(&name, args).map_err(bad)?;
                 self.approval_prompt(a, &context).await
             }
@@ -593,7 +650,7 @@ impl ServerHandler for Server {
                 return Err(bad(format!(
                     "unknown tool {:?}; this server's tools are {}",
                     crate::text::clip_chars(other, 80),
-                    tools::all()
+                    tools::offered(is_claude_code(&context))
                         .iter()
                         .map(|t| t.name.to_string())
                         .collect::<Vec<_>>()

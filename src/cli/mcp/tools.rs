@@ -105,7 +105,18 @@ pub fn arguments<T: DeserializeOwned>(tool: &str, args: Option<JsonObject>) -> R
     })
 }
 
-/// Every tool, in the order `tools/list` gives them.
+/// The tools offered to a client, in the order `tools/list` gives them: every tool to
+/// Claude Code; to any other client all but `approval_prompt`, which only Claude Code's
+/// `--permission-prompt-tool` calls (another client's model would take it for one more
+/// way to ask).
+pub fn offered(claude_code: bool) -> Vec<Tool> {
+    all()
+        .into_iter()
+        .filter(|t| claude_code || t.name != APPROVAL_PROMPT)
+        .collect()
+}
+
+/// Every tool, in the order `tools/list` gives them to Claude Code.
 pub fn all() -> Vec<Tool> {
     vec![
         tool(
@@ -149,7 +160,7 @@ pub fn all() -> Vec<Tool> {
             REQUEST_APPROVAL,
             "Ask whether a command may run",
             &format!(
-                "Ask execgate to approve a command without running it: for a command you will run yourself. Give exactly one of `command` and `argv`. {APPROVAL} Returns the request's record; its `status` is `approved`, `denied`, `expired` or `cancelled`, or `pending` when `wait` is false (then poll with get_request). Not approved is an error result naming the short id."
+                "Ask execgate to approve a command without running it: for a command you will run yourself. Give exactly one of `command` and `argv`. {APPROVAL} Returns the request's `id`, `short_id` and `status`: `approved`, `denied`, `expired` or `cancelled`, or `pending` when `wait` is false (then poll with get_request). Not approved is an error result naming the short id."
             ),
             json!({
                 "command": {"type": "string", "minLength": 1, "description": "A shell command line, as you will run it."},
@@ -166,7 +177,7 @@ pub fn all() -> Vec<Tool> {
         tool(
             GET_REQUEST,
             "Read a request's status",
-            "Read one of this server's requests by its id or short id, as returned by request_approval, optionally waiting for a decision. Returns the record: `status` is `pending`, `approved`, `denied`, `expired` or `cancelled`.",
+            "Read one of this server's requests by its id or short id, as returned by request_approval, optionally waiting for a decision. Returns its `status`: `pending`, `approved`, `denied`, `expired` or `cancelled`.",
             json!({
                 "id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9-]+$", "description": "The request's id, or its 4-hex short id while it is pending."},
                 "wait_secs": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECS, "default": 0, "description": "Wait up to this many seconds for a pending request to be decided (progress notifications are sent meanwhile). 0: answer at once."}

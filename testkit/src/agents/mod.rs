@@ -129,6 +129,24 @@ impl Agent {
         }
     }
 
+    /// The model's call of `tool` of execgate's MCP server (registered as [`MCP_SERVER`])
+    /// with `input`, under the name the agent gives MCP tools. Codex defers MCP tools:
+    /// the model searches for them first.
+    pub fn mcp_call(self, tool: &str, input: Value) -> Vec<Step> {
+        let call = |name: String| Step::Call { name, input };
+        match self {
+            Agent::ClaudeCode => vec![call(format!("mcp__{MCP_SERVER}__{tool}"))],
+            Agent::Codex => vec![
+                Step::ToolSearch {
+                    query: format!("{MCP_SERVER} {tool}"),
+                },
+                call(format!("mcp__{MCP_SERVER}__{tool}")),
+            ],
+            Agent::Gemini => vec![call(format!("mcp_{MCP_SERVER}_{tool}"))],
+            Agent::Copilot => vec![call(format!("{MCP_SERVER}-{tool}"))],
+        }
+    }
+
     /// The file `execgate hook install` writes under `home`.
     pub fn hook_settings_path(self, home: &Path) -> PathBuf {
         home.join(match self {
@@ -150,7 +168,13 @@ pub struct AgentRun {
     /// Where the agent runs: its working directory and workspace.
     pub project: PathBuf,
     pub model: ModelServer,
+    /// Whether `execgate mcp` is registered with the agent ([`AgentRun::add_mcp`]): the
+    /// agent then starts with what it needs to offer MCP tools headless.
+    mcp: bool,
 }
+
+/// The name `execgate mcp` is registered under: what agents prefix its tools with.
+pub const MCP_SERVER: &str = "execgate";
 
 /// A finished (or stopped) agent.
 #[derive(Debug)]
@@ -229,6 +253,7 @@ impl AgentRun {
             home,
             project,
             model,
+            mcp: false,
         };
         run.install_hook(daemon).await;
         run
@@ -271,6 +296,47 @@ impl AgentRun {
     pub async fn install_hook_with_timeout(&self, daemon: &TestDaemon, secs: u64) {
         self.install(daemon, &["--timeout", &secs.to_string()])
             .await;
+    }
+
+    /// Registers `execgate mcp` (against `daemon`'s socket) with the agent under
+    /// [`MCP_SERVER`], beside the hook, as a user would.
+    pub async fn add_execgate_mcp(&mut self, daemon: &TestDaemon) {
+        let socket = daemon.config().socket.display().to_string();
+        let binary = crate::execgate_binary().display().to_string();
+        self.add_mcp(&[&binary, "--socket", &socket, "mcp"]).await;
+    }
+
+    /// Registers the stdio MCP server `command` (program first) under [`MCP_SERVER`]
+    /// with the agent's own `mcp add`: each writes its settings its own way.
+    pub async fn add_mcp(&mut self, command: &[&str]) {
+        let (program, args) = command.split_first().expect("a program");
+        let mut add = vec!["mcp", "add"];
+        match self.agent {
+            Agent::ClaudeCode => add.extend(["-s", "user", MCP_SERVER, "--", program]),
+            Agent::Codex | Agent::Copilot => add.extend([MCP_SERVER, "--", program]),
+            // Gemini CLI takes the program before `--` and only its arguments after.
+            Agent::Gemini => add.extend(["-s", "user", MCP_SERVER, program, "--"]),
+        }
+        add.extend(args);
+        let out = tokio::process::Command::new(self.agent.launcher())
+            .args(&add)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap_or_else(|e| panic!("{} mcp add: {e}", self.agent.word()));
+        assert!(
+            out.status.success(),
+            "{} {}: {}{}",
+            self.agent.word(),
+            add.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.mcp = true;
     }
 
     /// Starts the agent as a user runs it headless, after `execgate hook install`.
@@ -320,6 +386,10 @@ impl AgentRun {
                     ("DISABLE_AUTOUPDATER", "1"),
                 ])
                 .args(["-p", PROMPT]);
+                if self.mcp {
+                    // In `-p` mode Claude Code refuses an MCP tool its rules do not allow.
+                    cmd.args(["--allowedTools", &format!("mcp__{MCP_SERVER}")]);
+                }
             }
             Agent::Codex => {
                 // Its own sandbox is read-only by default: an approved command could not

@@ -28,6 +28,9 @@ pub enum Step {
     /// tool; a string is the raw input of a freeform tool (Codex's and Copilot's
     /// `apply_patch`).
     Call { name: String, input: Value },
+    /// Codex only: a search of the tools Codex defers (MCP tools), which Codex answers
+    /// with the matching tools; the model can call them only after that.
+    ToolSearch { query: String },
     /// The model's final answer: the agent's run ends.
     Text(String),
 }
@@ -175,10 +178,14 @@ async fn handle(State(script): State<Arc<Mutex<Script>>>, uri: Uri, body: Bytes)
     if !turn {
         return side_answer(wire, &path, &body);
     }
-    let step = script
-        .steps
-        .pop_front()
-        .unwrap_or_else(|| Step::Text("done".into()));
+    let step = match script.steps.pop_front() {
+        None => Step::Text("done".into()),
+        // Only Codex searches tools; elsewhere the script is wrong, and the model says so.
+        Some(Step::ToolSearch { query }) if wire != Wire::Responses => Step::Text(format!(
+            "scripted tool search {query:?} on a wire without one"
+        )),
+        Some(step) => step,
+    };
     script.calls += 1;
     let id = script.calls;
     let stream = body["stream"] != false;
@@ -279,6 +286,7 @@ fn anthropic_message(step: &Step, id: u64, request: &Value) -> Value {
             "tool_use",
         ),
         Step::Text(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
+        Step::ToolSearch { .. } => unreachable!("only Codex searches tools (see handle)"),
     };
     json!({
         "id": format!("msg_{id}"), "type": "message", "role": "assistant",
@@ -301,6 +309,7 @@ fn anthropic_events(step: &Step, id: u64, request: &Value) -> Vec<(Option<&'stat
             json!({"type": "text_delta", "text": text}),
             "end_turn",
         ),
+        Step::ToolSearch { .. } => unreachable!("only Codex searches tools (see handle)"),
     };
     vec![
         (
@@ -341,10 +350,31 @@ fn responses_events(step: &Step, id: u64) -> Vec<(Option<&'static str>, Value)> 
                 Value::String(raw) => json!({"type": "custom_tool_call", "id": format!("ctc_{id}"),
                     "call_id": format!("call_{id}"), "name": name, "input": raw,
                     "status": "completed"}),
-                args => json!({"type": "function_call", "id": format!("fc_{id}"),
-                    "call_id": format!("call_{id}"), "name": name, "arguments": args.to_string(),
-                    "status": "completed"}),
+                args => {
+                    let mut call = json!({"type": "function_call", "id": format!("fc_{id}"),
+                        "call_id": format!("call_{id}"), "name": name,
+                        "arguments": args.to_string(), "status": "completed"});
+                    // Codex calls an MCP tool (`mcp__SERVER__TOOL`) as TOOL in the namespace
+                    // `mcp__SERVER` its tool search gave.
+                    if let Some((server, tool)) = name
+                        .strip_prefix("mcp__")
+                        .and_then(|rest| rest.split_once("__"))
+                    {
+                        call["namespace"] = json!(format!("mcp__{server}"));
+                        call["name"] = json!(tool);
+                    }
+                    call
+                }
             };
+            let added =
+                json!({"type": "response.output_item.added", "output_index": 0, "item": item});
+            (item, vec![(Some("response.output_item.added"), added)])
+        }
+        // Run by Codex itself ("client"), which answers with the tools found.
+        Step::ToolSearch { query } => {
+            let item = json!({"type": "tool_search_call", "id": format!("tsc_{id}"),
+                "call_id": format!("call_{id}"), "execution": "client", "status": "completed",
+                "arguments": {"query": query}});
             let added =
                 json!({"type": "response.output_item.added", "output_index": 0, "item": item});
             (item, vec![(Some("response.output_item.added"), added)])
@@ -401,6 +431,7 @@ fn gemini_chunk(step: &Step) -> Value {
     let part = match step {
         Step::Call { name, input } => json!({"functionCall": {"name": name, "args": input}}),
         Step::Text(text) => json!({"text": text}),
+        Step::ToolSearch { .. } => unreachable!("only Codex searches tools (see handle)"),
     };
     json!({
         "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
@@ -430,6 +461,7 @@ fn chat_events(step: &Step, id: u64, request: &Value) -> Vec<(Option<&'static st
             )
         }
         Step::Text(text) => (json!({"role": "assistant", "content": text}), "stop"),
+        Step::ToolSearch { .. } => unreachable!("only Codex searches tools (see handle)"),
     };
     let mut usage = chunk(json!([]));
     usage["usage"] = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
@@ -503,6 +535,29 @@ mod tests {
         let said = post(&copilot, "/v1/chat/completions", json!({"tools": [{}]})).await;
         assert!(said.contains("\"type\":\"custom\""), "{said}");
         assert!(said.ends_with("data: [DONE]\n\n"), "{said}");
+    }
+
+    #[tokio::test]
+    async fn codex_searches_for_mcp_tools_and_calls_them_in_their_namespace() {
+        let search = Step::ToolSearch {
+            query: "execgate".into(),
+        };
+        let call = Step::Call {
+            name: "mcp__execgate__execute_command".into(),
+            input: json!({"command": "ls"}),
+        };
+        let codex = ModelServer::start(Wire::Responses, vec![search.clone(), call]).await;
+        let said = post(&codex, "/v1/responses", json!({"tools": [{}]})).await;
+        assert!(said.contains(r#""type":"tool_search_call""#), "{said}");
+        assert!(said.contains(r#""execution":"client""#), "{said}");
+        let said = post(&codex, "/v1/responses", json!({"tools": [{}]})).await;
+        assert!(said.contains(r#""namespace":"mcp__execgate""#), "{said}");
+        assert!(said.contains(r#""name":"execute_command""#), "{said}");
+        // Anywhere else a search is a scripting mistake the model says out loud.
+        let claude = ModelServer::start(Wire::Anthropic, vec![search]).await;
+        let turn = json!({"model": "m", "stream": true, "tools": [{"name": "Bash"}]});
+        let said = post(&claude, "/v1/messages", turn).await;
+        assert!(said.contains("scripted tool search"), "{said}");
     }
 
     #[tokio::test]
