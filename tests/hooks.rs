@@ -388,6 +388,73 @@ async fn the_hook_answers_before_the_agents_timeout_and_the_same_call_gets_the_l
     }
 }
 
+/// A call to execgate's own MCP server is asked for by that server: the hook lets it
+/// through rather than ask the owner twice. The server is known by what it runs, not
+/// its name: another server's tool of the same name is asked about.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn execgates_own_mcp_tools_are_not_asked_twice_and_only_they() {
+    let d = TestDaemon::start(&[]).await;
+    let cwd = d.dir.path().to_string_lossy().into_owned();
+    let home = tempfile::tempdir().unwrap();
+    let binary = execgate_binary().canonicalize().unwrap();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    std::fs::write(
+        home.path().join(".codex/config.toml"),
+        format!(
+            "[mcp_servers.gate]\ncommand = {:?}\nargs = [\"--socket\", \"/s\", \"mcp\"]\n\n[mcp_servers.execgate]\ncommand = \"/usr/bin/node\"\nargs = [\"server.js\", \"mcp\"]\n",
+            binary.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let mut env = d.env.clone();
+    env.retain(|(k, _)| k != "HOME" && k != "CODEX_HOME");
+    env.push(("HOME".into(), home.path().to_string_lossy().into_owned()));
+    let call = |tool: &str| {
+        json!({"session_id": "s", "turn_id": "t", "cwd": cwd, "hook_event_name": "PreToolUse",
+            "model": "m", "permission_mode": "default", "tool_name": tool,
+            "tool_input": {"command": "touch x"}, "tool_use_id": "c"})
+        .to_string()
+        .into_bytes()
+    };
+    let own = hook_args(
+        &env,
+        HookAgent::Codex,
+        &["--timeout", "3"],
+        call("mcp__gate__execute_command"),
+    )
+    .await;
+    assert_eq!(verdict(HookAgent::Codex, &own), "allow", "{own:?}");
+    // Named execgate, but running something else: asked like any tool.
+    let other = hook_args(
+        &env,
+        HookAgent::Codex,
+        &["--timeout", "3"],
+        call("mcp__execgate__execute_command"),
+    )
+    .await;
+    assert_eq!(verdict(HookAgent::Codex, &other), "deny", "{other:?}");
+    let unknown = hook_args(
+        &env,
+        HookAgent::Codex,
+        &["--timeout", "3"],
+        call("mcp__gate__delete_all"),
+    )
+    .await;
+    assert_eq!(verdict(HookAgent::Codex, &unknown), "deny", "{unknown:?}");
+    let (_, list) = d
+        .admin()
+        .call(Method::GET, "/v1/requests?limit=10", None)
+        .await
+        .unwrap();
+    let list: Vec<Record> = serde_json::from_value(list).unwrap();
+    let names: Vec<String> = list
+        .iter()
+        .filter_map(|r| r.command.tool().map(|t| t.name.clone()))
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(!names.contains(&"mcp__gate__execute_command".to_string()));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_failure_blocks_with_exit_2_and_says_why() {
     let d = TestDaemon::start(&[]).await;

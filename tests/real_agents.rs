@@ -509,8 +509,6 @@ case!(gemini_gets_a_late_approval: a_late_approval_reaches_the_same_call_made_ag
 case!(copilot_gets_a_late_approval: a_late_approval_reaches_the_same_call_made_again(Agent::Copilot));
 
 case!(claude_code_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::ClaudeCode));
-case!(#[ignore = "issue 31 finding 6: Codex's hook (matcher *) asks about mcp__execgate__execute_command, then execgate mcp asks again"]
-    codex_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::Codex));
+case!(codex_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::Codex));
 case!(gemini_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::Gemini));
-case!(#[ignore = "issue 31 finding 6: Copilot's hook asks about execgate-execute_command, then execgate mcp asks again"]
-    copilot_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::Copilot));
+case!(copilot_asks_once_through_execgate_mcp: execgate_mcp_asks_the_owner_once(Agent::Copilot));

@@ -311,7 +311,10 @@ async fn tools_deny_and_security_modes() {
     let error = r.error.unwrap();
     assert!(error.contains("policy.tools.deny"), "{error}");
     // What the agent is told names what it asked for.
-    assert!(error.starts_with("tool call was not approved (denied)"), "{error}");
+    assert!(
+        error.starts_with("tool call was not approved (denied)"),
+        "{error}"
+    );
     assert_eq!(
         tool(&d, "webfetch", json!({}), p.path()).await.status,
         Status::Denied

@@ -11,6 +11,7 @@
 mod codex;
 pub mod install;
 mod json_edit;
+mod own_mcp;
 
 /// The coding agents execgate has a hook for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -109,10 +110,30 @@ pub async fn run(
         .to_string();
     let answer = match payload.and_then(|p| agents::read(which, &p)) {
         Err(why) => failed(which, &event, &why),
+        Ok(ask) if is_own_mcp_call(which, &ask) => agents::answer(
+            which,
+            &ask.event,
+            Verdict::Allow,
+            "execgate: a call to execgate's own MCP server, which asks for it itself",
+            false,
+        ),
         Ok(ask) => decide(config, which, agent_name, ask, deadline).await,
     };
     emit(&answer);
     answer.code
+}
+
+/// Whether `ask` calls a tool of execgate's own MCP server (see `own_mcp`): asked for
+/// by the server, it is not asked for twice.
+fn is_own_mcp_call(which: HookAgent, ask: &agents::Ask) -> bool {
+    let crate::model::Command::Tool(tool) = &ask.what else {
+        return false;
+    };
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        return false;
+    };
+    let cwd = ask.cwd.as_deref().map(std::path::Path::new);
+    own_mcp::is_own_tool(which, &tool.name, std::path::Path::new(&home), cwd)
 }
 
 pub fn default_event(which: HookAgent) -> &'static str {

@@ -11,6 +11,8 @@
 mod narrow;
 mod tools;
 
+pub use tools::ALL as TOOLS;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;

@@ -19,6 +19,16 @@ pub const REQUEST_APPROVAL: &str = "request_approval";
 pub const GET_REQUEST: &str = "get_request";
 pub const APPROVAL_PROMPT: &str = "approval_prompt";
 
+/// Every tool the server may offer, each of which asks the daemon itself (or only reads
+/// a record): what a hook that sees the call need not ask about again.
+pub const ALL: [&str; 5] = [
+    EXECUTE_COMMAND,
+    EXECUTE_PROCESS,
+    REQUEST_APPROVAL,
+    GET_REQUEST,
+    APPROVAL_PROMPT,
+];
+
 /// The longest a `get_request` call holds (the daemon's own cap).
 pub const MAX_WAIT_SECS: u64 = 300;
 
