@@ -71,7 +71,7 @@ struct Spec {
     /// The event execgate's entry goes under, in the `hooks` object.
     event: &'static str,
     /// The agents that group handlers under a matcher (`{matcher, hooks: [handler]}`),
-    /// and the matcher execgate's group has: the shell and file-writing tools.
+    /// and the matcher execgate's group has: every tool.
     matcher: Option<&'static str>,
     /// The handler's field holding the command line.
     command_field: &'static str,
@@ -94,7 +94,9 @@ fn spec(agent: HookAgent) -> Spec {
             user_file: "settings.json",
             project_file: ".claude/settings.json",
             event: "PreToolUse",
-            matcher: Some("Bash|Write|Edit|MultiEdit|NotebookEdit"),
+            // Every tool, read-only ones included (policy judges those by their paths):
+            // `*` is Claude Code's match-all.
+            matcher: Some("*"),
             command_field: "command",
             versioned: false,
             dialect: Dialect::Json,
@@ -123,7 +125,9 @@ fn spec(agent: HookAgent) -> Spec {
             user_file: "settings.json",
             project_file: ".gemini/settings.json",
             event: "BeforeTool",
-            matcher: Some("run_shell_command|write_file|replace"),
+            // Every tool: the matcher is a regular expression (Gemini CLI 0.61 also takes
+            // `*`, which an older build would compare as a name).
+            matcher: Some(".*"),
             command_field: "command",
             versioned: false,
             dialect: Dialect::JsonWithComments,
@@ -1361,7 +1365,7 @@ mod tests {
         let cases = [
             (
                 HookAgent::ClaudeCode,
-                json!({"matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit", "hooks": [{
+                json!({"matcher": "*", "hooks": [{
                     "type": "command", "command": EXE, "args": ["hook", "claude-code"],
                     "timeout": 150, "onFailure": "block",
                     "statusMessage": "execgate: waiting for approval"}]}),
@@ -1374,7 +1378,7 @@ mod tests {
             ),
             (
                 HookAgent::Gemini,
-                json!({"matcher": "run_shell_command|write_file|replace", "hooks": [{
+                json!({"matcher": ".*", "hooks": [{
                     "type": "command", "command": format!("{quoted} gemini"), "timeout": 150000}]}),
             ),
             (
