@@ -783,3 +783,48 @@ async fn a_tool_execgate_does_not_know_is_put_to_the_owner() {
         assert_eq!(verdict(agent, &out), "allow", "{agent:?} {tool}: {out:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilots_freeform_patch_is_shown_to_the_owner_and_judged_by_its_files() {
+    let d = TestDaemon::start(&[]).await;
+    let (_project, cwd) = project_with_a_file();
+    let agent = HookAgent::Copilot;
+    // As Copilot CLI 1.0.102 sends its freeform `apply_patch`: the raw patch, not JSON.
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {cwd}/src/main.rs\n@@\n-fn main() {{}}\n+fn main() {{ println!(\"hi\") }}\n*** End Patch\n"
+    );
+    let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": cwd, "toolName": "apply_patch",
+        "toolArgs": patch});
+    let env = d.env.clone();
+    let waiting =
+        tokio::spawn(async move { hook(&env, agent, payload.to_string().into_bytes()).await });
+    let r = pending_request(&d, "main.rs").await;
+    let tool = r.command.tool().expect("a patch is a tool request");
+    assert_eq!(
+        (tool.name.as_str(), &tool.input),
+        ("apply_patch", &json!(patch))
+    );
+    assert_eq!(r.risk, Risk::NeedsReview, "{:?}", r.risk_reasons);
+    d.decide(&r.short_id, "deny").await;
+    assert_eq!(verdict(agent, &waiting.await.unwrap()), "deny");
+
+    // A patch that touches a guard file is dangerous, whatever else it does.
+    let patch = "*** Begin Patch\n*** Add File: .github/hooks/other.json\n+{}\n*** End Patch\n";
+    let payload = json!({"timestamp": 1, "cwd": cwd, "toolName": "apply_patch", "toolArgs": patch});
+    let env = d.env.clone();
+    let waiting =
+        tokio::spawn(async move { hook(&env, agent, payload.to_string().into_bytes()).await });
+    let r = pending_request(&d, "other.json").await;
+    assert_eq!(r.risk, Risk::Dangerous, "{:?}", r.risk_reasons);
+    d.decide(&r.short_id, "deny").await;
+    assert_eq!(verdict(agent, &waiting.await.unwrap()), "deny");
+
+    // `toolArgs` of a shape the hook does not know is a deny that names it.
+    for args in [json!(5), json!([1]), json!(true)] {
+        let payload =
+            json!({"timestamp": 1, "cwd": cwd, "toolName": "apply_patch", "toolArgs": args});
+        let out = hook(&d.env, agent, payload.to_string().into_bytes()).await;
+        assert_eq!(verdict(agent, &out), "blocked", "{args}: {out:?}");
+        assert!(message(agent, &out).contains("toolArgs"), "{args}: {out:?}");
+    }
+}

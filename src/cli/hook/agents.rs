@@ -160,14 +160,25 @@ fn cursor(obj: &Map<String, Value>) -> Result<Ask, String> {
     })
 }
 
-/// Copilot CLI: `toolName` and `toolArgs` (an object, or a JSON string of one).
+/// Copilot CLI: `toolName` and `toolArgs`: an object, or a JSON string of one, for a
+/// function tool; for a freeform tool (its `apply_patch` with GPT-5 models) the raw text
+/// the model wrote, which becomes the tool's input as it is, so that the owner sees it
+/// and the path policy reads the files a patch in it touches.
 fn copilot(obj: &Map<String, Value>) -> Result<Ask, String> {
     let name = required(obj, "toolName")?;
     let args = match obj.get("toolArgs") {
-        Some(Value::String(s)) => serde_json::from_str(s)
-            .map_err(|e| format!("Copilot's `toolArgs` string is not JSON: {e}"))?,
-        Some(v) => v.clone(),
-        None => json!({}),
+        Some(Value::String(s)) => match serde_json::from_str(s) {
+            Ok(object @ Value::Object(_)) => object,
+            _ => Value::String(s.clone()),
+        },
+        Some(object @ Value::Object(_)) => object.clone(),
+        None | Some(Value::Null) => json!({}),
+        Some(other) => {
+            return Err(format!(
+                "Copilot's `toolArgs` is {}, not an object nor a tool's text",
+                json_kind(other)
+            ));
+        }
     };
     let what = tool_call::read(&name, &args, &["bash", "shell"])?;
     Ok(Ask {
@@ -182,6 +193,17 @@ fn copilot(obj: &Map<String, Value>) -> Result<Ask, String> {
             .map(String::from),
         what,
     })
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// The answer for a verdict, in the agent's format. `failed` is a deny that execgate
@@ -367,6 +389,15 @@ mod tests {
             })
         );
         assert_eq!(ask.cwd.as_deref(), Some("/w"));
+        // Copilot's freeform `apply_patch`: the raw patch is the tool's input.
+        let copilot = json!({"cwd": "/w", "toolName": "apply_patch", "toolArgs": patch});
+        assert_eq!(
+            read(HookAgent::Copilot, &copilot).unwrap().what,
+            Command::Tool(ToolCall {
+                name: "apply_patch".into(),
+                input: json!(patch)
+            })
+        );
         // A patch tool without its patch is not a shape execgate knows.
         for input in [json!({}), json!({"command": 5}), json!({"command": ""})] {
             let bad = json!({"hook_event_name": "PreToolUse", "tool_name": "apply_patch", "tool_input": input});
@@ -394,6 +425,10 @@ mod tests {
             (
                 HookAgent::Copilot,
                 json!({"toolName": "bash", "toolArgs": "{not json"}),
+            ),
+            (
+                HookAgent::Copilot,
+                json!({"toolName": "view", "toolArgs": 5}),
             ),
         ] {
             assert!(read(agent, &bad).is_err(), "{agent:?} {bad}");
