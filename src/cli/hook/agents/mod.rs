@@ -1,12 +1,87 @@
-//! Each coding agent's hook format: what its JSON on stdin says (read into an [`Ask`]),
-//! and how it wants allow and deny said back ([`answer`]). Unknown fields are ignored,
-//! as every agent adds fields over time; a shape execgate does not recognise is a deny.
+//! What execgate knows about each coding agent's hook, one file per agent: its events,
+//! how its JSON on stdin is read into an [`Ask`], how it wants allow and deny said back,
+//! where its settings file is and what execgate's entry there looks like
+//! (`claude_code`, `codex`, `gemini`, `cursor`, `copilot`). This file holds what they
+//! share: the types, the readers two agents use alike, and the dispatch from
+//! [`HookAgent`]. Unknown fields are ignored, as every agent adds fields over time; a
+//! shape execgate does not recognise is a deny.
 
+mod claude_code;
+pub mod codex;
+mod copilot;
+mod cursor;
+mod gemini;
+
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::HookAgent;
 use crate::cli::tool_call;
-use crate::model::{Command, ToolCall};
+use crate::model::Command;
+
+/// The status line the agents that show one show while the hook waits.
+const WAITING: &str = "execgate: waiting for approval";
+
+/// One agent's hook, as a table row: the generic hook and installer read it.
+pub struct Agent {
+    /// The event assumed when the input does not say (or cannot be read).
+    pub default_event: &'static str,
+    /// The agent's own timeout for a hook entry that does not set one, in seconds.
+    pub default_timeout: u64,
+    /// Reads the agent's hook JSON (an object).
+    pub read: fn(&Map<String, Value>) -> Result<Ask, String>,
+    /// Says a verdict back in the agent's format ([`answer`]).
+    pub answer: fn(&Reply<'_>) -> Answer,
+    /// Where the agent's hook settings are and how execgate's entry sits in them.
+    pub settings: Settings,
+    /// The handler execgate's entry runs: `words` is the hook's command line (the
+    /// binary, `hook AGENT`, the global flags), `timeout` the hook's timeout in seconds.
+    pub handler: fn(words: &[String], timeout: u64) -> J,
+    /// The timeout and fail-closed switch as the installer's messages state them.
+    pub terms: fn(timeout: u64) -> String,
+}
+
+/// Where an agent keeps its hook settings, and how its entries are laid out there.
+pub struct Settings {
+    /// What the agent is called in messages.
+    pub name: &'static str,
+    /// The user's file: under `$VAR` when the agent reads one and it is set, else under
+    /// this directory of `$HOME`.
+    pub user_home: (Option<&'static str>, &'static str),
+    /// The file's path under that home.
+    pub user_file: &'static str,
+    /// The file's path under a project's directory.
+    pub project_file: &'static str,
+    /// The event execgate's entry goes under, in the `hooks` object.
+    pub event: &'static str,
+    /// The agents that group handlers under a matcher (`{matcher, hooks: [handler]}`),
+    /// and the matcher execgate's group has: every tool.
+    pub matcher: Option<&'static str>,
+    /// The handler's field holding the command line.
+    pub command_field: &'static str,
+    /// The file must say `"version": 1`.
+    pub versioned: bool,
+    /// Whether the agent reads the file with comments allowed.
+    pub comments: bool,
+    /// The file is execgate's alone (Copilot reads every `*.json` of its hooks
+    /// directories), so uninstall deletes it once nothing else is left in it.
+    pub own_file: bool,
+    /// What to tell the user once the entry is written, if anything.
+    pub note: Option<&'static str>,
+}
+
+impl HookAgent {
+    /// Everything execgate knows about this agent's hook.
+    pub fn knowledge(self) -> &'static Agent {
+        match self {
+            HookAgent::ClaudeCode => &claude_code::AGENT,
+            HookAgent::Codex => &codex::AGENT,
+            HookAgent::Gemini => &gemini::AGENT,
+            HookAgent::Cursor => &cursor::AGENT,
+            HookAgent::Copilot => &copilot::AGENT,
+        }
+    }
+}
 
 /// What the hook asks execgate for, read from the agent's JSON.
 #[derive(Debug, PartialEq)]
@@ -28,6 +103,45 @@ pub enum Verdict {
     Deny,
 }
 
+/// What is said back: the event asked about, the verdict and the message. `failed` is a
+/// deny that execgate could not decide (daemon down, bad input): it also exits with the
+/// blocking code, so the agent blocks even where it would not read the JSON.
+pub struct Reply<'a> {
+    pub event: &'a str,
+    pub verdict: Verdict,
+    pub message: &'a str,
+    pub failed: bool,
+}
+
+impl Reply<'_> {
+    fn allow(&self) -> bool {
+        self.verdict == Verdict::Allow
+    }
+
+    fn decision(&self) -> &'static str {
+        if self.allow() { "allow" } else { "deny" }
+    }
+
+    /// An answer read from stdout, exit 0.
+    fn said(&self, body: Value) -> Answer {
+        Answer {
+            stdout: Some(body.to_string()),
+            stderr: None,
+            code: 0,
+        }
+    }
+
+    /// A deny execgate could not decide: the blocking exit code and the reason on
+    /// stderr, which is where every agent reads it from on that code.
+    fn blocked(&self, stdout: Option<Value>) -> Answer {
+        Answer {
+            stdout: stdout.map(|v| v.to_string()),
+            stderr: Some(self.message.to_string()),
+            code: BLOCK,
+        }
+    }
+}
+
 /// What the hook prints and exits with.
 #[derive(Debug, PartialEq)]
 pub struct Answer {
@@ -44,13 +158,23 @@ pub fn read(agent: HookAgent, payload: &Value) -> Result<Ask, String> {
     let Some(obj) = payload.as_object() else {
         return Err("the hook input is not a JSON object".into());
     };
-    match agent {
-        HookAgent::ClaudeCode => claude_like(obj, &["Bash"]),
-        HookAgent::Codex => codex(obj),
-        HookAgent::Gemini => gemini(obj),
-        HookAgent::Cursor => cursor(obj),
-        HookAgent::Copilot => copilot(obj),
-    }
+    (agent.knowledge().read)(obj)
+}
+
+/// The answer for a verdict, in the agent's format ([`Reply`]).
+pub fn answer(
+    agent: HookAgent,
+    event: &str,
+    verdict: Verdict,
+    message: &str,
+    failed: bool,
+) -> Answer {
+    (agent.knowledge().answer)(&Reply {
+        event,
+        verdict,
+        message,
+        failed,
+    })
 }
 
 fn text(obj: &Map<String, Value>, key: &str) -> Option<String> {
@@ -64,7 +188,9 @@ fn required(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
     text(obj, key).ok_or_else(|| format!("the hook input has no `{key}` string"))
 }
 
-/// Claude Code and Codex: `tool_name`, `tool_input`, `session_id`, `cwd`.
+/// The shape Claude Code set and Codex and Gemini CLI follow: `hook_event_name`,
+/// `tool_name`, `tool_input`, `session_id`, `cwd`; a tool named in `shells` is a
+/// command.
 fn claude_like(obj: &Map<String, Value>, shells: &[&str]) -> Result<Ask, String> {
     let event = required(obj, "hook_event_name")?;
     let name = required(obj, "tool_name")?;
@@ -75,119 +201,6 @@ fn claude_like(obj: &Map<String, Value>, shells: &[&str]) -> Result<Ask, String>
         session: text(obj, "session_id"),
         cwd: text(obj, "cwd"),
         reason: input
-            .get("description")
-            .and_then(Value::as_str)
-            .map(String::from),
-        what,
-    })
-}
-
-/// Codex: like Claude's, its shell tool reported as `Bash`; its file edits come as
-/// `apply_patch` with the patch text in `tool_input.command`, read into a tool request
-/// whose input is `{"patch": TEXT}`, the shape every agent's patch tool is given, so
-/// that the tool judgement reads the files it touches.
-fn codex(obj: &Map<String, Value>) -> Result<Ask, String> {
-    let mut ask = claude_like(obj, &["Bash"])?;
-    if let Command::Tool(tool) = &mut ask.what
-        && tool.name == "apply_patch"
-    {
-        let patch = tool
-            .input
-            .get("command")
-            .and_then(Value::as_str)
-            .filter(|p| !p.trim().is_empty())
-            .ok_or(
-                "Codex's `apply_patch` input has no `command` (the patch, a non-empty string)",
-            )?;
-        tool.input = json!({ "patch": patch });
-    }
-    Ok(ask)
-}
-
-/// Gemini CLI: like Claude's, with `run_shell_command` and its `dir_path` (relative to
-/// the project) for where the command runs.
-fn gemini(obj: &Map<String, Value>) -> Result<Ask, String> {
-    let mut ask = claude_like(obj, &["run_shell_command"])?;
-    if matches!(ask.what, Command::Line(_) | Command::Argv(_))
-        && let Some(dir) = obj
-            .get("tool_input")
-            .and_then(|i| i.get("dir_path"))
-            .and_then(Value::as_str)
-            .filter(|d| !d.is_empty() && *d != ".")
-    {
-        ask.cwd = Some(match &ask.cwd {
-            Some(cwd) if !dir.starts_with('/') => format!("{}/{dir}", cwd.trim_end_matches('/')),
-            _ => dir.to_string(),
-        });
-    }
-    Ok(ask)
-}
-
-/// Cursor: `beforeShellExecution` carries `command` and `cwd` at the top level (cwd may
-/// be empty: the first workspace root then); `beforeMCPExecution` a tool.
-fn cursor(obj: &Map<String, Value>) -> Result<Ask, String> {
-    let event = required(obj, "hook_event_name")?;
-    let cwd = text(obj, "cwd").or_else(|| {
-        obj.get("workspace_roots")
-            .and_then(Value::as_array)
-            .and_then(|r| r.first())
-            .and_then(Value::as_str)
-            .map(String::from)
-    });
-    let what = match event.as_str() {
-        "beforeShellExecution" => tool_call::shell_command(&Value::Object(obj.clone()), "command")?,
-        "beforeMCPExecution" => Command::Tool(ToolCall {
-            name: required(obj, "tool_name")?,
-            input: match obj.get("tool_input") {
-                // Cursor sends the MCP arguments as a JSON string.
-                Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(json!(s)),
-                Some(v) => v.clone(),
-                None => json!({}),
-            },
-        }),
-        other => {
-            return Err(format!(
-                "Cursor's `{other}` event is not one execgate answers (install it for beforeShellExecution)"
-            ));
-        }
-    };
-    Ok(Ask {
-        event,
-        session: text(obj, "conversation_id"),
-        cwd,
-        reason: None,
-        what,
-    })
-}
-
-/// Copilot CLI: `toolName` and `toolArgs`: an object, or a JSON string of one, for a
-/// function tool; for a freeform tool (its `apply_patch` with GPT-5 models) the raw text
-/// the model wrote, which becomes the tool's input as it is, so that the owner sees it
-/// and the path policy reads the files a patch in it touches.
-fn copilot(obj: &Map<String, Value>) -> Result<Ask, String> {
-    let name = required(obj, "toolName")?;
-    let args = match obj.get("toolArgs") {
-        Some(Value::String(s)) => match serde_json::from_str(s) {
-            Ok(object @ Value::Object(_)) => object,
-            _ => Value::String(s.clone()),
-        },
-        Some(object @ Value::Object(_)) => object.clone(),
-        None | Some(Value::Null) => json!({}),
-        Some(other) => {
-            return Err(format!(
-                "Copilot's `toolArgs` is {}, not an object nor a tool's text",
-                json_kind(other)
-            ));
-        }
-    };
-    let what = tool_call::read(&name, &args, &["bash", "shell"])?;
-    Ok(Ask {
-        event: text(obj, "hook_event_name")
-            .or_else(|| text(obj, "hookEventName"))
-            .unwrap_or_else(|| "preToolUse".into()),
-        session: text(obj, "sessionId").or_else(|| text(obj, "session_id")),
-        cwd: text(obj, "cwd"),
-        reason: args
             .get("description")
             .and_then(Value::as_str)
             .map(String::from),
@@ -206,117 +219,43 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// The answer for a verdict, in the agent's format. `failed` is a deny that execgate
-/// could not decide (daemon down, bad input): it also exits with the blocking code, so
-/// the agent blocks even where it would not read the JSON.
-pub fn answer(
-    agent: HookAgent,
-    event: &str,
-    verdict: Verdict,
-    message: &str,
-    failed: bool,
-) -> Answer {
-    let allow = verdict == Verdict::Allow;
-    let decision = if allow { "allow" } else { "deny" };
-    let json_out = |v: Value| Some(v.to_string());
-    // A deny execgate could not decide: the blocking exit code and the reason on
-    // stderr, which is where every agent reads it from on that code.
-    let blocked = |stdout: Option<String>| Answer {
-        stdout,
-        stderr: Some(message.to_string()),
-        code: BLOCK,
-    };
-    let permission_request = |behavior: Value| {
-        json_out(
-            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behavior}}),
-        )
-    };
-    let deny_behavior = json!({"behavior": "deny", "message": message});
-    match agent {
-        HookAgent::ClaudeCode | HookAgent::Codex if event == "PermissionRequest" => {
-            let behavior = if allow {
-                json!({"behavior": "allow"})
-            } else {
-                deny_behavior.clone()
-            };
-            if failed {
-                return blocked(permission_request(deny_behavior));
+/// A JSON value to write into a settings file, its members in the order given: the
+/// order a reader of the file sees (serde_json's own map may sort them).
+#[derive(Clone, Debug)]
+pub enum J {
+    Object(Vec<(&'static str, J)>),
+    Array(Vec<J>),
+    Str(String),
+    Num(u64),
+    Bool(bool),
+}
+
+impl J {
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("J serialises")
+    }
+}
+
+impl Serialize for J {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            J::Object(members) => {
+                let mut map = s.serialize_map(Some(members.len()))?;
+                for (k, v) in members {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
             }
-            Answer {
-                stdout: permission_request(behavior),
-                stderr: None,
-                code: 0,
+            J::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
             }
-        }
-        HookAgent::ClaudeCode | HookAgent::Codex => {
-            let body = json!({"hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": decision,
-                "permissionDecisionReason": message,
-            }});
-            if failed {
-                // Claude reads stderr on exit 2; the JSON says the same to builds that
-                // read both.
-                return blocked((agent == HookAgent::ClaudeCode).then(|| body.to_string()));
-            }
-            if allow && agent == HookAgent::Codex {
-                // Codex's PreToolUse cannot allow (only with a rewrite): silence lets
-                // the call go on to Codex's own approval policy.
-                return Answer {
-                    stdout: None,
-                    stderr: None,
-                    code: 0,
-                };
-            }
-            Answer {
-                stdout: json_out(body),
-                stderr: None,
-                code: 0,
-            }
-        }
-        HookAgent::Gemini => {
-            if failed {
-                return blocked(None);
-            }
-            let body = if allow {
-                json!({"decision": "allow"})
-            } else {
-                json!({"decision": "deny", "reason": message})
-            };
-            Answer {
-                stdout: json_out(body),
-                stderr: None,
-                code: 0,
-            }
-        }
-        HookAgent::Cursor => {
-            if failed {
-                // Exit 2 with a JSON body would show the raw JSON: bare exit 2.
-                return blocked(None);
-            }
-            let body = if allow {
-                json!({"permission": "allow"})
-            } else {
-                json!({"permission": "deny", "user_message": message, "agent_message": message})
-            };
-            Answer {
-                stdout: json_out(body),
-                stderr: None,
-                code: 0,
-            }
-        }
-        HookAgent::Copilot => {
-            let body = json!({"permissionDecision": decision, "permissionDecisionReason": message});
-            if failed {
-                return blocked(json_out(
-                    json!({"permissionDecision": "deny", "permissionDecisionReason": message}),
-                ));
-            }
-            Answer {
-                stdout: json_out(body),
-                stderr: None,
-                code: 0,
-            }
+            J::Str(v) => s.serialize_str(v),
+            J::Num(v) => s.serialize_u64(*v),
+            J::Bool(v) => s.serialize_bool(*v),
         }
     }
 }
@@ -324,6 +263,7 @@ pub fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ToolCall;
 
     #[test]
     fn each_agents_documented_input_is_read() {
