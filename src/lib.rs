@@ -60,7 +60,8 @@
 //!   have written them.
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets;
 //!   among them (`cli::hook`) the coding agents' hooks, which answer each agent in its own
-//!   format, and the editing of those agents' settings that installs them; and
+//!   format, and the editing of those agents' settings that installs them (everything
+//!   known about one agent in one file of `cli::hook::agents`); and
 //!   (`cli::mcp`) the MCP server, whose tools ask over the agent socket like any agent,
 //!   with the narrowing its environment sets, progress while a human decides, and a
 //!   cancelled call cancelling its request.

@@ -105,7 +105,8 @@ fn agents() -> [Agent; 5] {
             user_file: ".claude/settings.json",
             project_file: ".claude/settings.json",
             event: "PreToolUse",
-            matcher: Some("Bash|Write|Edit|MultiEdit|NotebookEdit"),
+            // Every tool: `*` is Claude Code's match-all.
+            matcher: Some("*"),
             command_key: "command",
             timeout_key: "timeout",
             per_second: 1,
@@ -129,7 +130,8 @@ fn agents() -> [Agent; 5] {
             user_file: ".gemini/settings.json",
             project_file: ".gemini/settings.json",
             event: "BeforeTool",
-            matcher: Some("run_shell_command|write_file|replace"),
+            // Every tool: Gemini CLI's matcher is a regular expression.
+            matcher: Some(".*"),
             command_key: "command",
             timeout_key: "timeout",
             per_second: 1000,

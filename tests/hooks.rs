@@ -676,3 +676,222 @@ async fn embedded_languages_are_read_as_the_programs_read_them() {
         assert_eq!(verdict(agent, &out), expected, "{command}: {out:?}");
     }
 }
+
+/// The agent's hook input for a call of its tool `tool` with `input`, in `cwd`.
+fn tool_payload(agent: HookAgent, tool: &str, input: Value, cwd: &str) -> Value {
+    match agent {
+        HookAgent::ClaudeCode | HookAgent::Codex => json!({
+            "session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": input}),
+        HookAgent::Gemini => json!({
+            "session_id": "s", "cwd": cwd, "hook_event_name": "BeforeTool",
+            "tool_name": tool, "tool_input": input}),
+        HookAgent::Copilot => json!({"timestamp": 1, "cwd": cwd, "toolName": tool,
+            "toolArgs": input}),
+        HookAgent::Cursor => unreachable!("Cursor's hook sees shell commands only"),
+    }
+}
+
+/// A project with a file in it, for the read-only tools to read.
+fn project_with_a_file() -> (tempfile::TempDir, String) {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join("src")).unwrap();
+    std::fs::write(project.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    let cwd = project.path().to_string_lossy().into_owned();
+    (project, cwd)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_read_only_tools_read_the_project_without_bothering_the_owner() {
+    // A read put to the owner would wait: it expires fast, and the test fails fast.
+    let d = TestDaemon::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "2")]).await;
+    let (_project, cwd) = project_with_a_file();
+    let file = format!("{cwd}/src/main.rs");
+    let cases = [
+        (HookAgent::ClaudeCode, "Read", json!({"file_path": file})),
+        (
+            HookAgent::ClaudeCode,
+            "Grep",
+            json!({"pattern": "fn main", "path": "src"}),
+        ),
+        (HookAgent::ClaudeCode, "Glob", json!({"pattern": "**/*.rs"})),
+        (HookAgent::ClaudeCode, "LS", json!({"path": cwd})),
+        (
+            HookAgent::ClaudeCode,
+            "NotebookRead",
+            json!({"notebook_path": format!("{cwd}/a.ipynb")}),
+        ),
+        (
+            HookAgent::Gemini,
+            "read_file",
+            json!({"file_path": "src/main.rs"}),
+        ),
+        (
+            HookAgent::Gemini,
+            "read_many_files",
+            json!({"include": ["src/**/*.rs"]}),
+        ),
+        (
+            HookAgent::Gemini,
+            "glob",
+            json!({"pattern": "*.rs", "dir_path": "src"}),
+        ),
+        (
+            HookAgent::Gemini,
+            "grep_search",
+            json!({"pattern": "main", "dir_path": "src"}),
+        ),
+        (
+            HookAgent::Gemini,
+            "search_file_content",
+            json!({"pattern": "main"}),
+        ),
+        (
+            HookAgent::Gemini,
+            "list_directory",
+            json!({"dir_path": cwd}),
+        ),
+        (HookAgent::Copilot, "view", json!({"path": file})),
+        (HookAgent::Copilot, "glob", json!({"pattern": "**/*.rs"})),
+        (
+            HookAgent::Copilot,
+            "grep",
+            json!({"pattern": "main", "path": cwd}),
+        ),
+        (
+            HookAgent::Copilot,
+            "rg",
+            json!({"pattern": "main", "path": cwd}),
+        ),
+    ];
+    for (agent, tool, input) in cases {
+        let payload = tool_payload(agent, tool, input.clone(), &cwd);
+        let out = hook(&d.env, agent, payload.to_string().into_bytes()).await;
+        assert_eq!(
+            verdict(agent, &out),
+            "allow",
+            "{agent:?} {tool} {input}: {out:?}"
+        );
+    }
+    // None of them was put to the owner.
+    let (_, pending) = d
+        .admin()
+        .call(Method::GET, "/v1/requests?status=pending", None)
+        .await
+        .unwrap();
+    assert_eq!(pending.as_array().map(Vec::len), Some(0), "{pending}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_tool_reading_a_secret_waits_for_the_owner() {
+    let d = TestDaemon::start(&[]).await;
+    let (project, cwd) = project_with_a_file();
+    std::fs::write(project.path().join(".env"), "TOKEN=x\n").unwrap();
+    let cases = [
+        (
+            HookAgent::ClaudeCode,
+            "Read",
+            json!({"file_path": "/home/u/.ssh/id_rsa"}),
+        ),
+        (
+            HookAgent::ClaudeCode,
+            "Read",
+            json!({"file_path": format!("{cwd}/.env")}),
+        ),
+        (HookAgent::Gemini, "read_file", json!({"file_path": ".env"})),
+        (
+            HookAgent::Copilot,
+            "view",
+            json!({"path": "/home/u/.ssh/id_rsa"}),
+        ),
+    ];
+    for (agent, tool, input) in cases {
+        let payload = tool_payload(agent, tool, input.clone(), &cwd);
+        let env = d.env.clone();
+        let waiting =
+            tokio::spawn(async move { hook(&env, agent, payload.to_string().into_bytes()).await });
+        let needle = if input.to_string().contains("id_rsa") {
+            "id_rsa"
+        } else {
+            ".env"
+        };
+        let r = pending_request(&d, needle).await;
+        assert_eq!(r.command.tool().map(|t| t.name.as_str()), Some(tool));
+        assert_ne!(r.risk, Risk::Safe, "{agent:?} {tool}: {:?}", r.risk_reasons);
+        d.decide(&r.short_id, "deny").await;
+        let out = waiting.await.unwrap();
+        assert_eq!(
+            verdict(agent, &out),
+            "deny",
+            "{agent:?} {tool} {input}: {out:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_execgate_does_not_know_is_put_to_the_owner() {
+    let d = TestDaemon::start(&[]).await;
+    let (_project, cwd) = project_with_a_file();
+    for (agent, tool) in [
+        (HookAgent::ClaudeCode, "FrobnicateRepo"),
+        (HookAgent::Codex, "frobnicate_repo"),
+        (HookAgent::Gemini, "frobnicate_repo"),
+        (HookAgent::Copilot, "frobnicate-repo"),
+    ] {
+        let payload = tool_payload(agent, tool, json!({"how": "thoroughly"}), &cwd);
+        let env = d.env.clone();
+        let waiting =
+            tokio::spawn(async move { hook(&env, agent, payload.to_string().into_bytes()).await });
+        let r = pending_request(&d, tool).await;
+        assert_eq!(r.risk, Risk::NeedsReview, "{agent:?}: {:?}", r.risk_reasons);
+        let (status, said) = d.decide(&r.short_id, "allow-once").await;
+        assert!(status.is_success(), "{said}");
+        let out = waiting.await.unwrap();
+        assert_eq!(verdict(agent, &out), "allow", "{agent:?} {tool}: {out:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilots_freeform_patch_is_shown_to_the_owner_and_judged_by_its_files() {
+    let d = TestDaemon::start(&[]).await;
+    let (_project, cwd) = project_with_a_file();
+    let agent = HookAgent::Copilot;
+    // As Copilot CLI 1.0.102 sends its freeform `apply_patch`: the raw patch, not JSON.
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {cwd}/src/main.rs\n@@\n-fn main() {{}}\n+fn main() {{ println!(\"hi\") }}\n*** End Patch\n"
+    );
+    let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": cwd, "toolName": "apply_patch",
+        "toolArgs": patch});
+    let env = d.env.clone();
+    let waiting =
+        tokio::spawn(async move { hook(&env, agent, payload.to_string().into_bytes()).await });
+    let r = pending_request(&d, "main.rs").await;
+    let tool = r.command.tool().expect("a patch is a tool request");
+    assert_eq!(
+        (tool.name.as_str(), &tool.input),
+        ("apply_patch", &json!(patch))
+    );
+    assert_eq!(r.risk, Risk::NeedsReview, "{:?}", r.risk_reasons);
+    d.decide(&r.short_id, "deny").await;
+    assert_eq!(verdict(agent, &waiting.await.unwrap()), "deny");
+
+    // A patch that touches a guard file is dangerous, whatever else it does.
+    let patch = "*** Begin Patch\n*** Add File: .github/hooks/other.json\n+{}\n*** End Patch\n";
+    let payload = json!({"timestamp": 1, "cwd": cwd, "toolName": "apply_patch", "toolArgs": patch});
+    let env = d.env.clone();
+    let waiting =
+        tokio::spawn(async move { hook(&env, agent, payload.to_string().into_bytes()).await });
+    let r = pending_request(&d, "other.json").await;
+    assert_eq!(r.risk, Risk::Dangerous, "{:?}", r.risk_reasons);
+    d.decide(&r.short_id, "deny").await;
+    assert_eq!(verdict(agent, &waiting.await.unwrap()), "deny");
+
+    // `toolArgs` of a shape the hook does not know is a deny that names it.
+    for args in [json!(5), json!([1]), json!(true)] {
+        let payload =
+            json!({"timestamp": 1, "cwd": cwd, "toolName": "apply_patch", "toolArgs": args});
+        let out = hook(&d.env, agent, payload.to_string().into_bytes()).await;
+        assert_eq!(verdict(agent, &out), "blocked", "{args}: {out:?}");
+        assert!(message(agent, &out).contains("toolArgs"), "{args}: {out:?}");
+    }
+}

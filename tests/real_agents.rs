@@ -495,8 +495,7 @@ case!(copilot_runs_nothing_with_the_daemon_down: with_the_daemon_down_nothing_ru
 case!(claude_code_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::ClaudeCode));
 case!(codex_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::Codex));
 case!(gemini_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::Gemini));
-case!(#[ignore = "issue 31 finding 3: Copilot's freeform apply_patch (toolArgs a raw patch, not JSON) is blocked without asking"]
-    copilot_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::Copilot));
+case!(copilot_asks_before_editing_a_file: the_file_tool_is_asked_about_and_a_deny_blocks_it(Agent::Copilot));
 
 case!(claude_code_waits_out_its_hook_timeout: a_hook_timeout_before_the_owner_answers_runs_nothing(Agent::ClaudeCode));
 case!(codex_waits_out_its_hook_timeout: a_hook_timeout_before_the_owner_answers_runs_nothing(Agent::Codex));

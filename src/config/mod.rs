@@ -164,7 +164,8 @@ pub struct ToolsConfig {
     #[serde(deserialize_with = "string_list")]
     pub deny: Vec<String>,
     /// Read-only tools, by exact name, approved without a human when nothing in their
-    /// input names a protected path. Default: Read, Glob, Grep, LS.
+    /// input names a protected path. Default: the agents' own read-only tools
+    /// ([`DEFAULT_SAFE_TOOLS`]).
     #[serde(deserialize_with = "string_list")]
     pub safe: Vec<String>,
     /// More paths (files or directories; `~/` is the home directory) whose mention in a
@@ -174,11 +175,36 @@ pub struct ToolsConfig {
     pub protected: Vec<String>,
 }
 
+/// The coding agents' read-only tools, as their hooks name them. Every tool goes
+/// through the hook, so these are what keeps an ordinary read from reaching the owner;
+/// each is still judged by the path policy, as `cat` or `grep -r` of its paths would be
+/// (a secret or a guard file is put to a human).
+pub const DEFAULT_SAFE_TOOLS: [&str; 14] = [
+    // Claude Code.
+    "Read",
+    "Glob",
+    "Grep",
+    "LS",
+    "NotebookRead",
+    // Gemini CLI (`search_file_content` is `grep_search`'s older name).
+    "read_file",
+    "read_many_files",
+    "glob",
+    "grep_search",
+    "search_file_content",
+    "list_directory",
+    // Copilot CLI (`rg` is `grep`'s older name).
+    "view",
+    "grep",
+    "rg",
+    // Copilot CLI's `glob` is Gemini CLI's above; Codex reads through its shell.
+];
+
 impl Default for ToolsConfig {
     fn default() -> Self {
         Self {
             deny: vec![],
-            safe: ["Read", "Glob", "Grep", "LS"].map(String::from).to_vec(),
+            safe: DEFAULT_SAFE_TOOLS.map(String::from).to_vec(),
             protected: vec![],
         }
     }

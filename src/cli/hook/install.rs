@@ -2,7 +2,8 @@
 //! entry into a coding agent's hook settings, or takes it out, and leaves every other
 //! byte of the file as it was.
 //!
-//! What differs per agent is one table row ([`Spec`]): the file, the event, whether
+//! What differs per agent is its [`Settings`](super::agents::Settings), in the agent's
+//! own file under `agents`, with the handler it writes: the file, the event, whether
 //! handlers sit in `{matcher, hooks: […]}` groups, the handler's fields, the fail-closed
 //! switch. The rest is shared: find execgate's handlers (any that runs `execgate … hook
 //! AGENT`), edit the text through the format-preserving editor until the file holds
@@ -15,14 +16,11 @@ use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::Value;
-
 use super::HookAgent;
-use super::codex::{self, Trust};
+use super::agents::codex::{self, Trust};
+use super::agents::{J, Settings as Spec};
 use super::json_edit::{Dialect, Doc, Kind, Node};
 use crate::config::{Config, Overrides};
-use crate::model::shell_join;
 
 /// What the installed hook's timeout adds to `approval.timeout_secs`: the hook must
 /// outlive the longest wait for a human, or the agent gives up on it first.
@@ -57,163 +55,9 @@ pub struct Options<'a> {
     pub timeout: Option<u64>,
 }
 
-/// What execgate knows about one agent's hook settings.
-struct Spec {
-    /// What the agent is called in messages.
-    name: &'static str,
-    /// The user's file: under `$VAR` when the agent reads one and it is set, else under
-    /// this directory of `$HOME`.
-    user_home: (Option<&'static str>, &'static str),
-    /// The file's path under that home.
-    user_file: &'static str,
-    /// The file's path under a project's directory.
-    project_file: &'static str,
-    /// The event execgate's entry goes under, in the `hooks` object.
-    event: &'static str,
-    /// The agents that group handlers under a matcher (`{matcher, hooks: [handler]}`),
-    /// and the matcher execgate's group has: the shell and file-writing tools.
-    matcher: Option<&'static str>,
-    /// The handler's field holding the command line.
-    command_field: &'static str,
-    /// The file must say `"version": 1`.
-    versioned: bool,
-    /// Whether the agent reads the file with comments allowed.
-    dialect: Dialect,
-    /// The file is execgate's alone (Copilot reads every `*.json` of its hooks
-    /// directories), so uninstall deletes it once nothing else is left in it.
-    own_file: bool,
-    /// What to tell the user once the entry is written, if anything.
-    note: Option<&'static str>,
-}
-
-fn spec(agent: HookAgent) -> Spec {
-    match agent {
-        HookAgent::ClaudeCode => Spec {
-            name: "Claude Code",
-            user_home: (Some("CLAUDE_CONFIG_DIR"), ".claude"),
-            user_file: "settings.json",
-            project_file: ".claude/settings.json",
-            event: "PreToolUse",
-            matcher: Some("Bash|Write|Edit|MultiEdit|NotebookEdit"),
-            command_field: "command",
-            versioned: false,
-            dialect: Dialect::Json,
-            own_file: false,
-            note: None,
-        },
-        HookAgent::Codex => Spec {
-            name: "Codex",
-            user_home: (Some("CODEX_HOME"), ".codex"),
-            user_file: "hooks.json",
-            project_file: ".codex/hooks.json",
-            event: "PreToolUse",
-            // Every tool: its shell (`Bash`), its file edits (`apply_patch`), MCP tools,
-            // and whatever tool a later Codex adds (`*` is Codex's match-all).
-            matcher: Some("*"),
-            command_field: "command",
-            versioned: false,
-            dialect: Dialect::Json,
-            own_file: false,
-            // Codex's trust step is taken by the installer itself (`codex`).
-            note: None,
-        },
-        HookAgent::Gemini => Spec {
-            name: "Gemini CLI",
-            user_home: (None, ".gemini"),
-            user_file: "settings.json",
-            project_file: ".gemini/settings.json",
-            event: "BeforeTool",
-            matcher: Some("run_shell_command|write_file|replace"),
-            command_field: "command",
-            versioned: false,
-            dialect: Dialect::JsonWithComments,
-            own_file: false,
-            note: Some(
-                "Gemini CLI has no fail-closed switch: a hook that crashes or times out lets the tool run",
-            ),
-        },
-        HookAgent::Cursor => Spec {
-            name: "Cursor",
-            user_home: (None, ".cursor"),
-            user_file: "hooks.json",
-            project_file: ".cursor/hooks.json",
-            event: "beforeShellExecution",
-            matcher: None,
-            command_field: "command",
-            versioned: true,
-            dialect: Dialect::Json,
-            own_file: false,
-            note: None,
-        },
-        HookAgent::Copilot => Spec {
-            name: "Copilot CLI",
-            user_home: (Some("COPILOT_HOME"), ".copilot"),
-            user_file: "hooks/execgate.json",
-            project_file: ".github/hooks/execgate.json",
-            event: "preToolUse",
-            matcher: None,
-            command_field: "bash",
-            versioned: true,
-            dialect: Dialect::Json,
-            own_file: true,
-            note: None,
-        },
-    }
-}
-
-/// The handler execgate's entry runs: `words` is the hook's command line (the binary,
-/// `hook AGENT`, the global flags), `timeout` the hook's timeout in seconds.
-fn handler(agent: HookAgent, words: &[String], timeout: u64) -> J {
-    use J::{Bool, Num, Str};
-    let line = || Str(shell_join(words));
-    let waiting = || Str("execgate: waiting for approval".into());
-    J::Object(match agent {
-        // The exec form: no shell between Claude Code and the binary.
-        HookAgent::ClaudeCode => vec![
-            ("type", Str("command".into())),
-            ("command", Str(words[0].clone())),
-            (
-                "args",
-                J::Array(words[1..].iter().cloned().map(Str).collect()),
-            ),
-            ("timeout", Num(timeout)),
-            ("onFailure", Str("block".into())),
-            ("statusMessage", waiting()),
-        ],
-        HookAgent::Codex => vec![
-            ("type", Str("command".into())),
-            ("command", line()),
-            ("timeout", Num(timeout)),
-            ("statusMessage", waiting()),
-        ],
-        // Gemini CLI counts its hook timeouts in milliseconds.
-        HookAgent::Gemini => vec![
-            ("type", Str("command".into())),
-            ("command", line()),
-            ("timeout", Num(timeout.saturating_mul(1000))),
-        ],
-        HookAgent::Cursor => vec![
-            ("command", line()),
-            ("timeout", Num(timeout)),
-            ("failClosed", Bool(true)),
-        ],
-        HookAgent::Copilot => vec![
-            ("type", Str("command".into())),
-            ("bash", line()),
-            ("timeoutSec", Num(timeout)),
-        ],
-    })
-}
-
-/// The timeout and fail-closed switch as the messages state them.
-fn terms(agent: HookAgent, timeout: u64) -> String {
-    match agent {
-        HookAgent::ClaudeCode => format!("timeout {timeout} s, onFailure block"),
-        HookAgent::Codex => format!("timeout {timeout} s"),
-        HookAgent::Gemini => format!("timeout {} ms", timeout.saturating_mul(1000)),
-        HookAgent::Cursor => format!("timeout {timeout} s, failClosed true"),
-        HookAgent::Copilot => format!("timeoutSec {timeout}"),
-    }
+/// The agent's hook settings, from its file in `agents`.
+fn spec(agent: HookAgent) -> &'static Spec {
+    &agent.knowledge().settings
 }
 
 /// What the command does to the file, and the line that says so.
@@ -247,7 +91,7 @@ impl Plan {
 pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(), String> {
     let agent = options.agent;
     let spec = spec(agent);
-    let path = settings_path(&spec, agent, options.project)?;
+    let path = settings_path(spec, agent, options.project)?;
     let found = read_settings(&path)?;
     let shown = match &found {
         Some(f) if f.real != path => format!("{} (a link to {})", path.display(), f.real.display()),
@@ -260,16 +104,16 @@ pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(
         .then(|| CodexFiles::find(options.project))
         .transpose()?;
     let trusted_before = match &codex_files {
-        Some(files) => codex_trusts(original.unwrap_or("{}"), &spec, agent, &files.source),
+        Some(files) => codex_trusts(original.unwrap_or("{}"), spec, agent, &files.source),
         None => vec![],
     };
     let mut plan = match options.action {
         Action::Install => {
             let timeout = options.timeout.unwrap_or_else(|| entry_timeout(config));
             let words = hook_words(agent, overrides, timeout)?;
-            plan_install(&spec, agent, original, &words, timeout, &shown)?
+            plan_install(spec, agent, original, &words, timeout, &shown)?
         }
-        Action::Uninstall => plan_uninstall(&spec, agent, original, &shown)?,
+        Action::Uninstall => plan_uninstall(spec, agent, original, &shown)?,
     };
     if options.print {
         // Standard output is the file as it would be, and nothing else.
@@ -324,7 +168,7 @@ pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(
         };
         match options.action {
             Action::Install => {
-                let trusts = codex_trusts(now, &spec, agent, &files.source);
+                let trusts = codex_trusts(now, spec, agent, &files.source);
                 println!("{}", trust_codex(files, &trusts)?);
                 if options.project.is_some() {
                     eprintln!(
@@ -510,7 +354,7 @@ pub fn status(
         present: false,
         good: false,
     };
-    let path = match settings_path(&spec, agent, project) {
+    let path = match settings_path(spec, agent, project) {
         Ok(p) => p,
         Err(why) => return failed(why),
     };
@@ -527,12 +371,12 @@ pub fn status(
         }
         Err(why) => return failed(why),
     };
-    let (handlers, installed) = match parse(editable(Some(&text)), &spec).and_then(|doc| {
-        let c = containers(&doc, &spec)?;
+    let (handlers, installed) = match parse(editable(Some(&text)), spec).and_then(|doc| {
+        let c = containers(&doc, spec)?;
         Ok(match c.event {
             Some(e) => (
-                find(e, &spec, agent)?.len(),
-                installed_timeout(e, &spec, agent),
+                find(e, spec, agent)?.len(),
+                installed_timeout(e, spec, agent),
             ),
             None => (0, None),
         })
@@ -550,7 +394,7 @@ pub fn status(
     // Current: as install writes it, for the timeout it was installed with.
     let timeout = installed.unwrap_or_else(|| entry_timeout(config));
     let current = hook_words(agent, overrides, timeout)
-        .and_then(|words| plan_install(&spec, agent, Some(&text), &words, timeout, "-"))
+        .and_then(|words| plan_install(spec, agent, Some(&text), &words, timeout, "-"))
         .is_ok_and(|plan| matches!(plan.change, Change::Nothing));
     let mut said = vec!["present".to_string()];
     said.push(if current {
@@ -559,7 +403,7 @@ pub fn status(
         format!("NOT CURRENT (`execgate hook install {who}` would rewrite it)")
     });
     let active = match agent {
-        HookAgent::Codex => codex_active(&spec, &text, project),
+        HookAgent::Codex => codex_active(spec, &text, project),
         _ => Ok(()),
     };
     said.push(match &active {
@@ -623,11 +467,11 @@ fn plan_install(
     timeout: u64,
     shown: &str,
 ) -> Result<Plan, String> {
-    let entry = entry(spec, handler(agent, words, timeout));
+    let entry = entry(spec, (agent.knowledge().handler)(words, timeout));
     let (text, report) = install(editable(original), spec, agent, &entry)
         .map_err(|why| format!("{shown}: {why}; nothing was changed"))?;
     let what = format!("execgate's {} hook", spec.event);
-    let mut details = vec![terms(agent, timeout)];
+    let mut details = vec![(agent.knowledge().terms)(timeout)];
     if original == Some(text.as_str()) {
         return Ok(Plan {
             change: Change::Nothing,
@@ -994,9 +838,17 @@ fn kind_name(node: &Node) -> &'static str {
     }
 }
 
+fn dialect(spec: &Spec) -> Dialect {
+    if spec.comments {
+        Dialect::JsonWithComments
+    } else {
+        Dialect::Json
+    }
+}
+
 fn parse<'t>(text: &'t str, spec: &Spec) -> Result<Doc<'t>, String> {
-    Doc::parse(text, spec.dialect).map_err(|e| {
-        let reads = match spec.dialect {
+    Doc::parse(text, dialect(spec)).map_err(|e| {
+        let reads = match dialect(spec) {
             Dialect::Json => "JSON",
             Dialect::JsonWithComments => "JSON with comments",
         };
@@ -1103,7 +955,7 @@ fn uninstall(text: &str, spec: &Spec, agent: HookAgent) -> Result<(String, usize
 
 /// Whether an uninstalled file of execgate's own holds nothing but its `version`.
 fn holds_nothing_else(text: &str, spec: &Spec) -> bool {
-    Doc::parse(text, spec.dialect).is_ok_and(|doc| {
+    Doc::parse(text, dialect(spec)).is_ok_and(|doc| {
         doc.root
             .members()
             .is_some_and(|m| m.iter().all(|m| m.key == "version"))
@@ -1287,51 +1139,11 @@ fn sync_dir(path: &Path) -> io::Result<()> {
     File::open(path.parent().expect("a settings path has a directory"))?.sync_all()
 }
 
-/// A JSON value to write, its members in the order given: the order a reader of the
-/// settings file sees (serde_json's own map may sort them).
-#[derive(Clone, Debug)]
-enum J {
-    Object(Vec<(&'static str, J)>),
-    Array(Vec<J>),
-    Str(String),
-    Num(u64),
-    Bool(bool),
-}
-
-impl J {
-    fn to_value(&self) -> Value {
-        serde_json::to_value(self).expect("J serialises")
-    }
-}
-
-impl Serialize for J {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            J::Object(members) => {
-                let mut map = s.serialize_map(Some(members.len()))?;
-                for (k, v) in members {
-                    map.serialize_entry(k, v)?;
-                }
-                map.end()
-            }
-            J::Array(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(item)?;
-                }
-                seq.end()
-            }
-            J::Str(v) => s.serialize_str(v),
-            J::Num(v) => s.serialize_u64(*v),
-            J::Bool(v) => s.serialize_bool(*v),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::model::shell_join;
+    use serde_json::{Value, json};
 
     const EXE: &str = "/opt/exec gate/bin/execgate";
 
@@ -1340,15 +1152,18 @@ mod tests {
     }
 
     fn entry_of(agent: HookAgent, timeout: u64) -> J {
-        entry(&spec(agent), handler(agent, &words(agent), timeout))
+        entry(
+            spec(agent),
+            (agent.knowledge().handler)(&words(agent), timeout),
+        )
     }
 
     fn installed(agent: HookAgent, text: &str) -> (String, Installed) {
-        install(text, &spec(agent), agent, &entry_of(agent, 150)).unwrap()
+        install(text, spec(agent), agent, &entry_of(agent, 150)).unwrap()
     }
 
     fn removed(agent: HookAgent, text: &str) -> (String, usize) {
-        uninstall(text, &spec(agent), agent).unwrap()
+        uninstall(text, spec(agent), agent).unwrap()
     }
 
     fn value(text: &str) -> Value {
@@ -1361,7 +1176,7 @@ mod tests {
         let cases = [
             (
                 HookAgent::ClaudeCode,
-                json!({"matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit", "hooks": [{
+                json!({"matcher": "*", "hooks": [{
                     "type": "command", "command": EXE, "args": ["hook", "claude-code"],
                     "timeout": 150, "onFailure": "block",
                     "statusMessage": "execgate: waiting for approval"}]}),
@@ -1374,7 +1189,7 @@ mod tests {
             ),
             (
                 HookAgent::Gemini,
-                json!({"matcher": "run_shell_command|write_file|replace", "hooks": [{
+                json!({"matcher": ".*", "hooks": [{
                     "type": "command", "command": format!("{quoted} gemini"), "timeout": 150000}]}),
             ),
             (
@@ -1484,7 +1299,7 @@ mod tests {
         ];
         for command in ours {
             assert!(
-                runs_execgate(&handler(command), &spec, HookAgent::Codex),
+                runs_execgate(&handler(command), spec, HookAgent::Codex),
                 "{command}"
             );
         }
@@ -1498,7 +1313,7 @@ mod tests {
         ];
         for command in not_ours {
             assert!(
-                !runs_execgate(&handler(command), &spec, HookAgent::Codex),
+                !runs_execgate(&handler(command), spec, HookAgent::Codex),
                 "{command}"
             );
         }
@@ -1510,7 +1325,7 @@ mod tests {
             .root;
         assert!(runs_execgate(
             &node,
-            &super::spec(HookAgent::ClaudeCode),
+            super::spec(HookAgent::ClaudeCode),
             HookAgent::ClaudeCode
         ));
     }
@@ -1566,10 +1381,10 @@ mod tests {
         let spec = spec(HookAgent::Copilot);
         let (text, _) = installed(HookAgent::Copilot, "{}");
         let (text, _) = removed(HookAgent::Copilot, &text);
-        assert!(holds_nothing_else(&text, &spec), "{text}");
+        assert!(holds_nothing_else(&text, spec), "{text}");
         let (text, _) = installed(HookAgent::Copilot, r#"{"hooks": {"sessionStart": []}}"#);
         let (text, _) = removed(HookAgent::Copilot, &text);
-        assert!(!holds_nothing_else(&text, &spec), "{text}");
+        assert!(!holds_nothing_else(&text, spec), "{text}");
     }
 
     #[test]
@@ -1589,8 +1404,8 @@ mod tests {
         ];
         for (text, why) in cases {
             let e = entry_of(agent, 150);
-            assert_eq!(install(text, &spec(agent), agent, &e).unwrap_err(), why);
-            assert_eq!(uninstall(text, &spec(agent), agent).unwrap_err(), why);
+            assert_eq!(install(text, spec(agent), agent, &e).unwrap_err(), why);
+            assert_eq!(uninstall(text, spec(agent), agent).unwrap_err(), why);
         }
     }
 
@@ -1611,12 +1426,12 @@ mod tests {
             1
         );
         let e = entry_of(agent, 150);
-        let err = install(&many(MAX_HANDLERS + 1), &spec(agent), agent, &e).unwrap_err();
+        let err = install(&many(MAX_HANDLERS + 1), spec(agent), agent, &e).unwrap_err();
         assert!(
             err.contains("101 handlers run `execgate hook cursor`"),
             "{err}"
         );
-        assert!(uninstall(&many(MAX_HANDLERS + 1), &spec(agent), agent).is_err());
+        assert!(uninstall(&many(MAX_HANDLERS + 1), spec(agent), agent).is_err());
     }
 
     #[test]
@@ -1628,13 +1443,8 @@ mod tests {
             "{out}"
         );
         let e = entry_of(HookAgent::ClaudeCode, 150);
-        let err = install(
-            text,
-            &spec(HookAgent::ClaudeCode),
-            HookAgent::ClaudeCode,
-            &e,
-        )
-        .unwrap_err();
+        let err =
+            install(text, spec(HookAgent::ClaudeCode), HookAgent::ClaudeCode, &e).unwrap_err();
         assert_eq!(
             err,
             "not JSON as Claude Code reads it: line 2, column 3: a comment, which JSON does not allow"

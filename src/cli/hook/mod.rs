@@ -5,10 +5,10 @@
 //! and answers allow or deny in that agent's own format. It never answers "ask", and
 //! every failure is a deny with the agent's blocking exit code. `execgate hook
 //! install|uninstall AGENT` adds or removes execgate's one entry in the agent's settings
-//! (for Codex, with Codex's trust of it: `codex`); `execgate hook status` says whether
-//! each agent runs it.
+//! (for Codex, with Codex's trust of it); `execgate hook status` says whether each
+//! agent runs it. What differs per agent is in `agents`, one file each; this file and
+//! `install` are the machinery they share.
 
-mod codex;
 pub mod install;
 mod json_edit;
 mod own_mcp;
@@ -37,16 +37,6 @@ impl HookAgent {
             HookAgent::Gemini => "gemini",
             HookAgent::Cursor => "cursor",
             HookAgent::Copilot => "copilot",
-        }
-    }
-
-    /// The agent's own timeout for a hook entry that does not set one, in seconds.
-    fn default_timeout(self) -> u64 {
-        match self {
-            HookAgent::ClaudeCode | HookAgent::Codex => 600,
-            HookAgent::Gemini => 60,
-            // Cursor's is not documented: the shortest of the others.
-            HookAgent::Copilot | HookAgent::Cursor => 30,
         }
     }
 }
@@ -86,7 +76,7 @@ pub async fn run(
     agent_name: Option<String>,
     timeout: Option<u64>,
 ) -> i32 {
-    let deadline = Instant::now() + patience(timeout.unwrap_or(which.default_timeout()));
+    let deadline = Instant::now() + patience(timeout.unwrap_or(which.knowledge().default_timeout));
     let mut stdin = Vec::new();
     let read = std::io::stdin()
         .take(MAX_INPUT as u64 + 1)
@@ -136,13 +126,9 @@ fn is_own_mcp_call(which: HookAgent, ask: &agents::Ask) -> bool {
     own_mcp::is_own_tool(which, &tool.name, std::path::Path::new(&home), cwd)
 }
 
+/// The event assumed when the input does not name one.
 pub fn default_event(which: HookAgent) -> &'static str {
-    match which {
-        HookAgent::ClaudeCode | HookAgent::Codex => "PreToolUse",
-        HookAgent::Gemini => "BeforeTool",
-        HookAgent::Cursor => "beforeShellExecution",
-        HookAgent::Copilot => "preToolUse",
-    }
+    which.knowledge().default_event
 }
 
 pub fn emit(answer: &Answer) {

@@ -1,5 +1,6 @@
-//! Codex's hook trust: what makes Codex run execgate's hook, and the text edits of
-//! Codex's `config.toml` that record it.
+//! OpenAI Codex CLI: `PreToolUse` for every tool in `~/.codex/hooks.json`, answered in
+//! Claude's shape (but allow is silence); and Codex's hook trust: what makes Codex run
+//! execgate's hook, and the text edits of Codex's `config.toml` that record it.
 //!
 //! Codex (0.171.0) runs a command hook from a user's or a project's `hooks.json` only
 //! when the user's `config.toml` says it is trusted:
@@ -25,6 +26,84 @@
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use toml_edit::{DocumentMut, Item, Table};
+
+use super::{Agent, Answer, Ask, J, Reply, Settings, claude_code, claude_like};
+use crate::model::{Command, shell_join};
+
+pub static AGENT: Agent = Agent {
+    default_event: "PreToolUse",
+    default_timeout: DEFAULT_TIMEOUT,
+    read,
+    answer,
+    settings: Settings {
+        name: "Codex",
+        user_home: (Some("CODEX_HOME"), ".codex"),
+        user_file: "hooks.json",
+        project_file: ".codex/hooks.json",
+        event: "PreToolUse",
+        // Every tool: its shell (`Bash`), its file edits (`apply_patch`), MCP tools, and
+        // whatever tool a later Codex adds (`*` is Codex's match-all).
+        matcher: Some("*"),
+        command_field: "command",
+        versioned: false,
+        comments: false,
+        own_file: false,
+        // Codex's trust step is taken by the installer itself (below).
+        note: None,
+    },
+    handler,
+    terms: |timeout| format!("timeout {timeout} s"),
+};
+
+/// Like Claude's, its shell tool reported as `Bash`; its file edits come as
+/// `apply_patch` with the patch text in `tool_input.command`, read into a tool request
+/// whose input is `{"patch": TEXT}`, the shape every agent's patch tool is given, so
+/// that the tool judgement reads the files it touches.
+fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
+    let mut ask = claude_like(obj, &["Bash"])?;
+    if let Command::Tool(tool) = &mut ask.what
+        && tool.name == "apply_patch"
+    {
+        let patch = tool
+            .input
+            .get("command")
+            .and_then(Value::as_str)
+            .filter(|p| !p.trim().is_empty())
+            .ok_or(
+                "Codex's `apply_patch` input has no `command` (the patch, a non-empty string)",
+            )?;
+        tool.input = json!({ "patch": patch });
+    }
+    Ok(ask)
+}
+
+fn answer(reply: &Reply<'_>) -> Answer {
+    if reply.event == "PermissionRequest" {
+        return claude_code::permission_request(reply);
+    }
+    if reply.failed {
+        return reply.blocked(None);
+    }
+    if reply.allow() {
+        // Codex's PreToolUse cannot allow (only with a rewrite): silence lets the call
+        // go on to Codex's own approval policy.
+        return Answer {
+            stdout: None,
+            stderr: None,
+            code: 0,
+        };
+    }
+    reply.said(claude_code::pre_tool_use(reply))
+}
+
+fn handler(words: &[String], timeout: u64) -> J {
+    J::Object(vec![
+        ("type", J::Str("command".into())),
+        ("command", J::Str(shell_join(words))),
+        ("timeout", J::Num(timeout)),
+        ("statusMessage", J::Str(super::WAITING.into())),
+    ])
+}
 
 /// The label of the event execgate's entry is under, in Codex's keys and hashes.
 const EVENT_LABEL: &str = "pre_tool_use";

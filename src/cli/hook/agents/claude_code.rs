@@ -1,0 +1,85 @@
+//! Claude Code: `PreToolUse` (and `PermissionRequest`, which its `-p` mode fires) in
+//! `~/.claude/settings.json`, its handler in the exec form with `onFailure: "block"`.
+
+use serde_json::{Map, Value, json};
+
+use super::{Agent, Answer, Ask, J, Reply, Settings, claude_like};
+
+pub static AGENT: Agent = Agent {
+    default_event: "PreToolUse",
+    default_timeout: 600,
+    read,
+    answer,
+    settings: Settings {
+        name: "Claude Code",
+        user_home: (Some("CLAUDE_CONFIG_DIR"), ".claude"),
+        user_file: "settings.json",
+        project_file: ".claude/settings.json",
+        event: "PreToolUse",
+        // Every tool, read-only ones included (policy judges those by their paths):
+        // `*` is Claude Code's match-all.
+        matcher: Some("*"),
+        command_field: "command",
+        versioned: false,
+        comments: false,
+        own_file: false,
+        note: None,
+    },
+    handler,
+    terms: |timeout| format!("timeout {timeout} s, onFailure block"),
+};
+
+fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
+    claude_like(obj, &["Bash"])
+}
+
+fn answer(reply: &Reply<'_>) -> Answer {
+    if reply.event == "PermissionRequest" {
+        return permission_request(reply);
+    }
+    let body = pre_tool_use(reply);
+    if reply.failed {
+        // Claude reads stderr on exit 2; the JSON says the same to builds that read both.
+        return reply.blocked(Some(body));
+    }
+    reply.said(body)
+}
+
+/// The `PreToolUse` answer, which Codex reads too.
+pub(super) fn pre_tool_use(reply: &Reply<'_>) -> Value {
+    json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": reply.decision(),
+        "permissionDecisionReason": reply.message,
+    }})
+}
+
+/// The `PermissionRequest` answer, the same for Codex.
+pub(super) fn permission_request(reply: &Reply<'_>) -> Answer {
+    let deny = json!({"behavior": "deny", "message": reply.message});
+    let said = |behavior: Value| json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behavior}});
+    if reply.failed {
+        return reply.blocked(Some(said(deny)));
+    }
+    reply.said(said(if reply.allow() {
+        json!({"behavior": "allow"})
+    } else {
+        deny
+    }))
+}
+
+/// The exec form: no shell between Claude Code and the binary.
+fn handler(words: &[String], timeout: u64) -> J {
+    use J::{Num, Str};
+    J::Object(vec![
+        ("type", Str("command".into())),
+        ("command", Str(words[0].clone())),
+        (
+            "args",
+            J::Array(words[1..].iter().cloned().map(Str).collect()),
+        ),
+        ("timeout", Num(timeout)),
+        ("onFailure", Str("block".into())),
+        ("statusMessage", Str(super::WAITING.into())),
+    ])
+}

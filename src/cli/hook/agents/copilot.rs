@@ -1,0 +1,84 @@
+//! Copilot CLI: `preToolUse` in a file of execgate's own (`~/.copilot/hooks/
+//! execgate.json`), with no matcher: every tool, its freeform ones included.
+
+use serde_json::{Map, Value, json};
+
+use super::{Agent, Answer, Ask, J, Reply, Settings, json_kind, required, text};
+use crate::cli::tool_call;
+use crate::model::shell_join;
+
+pub static AGENT: Agent = Agent {
+    default_event: "preToolUse",
+    default_timeout: 30,
+    read,
+    answer,
+    settings: Settings {
+        name: "Copilot CLI",
+        user_home: (Some("COPILOT_HOME"), ".copilot"),
+        user_file: "hooks/execgate.json",
+        project_file: ".github/hooks/execgate.json",
+        event: "preToolUse",
+        matcher: None,
+        command_field: "bash",
+        versioned: true,
+        comments: false,
+        own_file: true,
+        note: None,
+    },
+    handler,
+    terms: |timeout| format!("timeoutSec {timeout}"),
+};
+
+/// `toolName` and `toolArgs`: an object, or a JSON string of one, for a function tool;
+/// for a freeform tool (its `apply_patch` with GPT-5 models) the raw text the model
+/// wrote, which becomes the tool's input as it is, so that the owner sees it and the
+/// path policy reads the files a patch in it touches.
+fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
+    let name = required(obj, "toolName")?;
+    let args = match obj.get("toolArgs") {
+        Some(Value::String(s)) => match serde_json::from_str(s) {
+            Ok(object @ Value::Object(_)) => object,
+            _ => Value::String(s.clone()),
+        },
+        Some(object @ Value::Object(_)) => object.clone(),
+        None | Some(Value::Null) => json!({}),
+        Some(other) => {
+            return Err(format!(
+                "Copilot's `toolArgs` is {}, not an object nor a tool's text",
+                json_kind(other)
+            ));
+        }
+    };
+    let what = tool_call::read(&name, &args, &["bash", "shell"])?;
+    Ok(Ask {
+        event: text(obj, "hook_event_name")
+            .or_else(|| text(obj, "hookEventName"))
+            .unwrap_or_else(|| "preToolUse".into()),
+        session: text(obj, "sessionId").or_else(|| text(obj, "session_id")),
+        cwd: text(obj, "cwd"),
+        reason: args
+            .get("description")
+            .and_then(Value::as_str)
+            .map(String::from),
+        what,
+    })
+}
+
+fn answer(reply: &Reply<'_>) -> Answer {
+    if reply.failed {
+        return reply.blocked(Some(
+            json!({"permissionDecision": "deny", "permissionDecisionReason": reply.message}),
+        ));
+    }
+    reply.said(
+        json!({"permissionDecision": reply.decision(), "permissionDecisionReason": reply.message}),
+    )
+}
+
+fn handler(words: &[String], timeout: u64) -> J {
+    J::Object(vec![
+        ("type", J::Str("command".into())),
+        ("bash", J::Str(shell_join(words))),
+        ("timeoutSec", J::Num(timeout)),
+    ])
+}
