@@ -393,7 +393,6 @@ async fn execgate_mcp_asks_the_owner_once(agent: Agent) {
 /// that names `Monitor` gets `tool_name: "Monitor"`, `tool_input: {command,
 /// description, timeout_ms}`, and its allow is obeyed; a deny is obeyed either way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "issue 31 finding 7: Claude Code ignores the hook's allow for Monitor, matched only through `Bash`"]
 async fn claude_code_runs_an_approved_monitor_command() {
     let agent = Agent::ClaudeCode;
     let d = TestDaemon::start(&[]).await;

@@ -175,17 +175,25 @@ pub struct ToolsConfig {
     pub protected: Vec<String>,
 }
 
-/// The coding agents' read-only tools, as their hooks name them. Every tool goes
-/// through the hook, so these are what keeps an ordinary read from reaching the owner;
-/// each is still judged by the path policy, as `cat` or `grep -r` of its paths would be
-/// (a secret or a guard file is put to a human).
-pub const DEFAULT_SAFE_TOOLS: [&str; 14] = [
-    // Claude Code.
+/// The coding agents' read-only tools, and those that only keep the agent's own notes,
+/// as their hooks name them. Every tool goes through the hook, so these are what keeps
+/// an ordinary read from reaching the owner; each is still judged by the path policy,
+/// as `cat` or `grep -r` of its paths would be (a secret or a guard file is put to a
+/// human). Tools that reach the network (`WebFetch`), start an agent (`Task`) or write a
+/// memory the agent reads back (`save_memory`) are not here.
+pub const DEFAULT_SAFE_TOOLS: [&str; 20] = [
+    // Claude Code; `ToolSearch` loads a deferred tool's schema, `BashOutput` reads a
+    // background shell's output (the shell was asked about), `TodoWrite` and
+    // `ExitPlanMode` keep its plan.
     "Read",
     "Glob",
     "Grep",
     "LS",
     "NotebookRead",
+    "ToolSearch",
+    "BashOutput",
+    "TodoWrite",
+    "ExitPlanMode",
     // Gemini CLI (`search_file_content` is `grep_search`'s older name).
     "read_file",
     "read_many_files",
@@ -193,10 +201,13 @@ pub const DEFAULT_SAFE_TOOLS: [&str; 14] = [
     "grep_search",
     "search_file_content",
     "list_directory",
+    "write_todos",
     // Copilot CLI (`rg` is `grep`'s older name).
     "view",
     "grep",
     "rg",
+    // Says what it is about to do, to its user.
+    "report_intent",
     // Copilot CLI's `glob` is Gemini CLI's above; Codex reads through its shell.
 ];
 

@@ -29,8 +29,19 @@ pub static AGENT: Agent = Agent {
     terms: |timeout| format!("timeout {timeout} s, onFailure block"),
 };
 
+/// `Monitor` runs a shell command too (in the background): it is judged as one, so an
+/// approval is of that command, and a rule for it is a command rule, not one for every
+/// Monitor call. One watching a WebSocket (`ws`, no `command`) stays a tool call.
 fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
-    claude_like(obj, &["Bash"])
+    let monitors_a_command = obj.get("tool_name").and_then(Value::as_str) == Some("Monitor")
+        && obj
+            .get("tool_input")
+            .is_some_and(|i| i.get("command").is_some());
+    if monitors_a_command {
+        claude_like(obj, &["Bash", "Monitor"])
+    } else {
+        claude_like(obj, &["Bash"])
+    }
 }
 
 fn answer(reply: &Reply<'_>) -> Answer {
