@@ -694,48 +694,10 @@ fn names_execgate(word: &str) -> bool {
 }
 
 /// A shell line's words as a POSIX shell splits them (quotes and backslashes; no
-/// expansions): enough to recognise a command line, not to run one.
+/// expansions): enough to recognise a command line, not to run one. A line with an
+/// unclosed quote has no words: it is not execgate's entry.
 fn split_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => words.extend(word.take()),
-            '\'' => {
-                let w = word.get_or_insert_with(String::new);
-                w.extend(chars.by_ref().take_while(|&c| c != '\''));
-            }
-            '"' => {
-                let w = word.get_or_insert_with(String::new);
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => match chars.next() {
-                            Some(n @ ('"' | '\\' | '$' | '`')) => w.push(n),
-                            Some('\n') => {}
-                            Some(n) => {
-                                w.push('\\');
-                                w.push(n);
-                            }
-                            None => w.push('\\'),
-                        },
-                        c => w.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                let w = word.get_or_insert_with(String::new);
-                match chars.next() {
-                    Some('\n') | None => {}
-                    Some(n) => w.push(n),
-                }
-            }
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(word);
-    words
+    shlex::split(line).unwrap_or_default()
 }
 
 /// Where one of execgate's handlers is in the event's array.
@@ -1083,44 +1045,41 @@ fn backup(real: &Path, text: &str, metadata: &Metadata) -> io::Result<PathBuf> {
 
 /// Writes `text` to a temporary file beside `path`, flushes it to disk and renames it
 /// over `path`: a reader sees the old file or the new one, never half of one. The new
-/// file keeps `keep`'s mode and owner. Where there was no file (`keep` None) it is
-/// linked into place instead, which fails rather than replace one that appeared
-/// meanwhile; it gets 0644 less the umask.
+/// file keeps `keep`'s mode and owner. Where there was no file (`keep` None) it is put
+/// in place without replacing one that appeared meanwhile, and gets 0644 less the umask.
 fn write_atomically(path: &Path, text: &str, keep: Option<&Metadata>) -> io::Result<()> {
     let dir = path.parent().expect("a settings path has a directory");
     let name = path
         .file_name()
         .expect("a settings path names a file")
         .to_string_lossy();
-    // Not `*.json`, so that no agent reads it as settings meanwhile. One left by a
-    // process of this pid that died is no one's.
-    let temp = dir.join(format!(".{name}.execgate-{}.tmp", std::process::id()));
-    let _ = fs::remove_file(&temp);
     let mode = if keep.is_some() { 0o600 } else { 0o644 };
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&temp)?;
-    let written = file
-        .write_all(text.as_bytes())
-        .and_then(|()| keep.map_or(Ok(()), |m| keep_mode_and_owner(&file, m)))
-        .and_then(|()| file.sync_all())
-        .and_then(|()| match keep {
-            Some(_) => fs::rename(&temp, path),
-            None => fs::hard_link(&temp, path).map_err(|e| match e.kind() {
+    // Not `*.json`, so that no agent reads it as settings meanwhile; removed if
+    // anything below fails.
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.execgate-"))
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(mode))
+        .tempfile_in(dir)?;
+    temp.write_all(text.as_bytes())?;
+    if let Some(m) = keep {
+        keep_mode_and_owner(temp.as_file(), m)?;
+    }
+    temp.as_file().sync_all()?;
+    match keep {
+        Some(_) => temp.persist(path).map(drop).map_err(|e| e.error)?,
+        None => temp
+            .persist_noclobber(path)
+            .map(drop)
+            .map_err(|e| match e.error.kind() {
                 io::ErrorKind::AlreadyExists => io::Error::new(
-                    e.kind(),
+                    e.error.kind(),
                     "someone else created it meanwhile; run the command again",
                 ),
-                _ => e,
-            }),
-        })
-        .and_then(|()| sync_dir(path));
-    if written.is_err() || keep.is_none() {
-        let _ = fs::remove_file(&temp);
+                _ => e.error,
+            })?,
     }
-    written
+    sync_dir(path)
 }
 
 fn keep_mode_and_owner(file: &File, metadata: &Metadata) -> io::Result<()> {
