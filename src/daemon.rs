@@ -295,6 +295,7 @@ impl Daemon {
             node = %config.node,
             "execgate ready"
         );
+        warn_of_short_hooks(&config);
         Ok(Daemon {
             approvals,
             store,
@@ -398,6 +399,7 @@ impl Daemon {
                 None
             }
         };
+        warn_of_short_hooks(&merged);
         match self
             .approvals
             .policy()
@@ -683,4 +685,12 @@ fn bind(path: &Path, mode: u32) -> Result<UnixListener, StartError> {
         }
     })?;
     Ok(listener)
+}
+
+/// Says which of execgate's hooks in this user's agents' settings will not wait the
+/// whole `approval.timeout_secs` (see `cli::hook::install::short_timeouts`).
+fn warn_of_short_hooks(config: &Config) {
+    for line in crate::cli::hook::install::short_timeouts(config) {
+        tracing::warn!("{line}");
+    }
 }

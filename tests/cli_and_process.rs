@@ -645,3 +645,28 @@ async fn config_and_env_files_others_can_write_are_refused() {
     refused(&out, &[&config_s, "0646", "chmod go-w"]);
     assert!(!dir.path().join("run/agent.sock").exists());
 }
+
+/// `serve` says which of this user's agents' execgate hooks will not wait the whole
+/// approval timeout: their agent is told a request still waits before the owner may
+/// answer. A hook installed with the default timeout is not named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_warns_of_a_hook_whose_timeout_the_approval_outlasts() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = env_for(dir.path(), &[]);
+    for args in [
+        &["hook", "install", "gemini", "--timeout", "5"][..],
+        &["hook", "install", "claude-code"],
+    ] {
+        let out = run_cli(&env, args).await;
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let daemon = Process::start(dir.path(), &[]).await;
+    daemon.wait_ready().await;
+    daemon.signal(libc::SIGTERM);
+    let (_, log) = daemon.wait().await;
+    assert!(
+        log.contains("gemini's hook in") && log.contains("has a timeout of 5 s"),
+        "{log}"
+    );
+    assert!(!log.contains("claude-code's hook"), "{log}");
+}

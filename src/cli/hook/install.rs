@@ -337,6 +337,42 @@ pub struct Status {
     pub good: bool,
 }
 
+/// What `serve` and `reload` warn of: execgate's hooks in the daemon's own user's
+/// settings whose timeout is not longer than `approval.timeout_secs`. Such a hook tells
+/// its agent that a request still waits before the owner may answer it (the agent gets
+/// the answer by asking again); a hook installed before `--timeout` was written into its
+/// words waits its whole timeout, and there the agent may run the tool unasked.
+pub fn short_timeouts(config: &Config) -> Vec<String> {
+    use clap::ValueEnum;
+    let approval = config.approval.timeout_secs;
+    HookAgent::value_variants()
+        .iter()
+        .filter_map(|&agent| {
+            let spec = spec(agent);
+            let path = settings_path(spec, agent, None).ok()?;
+            let text = read_settings(&path).ok()??.text;
+            let doc = parse(editable(Some(&text)), spec).ok()?;
+            let event = containers(&doc, spec).ok()?.event?;
+            if find(event, spec, agent).ok()?.is_empty() {
+                return None;
+            }
+            let word = agent.word();
+            match installed_timeout(event, spec, agent) {
+                Some(secs) if secs <= approval => Some(format!(
+                    "{word}'s hook in {} has a timeout of {secs} s, not longer than approval.timeout_secs ({approval} s): the agent is told a request still waits before the owner may answer (it gets the answer by asking again); `execgate hook install {word}` sets {} s",
+                    path.display(),
+                    entry_timeout(config)
+                )),
+                Some(_) => None,
+                None => Some(format!(
+                    "{word}'s hook in {} was installed by an execgate that did not tell it the agent's timeout: it may wait past it, and {word} may then run the tool unasked; run `execgate hook install {word}` again",
+                    path.display()
+                )),
+            }
+        })
+        .collect()
+}
+
 /// `execgate hook status AGENT`: whether execgate's entry is in the agent's settings
 /// (present), as `install` would write it now (current), and run by the agent
 /// (active: for Codex, trusted with the hash of the entry as it is; for the others,
