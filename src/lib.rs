@@ -32,7 +32,8 @@
 //!   that they cannot account for.
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution; the
 //!   allowlist's rules (checked, stored, put in force); the analysis threads and the
-//!   per-uid ask rate.
+//!   per-uid ask rate; and (`approvals::late`) the owner's answer kept for the same call
+//!   asked again after its hook had to answer first.
 //! - [`runs`]: run mode's queue (`exec.max_concurrent`) and its recorded results.
 //! - [`exec`]: run mode: running an approved command in its own process group, with a
 //!   cleared environment, capped output and a timeout that kills the whole group.
@@ -61,7 +62,9 @@
 //! - [`client`] and [`cli`]: the `execgate` command-line verbs, speaking HTTP to the sockets;
 //!   among them (`cli::hook`) the coding agents' hooks, which answer each agent in its own
 //!   format, and the editing of those agents' settings that installs them (everything
-//!   known about one agent in one file of `cli::hook::agents`); and
+//!   known about one agent in one file of `cli::hook::agents`), answering before the
+//!   agent's own timeout, and letting a call to execgate's own MCP server through
+//!   (`cli::hook::own_mcp`), which asks for it itself; and
 //!   (`cli::mcp`) the MCP server, whose tools ask over the agent socket like any agent,
 //!   with the narrowing its environment sets, progress while a human decides, and a
 //!   cancelled call cancelling its request.

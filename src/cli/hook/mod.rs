@@ -11,7 +11,7 @@
 
 pub mod install;
 mod json_edit;
-mod own_mcp;
+pub(crate) mod own_mcp;
 
 /// The coding agents execgate has a hook for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -122,8 +122,11 @@ fn is_own_mcp_call(which: HookAgent, ask: &agents::Ask) -> bool {
     let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
         return false;
     };
+    let Some(naming) = &which.knowledge().mcp else {
+        return false;
+    };
     let cwd = ask.cwd.as_deref().map(std::path::Path::new);
-    own_mcp::is_own_tool(which, &tool.name, std::path::Path::new(&home), cwd)
+    own_mcp::is_own_tool(naming, &tool.name, std::path::Path::new(&home), cwd)
 }
 
 /// The event assumed when the input does not name one.

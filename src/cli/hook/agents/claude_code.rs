@@ -1,9 +1,12 @@
 //! Claude Code: `PreToolUse` (and `PermissionRequest`, which its `-p` mode fires) in
 //! `~/.claude/settings.json`, its handler in the exec form with `onFailure: "block"`.
 
+use std::path::Path;
+
 use serde_json::{Map, Value, json};
 
 use super::{Agent, Answer, Ask, J, Reply, Settings, claude_like};
+use crate::cli::hook::own_mcp::{self, Mcp};
 
 pub static AGENT: Agent = Agent {
     default_event: "PreToolUse",
@@ -27,6 +30,11 @@ pub static AGENT: Agent = Agent {
     },
     handler,
     terms: |timeout| format!("timeout {timeout} s, onFailure block"),
+    mcp: Some(Mcp {
+        prefix: "mcp__",
+        separator: "__",
+        own_servers,
+    }),
 };
 
 /// `Monitor` runs a shell command too (in the background): it is judged as one, so an
@@ -93,4 +101,25 @@ fn handler(words: &[String], timeout: u64) -> J {
         ("onFailure", Str("block".into())),
         ("statusMessage", Str(super::WAITING.into())),
     ])
+}
+
+/// `claude mcp add` keeps servers in `.claude.json` (under `$CLAUDE_CONFIG_DIR` when set,
+/// else the home): the user's under `mcpServers`, one project's under
+/// `projects.DIR.mcpServers`; a project shares its own in `.mcp.json`.
+fn own_servers(home: &Path, cwd: Option<&Path>) -> Vec<String> {
+    let mut files = vec![home.join(".claude.json")];
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        files.push(Path::new(&dir).join(".claude.json"));
+    }
+    let mut found = Vec::new();
+    for v in files.iter().filter_map(|f| own_mcp::json(f)) {
+        found.extend(own_mcp::json_servers(&v["mcpServers"]));
+        if let Some(cwd) = cwd.and_then(Path::to_str) {
+            found.extend(own_mcp::json_servers(&v["projects"][cwd]["mcpServers"]));
+        }
+    }
+    if let Some(v) = cwd.and_then(|c| own_mcp::json(&c.join(".mcp.json"))) {
+        found.extend(own_mcp::json_servers(&v["mcpServers"]));
+    }
+    found
 }

@@ -23,11 +23,14 @@
 //! Codex reads hook state only from the user's own configuration, so a project's hook
 //! is trusted there too.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use toml_edit::{DocumentMut, Item, Table};
 
 use super::{Agent, Answer, Ask, J, Reply, Settings, claude_code, claude_like};
+use crate::cli::hook::own_mcp::{self, Mcp};
 use crate::model::{Command, shell_join};
 
 pub static AGENT: Agent = Agent {
@@ -53,6 +56,11 @@ pub static AGENT: Agent = Agent {
     },
     handler,
     terms: |timeout| format!("timeout {timeout} s"),
+    mcp: Some(Mcp {
+        prefix: "mcp__",
+        separator: "__",
+        own_servers,
+    }),
 };
 
 /// Like Claude's, its shell tool reported as `Bash`; its file edits come as
@@ -291,6 +299,35 @@ fn table<'t>(parent: &'t mut Table, key: &str) -> Result<&'t mut Table, String> 
     });
     item.as_table_mut()
         .ok_or_else(|| format!("`{key}` is not a table in Codex's config.toml"))
+}
+
+/// `codex mcp add` keeps servers in `$CODEX_HOME/config.toml` (else `~/.codex`), under
+/// `mcp_servers.NAME`.
+fn own_servers(home: &Path, _cwd: Option<&Path>) -> Vec<String> {
+    let dir = std::env::var_os("CODEX_HOME")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| home.join(".codex"), PathBuf::from);
+    let Some(servers) = own_mcp::read(&dir.join("config.toml"))
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("mcp_servers").and_then(|s| s.as_table()).cloned())
+    else {
+        return Vec::new();
+    };
+    servers
+        .into_iter()
+        .filter(|(_, server)| {
+            let args: Vec<&str> = server
+                .get("args")
+                .and_then(|a| a.as_array())
+                .map(|a| a.iter().filter_map(|w| w.as_str()).collect())
+                .unwrap_or_default();
+            server
+                .get("command")
+                .and_then(|c| c.as_str())
+                .is_some_and(|c| own_mcp::runs_execgate_mcp(c, &args))
+        })
+        .map(|(name, _)| name)
+        .collect()
 }
 
 #[cfg(test)]

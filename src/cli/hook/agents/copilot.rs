@@ -1,9 +1,12 @@
 //! Copilot CLI: `preToolUse` in a file of execgate's own (`~/.copilot/hooks/
 //! execgate.json`), with no matcher: every tool, its freeform ones included.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{Map, Value, json};
 
 use super::{Agent, Answer, Ask, J, Reply, Settings, json_kind, required, text};
+use crate::cli::hook::own_mcp::{self, Mcp};
 use crate::cli::tool_call;
 use crate::model::shell_join;
 
@@ -27,6 +30,11 @@ pub static AGENT: Agent = Agent {
     },
     handler,
     terms: |timeout| format!("timeoutSec {timeout}"),
+    mcp: Some(Mcp {
+        prefix: "",
+        separator: "-",
+        own_servers,
+    }),
 };
 
 /// `toolName` and `toolArgs`: an object, or a JSON string of one, for a function tool;
@@ -81,4 +89,15 @@ fn handler(words: &[String], timeout: u64) -> J {
         ("bash", J::Str(shell_join(words))),
         ("timeoutSec", J::Num(timeout)),
     ])
+}
+
+/// `copilot mcp add` keeps servers under `mcpServers` in `$COPILOT_HOME/mcp-config.json`
+/// (else `~/.copilot`).
+fn own_servers(home: &Path, _cwd: Option<&Path>) -> Vec<String> {
+    let dir = std::env::var_os("COPILOT_HOME")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| home.join(".copilot"), PathBuf::from);
+    own_mcp::json(&dir.join("mcp-config.json"))
+        .map(|v| own_mcp::json_servers(&v["mcpServers"]))
+        .unwrap_or_default()
 }

@@ -28,6 +28,7 @@ pub static AGENT: Agent = Agent {
     },
     handler,
     terms: |timeout| format!("timeout {timeout} s, failClosed true"),
+    mcp: None,
 };
 
 /// `beforeShellExecution` carries `command` and `cwd` at the top level (cwd may be

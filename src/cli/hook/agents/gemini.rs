@@ -1,9 +1,12 @@
 //! Gemini CLI: `BeforeTool` in `~/.gemini/settings.json` (JSON with comments), a flat
 //! `{decision, reason}` answer, timeouts in milliseconds, and no fail-closed switch.
 
+use std::path::Path;
+
 use serde_json::{Map, Value, json};
 
 use super::{Agent, Answer, Ask, J, Reply, Settings, claude_like};
+use crate::cli::hook::own_mcp::{self, Mcp};
 use crate::model::Command;
 use crate::model::shell_join;
 
@@ -32,6 +35,11 @@ pub static AGENT: Agent = Agent {
     handler,
     // Gemini CLI counts its hook timeouts in milliseconds.
     terms: |timeout| format!("timeout {} ms", timeout.saturating_mul(1000)),
+    mcp: Some(Mcp {
+        prefix: "mcp_",
+        separator: "_",
+        own_servers,
+    }),
 };
 
 /// Like Claude's, with `run_shell_command` and its `dir_path` (relative to the project)
@@ -70,4 +78,15 @@ fn handler(words: &[String], timeout: u64) -> J {
         ("command", J::Str(shell_join(words))),
         ("timeout", J::Num(timeout.saturating_mul(1000))),
     ])
+}
+
+/// `gemini mcp add` keeps servers under `mcpServers` in `~/.gemini/settings.json`, or a
+/// project's `.gemini/settings.json`.
+fn own_servers(home: &Path, cwd: Option<&Path>) -> Vec<String> {
+    let user = own_mcp::json(&home.join(".gemini/settings.json"));
+    let project = cwd.and_then(|c| own_mcp::json(&c.join(".gemini/settings.json")));
+    user.iter()
+        .chain(project.iter())
+        .flat_map(|v| own_mcp::json_servers(&v["mcpServers"]))
+        .collect()
 }

@@ -16,6 +16,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::HookAgent;
+use super::own_mcp;
 use crate::cli::tool_call;
 use crate::model::Command;
 
@@ -39,6 +40,9 @@ pub struct Agent {
     pub handler: fn(words: &[String], timeout: u64) -> J,
     /// The timeout and fail-closed switch as the installer's messages state them.
     pub terms: fn(timeout: u64) -> String,
+    /// How its hook names an MCP server's tools, and where it keeps its servers: what
+    /// tells a call to execgate's own MCP server (`own_mcp`). None: its hook sees none.
+    pub mcp: Option<own_mcp::Mcp>,
 }
 
 /// Where an agent keeps its hook settings, and how its entries are laid out there.
@@ -414,5 +418,71 @@ mod tests {
         assert_eq!(v["hookSpecificOutput"]["permissionDecisionReason"], "no");
         let codex = answer(HookAgent::Codex, "PreToolUse", Verdict::Allow, "ok", false);
         assert_eq!(codex.stdout, None);
+    }
+
+    #[test]
+    fn each_agents_settings_and_names_are_read() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        let server = serde_json::json!({"mcpServers": {
+            "gate_1": {"command": "/usr/bin/execgate", "args": ["--socket", "/s", "mcp"]},
+            "other": {"command": "/usr/bin/node", "args": ["server.js", "mcp"]},
+        }});
+        std::fs::write(h.join(".claude.json"), server.to_string()).unwrap();
+        std::fs::create_dir_all(h.join(".gemini")).unwrap();
+        std::fs::write(h.join(".gemini/settings.json"), server.to_string()).unwrap();
+        std::fs::create_dir_all(h.join(".copilot")).unwrap();
+        std::fs::write(h.join(".copilot/mcp-config.json"), server.to_string()).unwrap();
+        std::fs::create_dir_all(h.join(".codex")).unwrap();
+        std::fs::write(
+            h.join(".codex/config.toml"),
+            "[mcp_servers.gate_1]\ncommand = \"/usr/bin/execgate\"\nargs = [\"mcp\"]\n[mcp_servers.other]\ncommand = \"/usr/bin/node\"\n",
+        )
+        .unwrap();
+        // The variables that move the agents' homes would take the reads elsewhere.
+        if ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some())
+        {
+            return;
+        }
+        for (agent, own, not_own) in [
+            (
+                HookAgent::ClaudeCode,
+                "mcp__gate_1__execute_command",
+                [
+                    "mcp__other__execute_command",
+                    "mcp__gate_1__delete_everything",
+                ],
+            ),
+            (
+                HookAgent::Codex,
+                "mcp__gate_1__request_approval",
+                ["mcp__other__request_approval", "gate_1-execute_command"],
+            ),
+            (
+                HookAgent::Gemini,
+                "mcp_gate_1_execute_process",
+                ["mcp_other_execute_process", "mcp__gate_1__execute_process"],
+            ),
+            (
+                HookAgent::Copilot,
+                "gate_1-get_request",
+                ["other-get_request", "gate_1-bash"],
+            ),
+        ] {
+            let naming = agent.knowledge().mcp.as_ref().unwrap();
+            assert!(
+                own_mcp::is_own_tool(naming, own, h, None),
+                "{agent:?} {own}"
+            );
+            for tool in not_own {
+                assert!(
+                    !own_mcp::is_own_tool(naming, tool, h, None),
+                    "{agent:?} {tool}"
+                );
+            }
+        }
+        assert!(HookAgent::Cursor.knowledge().mcp.is_none());
     }
 }
