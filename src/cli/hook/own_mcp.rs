@@ -53,39 +53,79 @@ pub fn json_servers(servers: &Value) -> Vec<String> {
                 .as_array()
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
+            let env: Vec<&str> = s["env"]
+                .as_object()
+                .map(|e| e.keys().map(String::as_str).collect())
+                .unwrap_or_default();
             s["command"]
                 .as_str()
-                .is_some_and(|c| runs_execgate_mcp(c, &args))
+                .is_some_and(|c| runs_execgate_mcp(c, &args, &env))
         })
         .map(|(name, _)| name.clone())
         .collect()
 }
 
-/// Whether `command args…` is execgate's MCP server: an execgate binary (by file name,
-/// or this very binary) whose first word past the global flags is `mcp`.
-pub fn runs_execgate_mcp(command: &str, args: &[&str]) -> bool {
-    let path = Path::new(command);
-    let ours = path.file_name().is_some_and(|n| n == "execgate")
-        || std::env::current_exe()
-            .ok()
-            .zip(path.canonicalize().ok())
-            .is_some_and(|(me, it)| me == it);
-    if !ours {
+/// The global flags that take a value (`execgate --help`): they say which daemon.
+const VALUED: [&str; 4] = ["--config", "--env-file", "--socket", "--admin-socket"];
+
+/// Whether `command args…`, with the variables `env` names set, is execgate's MCP server
+/// asking the daemon this hook asks:
+/// - the command is this very binary (by path, or found on `PATH`), not a look-alike of
+///   that name that a project or a download put somewhere;
+/// - its first word past the global flags is `mcp`;
+/// - those flags are among this hook's own, and the server sets no `EXECGATE_*`
+///   variable: pointed at another socket or configuration, it could ask a daemon of the
+///   agent's own making, which approves everything.
+pub fn runs_execgate_mcp(command: &str, args: &[&str], env: &[&str]) -> bool {
+    if env.iter().any(|k| k.starts_with("EXECGATE_")) || !is_this_binary(command) {
         return false;
     }
-    // The global flags that take a value (`execgate --help`).
-    const VALUED: [&str; 4] = ["--config", "--env-file", "--socket", "--admin-socket"];
+    let own: Vec<String> = std::env::args().collect();
+    let own_flag = |flag: &str, value: &str| {
+        own.windows(2).any(|w| w[0] == flag && w[1] == value)
+            || own.iter().any(|w| *w == format!("{flag}={value}"))
+    };
     let mut words = args.iter();
     while let Some(word) = words.next() {
         if VALUED.contains(word) {
-            words.next();
-        } else if word.starts_with("--") && word.contains('=') {
-            continue;
+            match words.next() {
+                Some(value) if own_flag(word, value) => {}
+                _ => return false,
+            }
+        } else if let Some((flag, value)) = word.split_once('=')
+            && VALUED.contains(&flag)
+        {
+            if !own_flag(flag, value) {
+                return false;
+            }
         } else {
             return *word == "mcp";
         }
     }
     false
+}
+
+/// Whether `command`, as an agent would start it, is the binary running now.
+fn is_this_binary(command: &str) -> bool {
+    let Ok(me) = std::env::current_exe().and_then(|p| p.canonicalize()) else {
+        return false;
+    };
+    let found = if command.contains('/') {
+        // A relative path depends on where the agent starts it: not judged.
+        Path::new(command)
+            .is_absolute()
+            .then(|| Path::new(command).to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .filter(|dir| dir.is_absolute())
+                .map(|dir| dir.join(command))
+                .find(|p| p.is_file())
+        })
+    };
+    found
+        .and_then(|p| p.canonicalize().ok())
+        .is_some_and(|p| p == me)
 }
 
 /// `file` as JSON, if it is a regular file of settings' size that parses.
@@ -108,21 +148,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_execgates_mcp_verb_is_its_server() {
-        for (command, args, ours) in [
-            ("/usr/bin/execgate", vec!["mcp"], true),
-            ("/opt/x/execgate", vec!["--socket", "/s", "mcp"], true),
-            ("execgate", vec!["--config=/c", "mcp", "--agent", "a"], true),
-            ("/usr/bin/execgate", vec!["serve"], false),
-            ("/usr/bin/execgate", vec!["--socket", "mcp"], false),
-            ("/usr/bin/execgate", vec![], false),
-            ("/usr/bin/npx", vec!["execgate", "mcp"], false),
-            ("/usr/bin/execgate-shim", vec!["mcp"], false),
+    fn only_this_binarys_mcp_verb_asking_this_daemon_is_its_server() {
+        let me = std::env::current_exe().unwrap().canonicalize().unwrap();
+        let me = me.to_str().unwrap();
+        for (command, args, env, ours) in [
+            (me, vec!["mcp"], vec![], true),
+            (me, vec!["mcp", "--agent", "a"], vec!["PATH"], true),
+            (me, vec!["serve"], vec![], false),
+            (me, vec![], vec![], false),
+            // Pointed at another daemon than this hook's (the test runs with no flags).
+            (me, vec!["--socket", "/tmp/fake.sock", "mcp"], vec![], false),
+            (me, vec!["--config=/tmp/c.toml", "mcp"], vec![], false),
+            (me, vec!["--socket", "mcp"], vec![], false),
+            (me, vec!["mcp"], vec!["EXECGATE_SOCKET"], false),
+            // A look-alike by name, or something else that starts execgate.
+            ("/usr/bin/execgate", vec!["mcp"], vec![], false),
+            ("/usr/bin/npx", vec!["execgate", "mcp"], vec![], false),
+            ("./execgate", vec!["mcp"], vec![], false),
         ] {
             assert_eq!(
-                runs_execgate_mcp(command, &args),
+                runs_execgate_mcp(command, &args, &env),
                 ours,
-                "{command} {args:?}"
+                "{command} {args:?} {env:?}"
             );
         }
     }

@@ -105,7 +105,7 @@ fn handler(words: &[String], timeout: u64) -> J {
 
 /// `claude mcp add` keeps servers in `.claude.json` (under `$CLAUDE_CONFIG_DIR` when set,
 /// else the home): the user's under `mcpServers`, one project's under
-/// `projects.DIR.mcpServers`; a project shares its own in `.mcp.json`.
+/// `projects.DIR.mcpServers`.
 fn own_servers(home: &Path, cwd: Option<&Path>) -> Vec<String> {
     let mut files = vec![home.join(".claude.json")];
     if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
@@ -118,8 +118,6 @@ fn own_servers(home: &Path, cwd: Option<&Path>) -> Vec<String> {
             found.extend(own_mcp::json_servers(&v["projects"][cwd]["mcpServers"]));
         }
     }
-    if let Some(v) = cwd.and_then(|c| own_mcp::json(&c.join(".mcp.json"))) {
-        found.extend(own_mcp::json_servers(&v["mcpServers"]));
-    }
+    // A project's own `.mcp.json` is not read: it comes with whatever was cloned.
     found
 }

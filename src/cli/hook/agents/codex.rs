@@ -321,10 +321,15 @@ fn own_servers(home: &Path, _cwd: Option<&Path>) -> Vec<String> {
                 .and_then(|a| a.as_array())
                 .map(|a| a.iter().filter_map(|w| w.as_str()).collect())
                 .unwrap_or_default();
+            let env: Vec<&str> = server
+                .get("env")
+                .and_then(|e| e.as_table())
+                .map(|e| e.keys().map(String::as_str).collect())
+                .unwrap_or_default();
             server
                 .get("command")
                 .and_then(|c| c.as_str())
-                .is_some_and(|c| own_mcp::runs_execgate_mcp(c, &args))
+                .is_some_and(|c| own_mcp::runs_execgate_mcp(c, &args, &env))
         })
         .map(|(name, _)| name)
         .collect()

@@ -80,13 +80,11 @@ fn handler(words: &[String], timeout: u64) -> J {
     ])
 }
 
-/// `gemini mcp add` keeps servers under `mcpServers` in `~/.gemini/settings.json`, or a
-/// project's `.gemini/settings.json`.
-fn own_servers(home: &Path, cwd: Option<&Path>) -> Vec<String> {
-    let user = own_mcp::json(&home.join(".gemini/settings.json"));
-    let project = cwd.and_then(|c| own_mcp::json(&c.join(".gemini/settings.json")));
-    user.iter()
-        .chain(project.iter())
-        .flat_map(|v| own_mcp::json_servers(&v["mcpServers"]))
-        .collect()
+/// `gemini mcp add -s user` keeps servers under `mcpServers` in
+/// `~/.gemini/settings.json`. A project's `.gemini/settings.json` is not read: it comes
+/// with whatever was cloned.
+fn own_servers(home: &Path, _cwd: Option<&Path>) -> Vec<String> {
+    own_mcp::json(&home.join(".gemini/settings.json"))
+        .map(|v| own_mcp::json_servers(&v["mcpServers"]))
+        .unwrap_or_default()
 }

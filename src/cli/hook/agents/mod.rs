@@ -424,8 +424,11 @@ mod tests {
     fn each_agents_settings_and_names_are_read() {
         let home = tempfile::tempdir().unwrap();
         let h = home.path();
+        // execgate's server is this very binary (here, the test's).
+        let me = std::env::current_exe().unwrap().canonicalize().unwrap();
+        let me = me.to_str().unwrap();
         let server = serde_json::json!({"mcpServers": {
-            "gate_1": {"command": "/usr/bin/execgate", "args": ["--socket", "/s", "mcp"]},
+            "gate_1": {"command": me, "args": ["mcp"]},
             "other": {"command": "/usr/bin/node", "args": ["server.js", "mcp"]},
         }});
         std::fs::write(h.join(".claude.json"), server.to_string()).unwrap();
@@ -436,7 +439,7 @@ mod tests {
         std::fs::create_dir_all(h.join(".codex")).unwrap();
         std::fs::write(
             h.join(".codex/config.toml"),
-            "[mcp_servers.gate_1]\ncommand = \"/usr/bin/execgate\"\nargs = [\"mcp\"]\n[mcp_servers.other]\ncommand = \"/usr/bin/node\"\n",
+            format!("[mcp_servers.gate_1]\ncommand = {me:?}\nargs = [\"mcp\"]\n[mcp_servers.other]\ncommand = \"/usr/bin/node\"\n"),
         )
         .unwrap();
         // The variables that move the agents' homes would take the reads elsewhere.
