@@ -73,9 +73,9 @@ const VALUED: [&str; 4] = ["--config", "--env-file", "--socket", "--admin-socket
 /// - the command is this very binary (by path, or found on `PATH`), not a look-alike of
 ///   that name that a project or a download put somewhere;
 /// - its first word past the global flags is `mcp`;
-/// - those flags are among this hook's own, and the server sets no `EXECGATE_*`
-///   variable: pointed at another socket or configuration, it could ask a daemon of the
-///   agent's own making, which approves everything.
+/// - its global flags, before the verb or after it, are among this hook's own, and the
+///   server sets no `EXECGATE_*` variable: pointed at another socket or configuration,
+///   it could ask a daemon of the agent's own making, which approves everything.
 pub fn runs_execgate_mcp(command: &str, args: &[&str], env: &[&str]) -> bool {
     if env.iter().any(|k| k.starts_with("EXECGATE_")) || !is_this_binary(command) {
         return false;
@@ -85,6 +85,8 @@ pub fn runs_execgate_mcp(command: &str, args: &[&str], env: &[&str]) -> bool {
         own.windows(2).any(|w| w[0] == flag && w[1] == value)
             || own.iter().any(|w| *w == format!("{flag}={value}"))
     };
+    // Global flags may come after the verb too (`mcp --socket S`): every one is checked.
+    let mut verb = None;
     let mut words = args.iter();
     while let Some(word) = words.next() {
         if VALUED.contains(word) {
@@ -98,11 +100,11 @@ pub fn runs_execgate_mcp(command: &str, args: &[&str], env: &[&str]) -> bool {
             if !own_flag(flag, value) {
                 return false;
             }
-        } else {
-            return *word == "mcp";
+        } else if verb.is_none() {
+            verb = Some(*word);
         }
     }
-    false
+    verb == Some("mcp")
 }
 
 /// Whether `command`, as an agent would start it, is the binary running now.
@@ -161,6 +163,8 @@ mod tests {
             (me, vec!["--config=/tmp/c.toml", "mcp"], vec![], false),
             (me, vec!["--socket", "mcp"], vec![], false),
             (me, vec!["mcp"], vec!["EXECGATE_SOCKET"], false),
+            (me, vec!["mcp", "--socket", "/tmp/fake.sock"], vec![], false),
+            (me, vec!["mcp", "--env-file=/tmp/e"], vec![], false),
             // A look-alike by name, or something else that starts execgate.
             ("/usr/bin/execgate", vec!["mcp"], vec![], false),
             ("/usr/bin/npx", vec!["execgate", "mcp"], vec![], false),
