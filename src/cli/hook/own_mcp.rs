@@ -33,6 +33,15 @@ const MAX_BYTES: u64 = 4 * 1024 * 1024;
 /// its hook, is a tool of an execgate MCP server in its settings (`home` is the agent's
 /// home, `cwd` where it works).
 pub fn is_own_tool(naming: &Mcp, tool: &str, home: &Path, cwd: Option<&Path>) -> bool {
+    // Every tool call reaches the hook (reads included): the settings files, which can
+    // be large, are read only for a name that could be one of the server's tools.
+    let could_be = tool.starts_with(naming.prefix)
+        && mcp::TOOLS
+            .iter()
+            .any(|t| tool.ends_with(&format!("{}{t}", naming.separator)));
+    if !could_be {
+        return false;
+    }
     (naming.own_servers)(home, cwd).iter().any(|server| {
         tool.strip_prefix(naming.prefix)
             .and_then(|t| t.strip_prefix(server.as_str()))
