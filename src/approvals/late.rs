@@ -133,6 +133,10 @@ impl Late {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
     #[cfg(test)]
     fn len(&self) -> usize {
         self.by_key.len()

@@ -47,6 +47,8 @@ pub struct ForHuman {
     new: NewRequest,
     /// Kept for the same call asked again (see `late`): its asker does not wait.
     late: bool,
+    /// What identifies the call for that, when it can be answered late.
+    late_key: Option<late::Key>,
     /// The settings it was judged by: its timeout and caps come from them too.
     settings: Arc<Settings>,
     verdict: crate::policy::Verdict,
@@ -287,7 +289,6 @@ impl Approvals {
             return Err(ApprovalError::ShuttingDown);
         }
         self.served.fetch_add(1, Ordering::Relaxed);
-        let late_key = late::Key::of(&spec);
         // Millisecond precision, as stored: the record returned is the row as read later.
         let now = Utc::now().trunc_subsecs(3);
         // Off the async workers, each uid in turn: see `analysts`.
@@ -309,8 +310,13 @@ impl Approvals {
             .ok_or(ApprovalError::Analysis)?;
         // Where policy would put the call to a human, the same call asked before and left
         // by its asker is the answer; where policy decides by itself, its decision is.
+        // The key hashes the whole call: made only where it can be used.
+        let ask = matches!(verdict.outcome, Outcome::Ask);
+        let late_key = (ask || !self.late().is_empty())
+            .then(|| late::Key::of(&spec))
+            .flatten();
         if let Some(key) = late_key {
-            if matches!(verdict.outcome, Outcome::Ask) {
+            if ask {
                 if let Some(earlier) = self.late_answer(&key).await? {
                     return Ok(earlier);
                 }
@@ -380,6 +386,7 @@ impl Approvals {
             }
             Outcome::Ask => Ok(Submitted::Ask(ForHuman {
                 late: false,
+                late_key,
                 always_refusal,
                 new,
                 settings,
@@ -394,6 +401,7 @@ impl Approvals {
         let ForHuman {
             new,
             late,
+            late_key,
             settings,
             verdict,
             always_refusal,
@@ -437,7 +445,7 @@ impl Approvals {
             );
         }
         let id = new.id.clone();
-        let late_key = late.then(|| late::Key::of(&new.spec)).flatten();
+        let late_key = late_key.filter(|_| late);
         let record = match self.store.insert_pending(new, expires_at).await {
             Ok(r) => r,
             Err(e) => {
