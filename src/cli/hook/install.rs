@@ -1361,9 +1361,13 @@ mod tests {
 
     #[test]
     fn uninstall_removes_the_containers_it_emptied_and_no_others() {
+        let (text, _) = installed(HookAgent::ClaudeCode, "{\n  \"model\": \"x\"\n}\n");
+        let (text, n) = removed(HookAgent::ClaudeCode, &text);
+        assert_eq!((text.as_str(), n), ("{\n  \"model\": \"x\"\n}\n", 1));
+        // An object written on one line comes back spread over lines.
         let (text, _) = installed(HookAgent::ClaudeCode, r#"{"model": "x"}"#);
         let (text, n) = removed(HookAgent::ClaudeCode, &text);
-        assert_eq!((text.as_str(), n), (r#"{"model": "x"}"#, 1));
+        assert_eq!((text.as_str(), n), ("{\n  \"model\": \"x\"\n}", 1));
         let kept = r#"{"hooks": {"PreToolUse": [], "Stop": []}}"#;
         assert_eq!(removed(HookAgent::ClaudeCode, kept), (kept.to_string(), 0));
         let (text, _) = installed(HookAgent::ClaudeCode, r#"{"hooks": {"Stop": []}}"#);
