@@ -5,7 +5,7 @@ use execgate_testkit as common;
 use common::*;
 use execgate::model::{Decision, Record, Risk, RuleKind, Status, Via};
 use hyper::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allowlisted_command_is_approved_via_allowlist_and_counted() {
@@ -748,4 +748,98 @@ async fn the_record_an_agent_gets_is_the_row_as_stored() {
         }
         assert_eq!(r, stored, "returned and stored records differ");
     }
+}
+
+/// An asker that names its call (`call_id`) may withdraw it while it waits for the
+/// owner: the request ends `cancelled` `via: withdrawn`, its waiter is answered so, and
+/// the owner can no longer approve it. Only a pending request of the asker's own uid
+/// can be withdrawn; anything else is 404, and a malformed body 400 (issue 31, 8).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_asker_withdraws_the_call_it_named() {
+    let d = TestDaemon::start(&[]).await;
+    let body = json!({"agent": "a", "command": "touch withdrawn", "call_id": "call-1"});
+    let client = d.agent();
+    let waiting = tokio::spawn(async move {
+        client
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap()
+    });
+    let pending = d.pending_for("touch withdrawn").await;
+    let withdraw = |call_id: Value| {
+        let client = d.agent();
+        async move {
+            client
+                .call(
+                    Method::POST,
+                    "/v1/requests/withdraw",
+                    Some(&json!({ "call_id": call_id })),
+                )
+                .await
+                .unwrap()
+        }
+    };
+    let (status, body) = withdraw(json!("another-call")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(body["error"]["code"], "NOT_FOUND", "{body}");
+    let (status, body) = withdraw(json!("call-1")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let r: Record = serde_json::from_value(body).unwrap();
+    assert_eq!(
+        (r.id.as_str(), r.status, r.via),
+        (pending.id.as_str(), Status::Cancelled, Some(Via::Withdrawn))
+    );
+    assert_eq!(r.decision, None);
+    // The waiter hears it, and the owner's approval comes too late.
+    let (status, body) = waiting.await.unwrap();
+    assert_eq!(
+        (status, &body["status"], &body["via"]),
+        (StatusCode::OK, &json!("cancelled"), &json!("withdrawn")),
+        "{body}"
+    );
+    let (status, _) = d.decide(&pending.id, "allow-once").await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    // Once ended, there is nothing left to withdraw.
+    let (status, body) = withdraw(json!("call-1")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    // A call the owner already decided cannot be withdrawn either.
+    let body = json!({"agent": "a", "command": "touch decided", "call_id": "call-2"});
+    let client = d.agent();
+    let waiting = tokio::spawn(async move {
+        client
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap()
+    });
+    let decided = d.pending_for("touch decided").await;
+    d.decide(&decided.id, "deny").await;
+    assert_eq!(waiting.await.unwrap().1["status"], "denied");
+    assert_eq!(withdraw(json!("call-2")).await.0, StatusCode::NOT_FOUND);
+    // Malformed: a missing, empty, oversized or non-string call_id, or another field.
+    for bad in [
+        json!({}),
+        json!({"call_id": ""}),
+        json!({"call_id": "x".repeat(129)}),
+        json!({"call_id": 7}),
+        json!({"call_id": "a", "id": "b"}),
+    ] {
+        let (status, body) = d
+            .agent()
+            .call(Method::POST, "/v1/requests/withdraw", Some(&bad))
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+    // And a call_id on the request itself is checked alike.
+    let (status, body) = d
+        .submit(json!({"agent": "a", "command": "ls", "call_id": "bad id\n"}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("call_id"),
+        "{body}"
+    );
 }

@@ -606,3 +606,55 @@ async fn a_session_rule_is_not_borrowed_by_another_uid_or_agent() {
         "allowlist"
     );
 }
+
+/// A call another uid named cannot be withdrawn from here, even by its exact
+/// `call_id`: the agent's withdrawal is 404, the owner's request still waits, and the
+/// owner's own withdrawal still works (issue 31, 8).
+#[tokio::test]
+async fn another_uids_call_cannot_be_withdrawn() {
+    if !can_switch_uid("another_uids_call_cannot_be_withdrawn") {
+        return;
+    }
+    let d = TestDaemon::start(&[]).await;
+    let body = json!({"agent": "owner", "command": "make release", "call_id": "the-call"});
+    let client = d.agent();
+    let waiting = tokio::spawn(async move {
+        client
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap()
+    });
+    let pending = d.pending_for("make release").await;
+    let_agent_in(d.dir.path(), &d.config().socket);
+    let agent = d.config().socket.clone();
+    let (status, body) = tokio::task::spawn_blocking(move || {
+        as_agent(move || async move {
+            Client::new(agent)
+                .call(
+                    Method::POST,
+                    "/v1/requests/withdraw",
+                    Some(&json!({"call_id": "the-call"})),
+                )
+                .await
+                .unwrap()
+        })
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(
+        d.record(&pending.id).await.status,
+        execgate::model::Status::Pending
+    );
+    let (status, body) = d
+        .agent()
+        .call(
+            Method::POST,
+            "/v1/requests/withdraw",
+            Some(&json!({"call_id": "the-call"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(waiting.await.unwrap().1["via"], "withdrawn");
+}

@@ -881,10 +881,8 @@ async fn a_cancelled_call_cancels_its_request() {
     let pending = d.pending_for(&command).await;
     call.abort();
     let r = d.terminal(&pending.id).await;
-    assert_eq!(
-        (r.status, r.via),
-        (Status::Cancelled, Some(Via::Disconnect))
-    );
+    // Withdrawn by the server, which was told: not a connection lost (issue 31, 8).
+    assert_eq!((r.status, r.via), (Status::Cancelled, Some(Via::Withdrawn)));
     // Approving it now does nothing.
     let (status, _) = d.decide(&pending.id, "allow-once").await;
     assert_eq!(status, hyper::StatusCode::CONFLICT);

@@ -316,15 +316,12 @@ async fn python_client_waits_for_the_owner_and_cancels() {
         "{l}"
     );
     assert!(!marker.exists());
-    // 3. Cancelled by the client: the request is cancelled.
+    // 3. Cancelled by the client: the request is withdrawn.
     let p = d.pending_for("touch cancelled").await;
     let l = py.next().await;
     assert_eq!(l["cancelled"], true, "{l}");
     let r = d.terminal(&p.id).await;
-    assert_eq!(
-        (r.status, r.via),
-        (Status::Cancelled, Some(Via::Disconnect))
-    );
+    assert_eq!((r.status, r.via), (Status::Cancelled, Some(Via::Withdrawn)));
     // 4, 5. Malformed arguments: JSON-RPC errors naming the field.
     let l = py.next().await;
     assert_eq!(l["rpc_error"]["code"], -32602, "{l}");

@@ -8,8 +8,8 @@
 //! no agent runs a command the owner has not answered yet; and with `execgate mcp`
 //! registered beside the hook, a command run through it asks the owner once.
 //!
-//! Where an agent does not hold to that today, the test is there, ignored with the
-//! finding of issue 31 it shows, and passes once the finding is fixed.
+//! Each finding of issue 31 is a test here that failed against the real agent before
+//! execgate was changed for it.
 
 use execgate_testkit as common;
 
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use common::TestDaemon;
 use common::agents::{Agent, AgentRun, Finished, Running, Step, turns_mention};
-use execgate::model::{Record, Status};
+use execgate::model::{Record, Status, Via};
 use hyper::Method;
 use serde_json::json;
 
@@ -380,6 +380,37 @@ async fn execgate_mcp_asks_the_owner_once(agent: Agent) {
         agent.word(),
         run.model.turns().last()
     );
+}
+
+/// Claude Code gives up on an MCP call at its tool timeout (`MCP_TOOL_TIMEOUT`) and
+/// tells the server with `notifications/cancelled`: the request is withdrawn, recorded
+/// `cancelled` `via: withdrawn` (not `disconnect`: the connection was not lost), the
+/// owner's card says so, and nothing runs (issue 31, finding 8).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_codes_mcp_tool_timeout_withdraws_the_request() {
+    let agent = Agent::ClaudeCode;
+    let d = TestDaemon::start(&[]).await;
+    let command = "touch marker-withdrawn";
+    let script = agent.mcp_call("execute_command", json!({ "command": command }));
+    let mut run = AgentRun::new(agent, &d, script).await;
+    run.add_execgate_mcp(&d).await;
+    run.env("MCP_TOOL_TIMEOUT", "3000");
+    let mut running = start(&run);
+    let Some(r) = pending(&d, &mut running, command).await else {
+        panic!(
+            "no request reached execgate: {}",
+            running.finish().await.describe()
+        );
+    };
+    let out = running.finish().await;
+    let r = d.terminal(&r.id).await;
+    assert_eq!(
+        (r.status, r.via),
+        (Status::Cancelled, Some(Via::Withdrawn)),
+        "{r:?}: {}",
+        out.describe()
+    );
+    assert!(!run.project.join("marker-withdrawn").exists());
 }
 
 /// Claude Code's `Monitor` runs a shell command (in the background). Asked about, and

@@ -31,6 +31,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/v1/health", get(super::health))
         .route("/v1/requests", post(create))
+        .route("/v1/requests/withdraw", post(withdraw))
         .route("/v1/requests/{id}", get(show))
         .fallback(super::not_found)
         .method_not_allowed_fallback(super::method_not_allowed)
@@ -63,6 +64,36 @@ pub struct ExecRequest {
     /// The door the request came through, as execgate's own clients say (`cli`,
     /// `hook:claude-code`, …). Recorded only: it decides nothing.
     pub front: Option<String>,
+    /// The asker's own name for this call, by which it may withdraw the request while
+    /// it waits (`POST /v1/requests/withdraw`). Decides nothing; not stored.
+    pub call_id: Option<String>,
+}
+
+/// `POST /v1/requests/withdraw`: the asker takes back a call it named.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Withdrawal {
+    call_id: String,
+}
+
+/// The longest `call_id`.
+const MAX_CALL_ID: usize = 128;
+
+/// A `call_id` is 1 to 128 of ASCII letters, digits and `-_.:`: something to match, not to
+/// show anyone.
+fn check_call_id(call_id: &str) -> Result<(), ApiError> {
+    let fits = (1..=MAX_CALL_ID).contains(&call_id.len())
+        && call_id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b));
+    if fits {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`call_id` must be 1 to {MAX_CALL_ID} ASCII letters, digits, `-`, `_`, `.` or `:`, got {:?}",
+            truncate(call_id)
+        )))
+    }
 }
 
 /// A request's `tool`: `{"name": "Write", "input": {…}}`.
@@ -220,6 +251,9 @@ impl ExecRequest {
         if self.session.as_ref().is_some_and(|s| s.len() > 256) {
             return bad("`session` is longer than 256 bytes".into());
         }
+        if let Some(call_id) = &self.call_id {
+            check_call_id(call_id)?;
+        }
         if self.run && !config.exec.enabled {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
@@ -290,6 +324,7 @@ impl ExecRequest {
             spec,
             run,
             wait: self.wait,
+            call_id: self.call_id,
         })
     }
 }
@@ -299,6 +334,7 @@ struct Checked {
     spec: RequestSpec,
     run: Option<RunSpec>,
     wait: bool,
+    call_id: Option<String>,
 }
 
 /// A request's working directory, checked before anyone is asked: resolved against the
@@ -371,7 +407,12 @@ async fn create(
     // meanwhile applies to the next one.
     let settings = state.approvals.policy().settings();
     let config = Arc::clone(settings.config());
-    let Checked { spec, run, wait } = req.check(&config, peer)?;
+    let Checked {
+        spec,
+        run,
+        wait,
+        call_id,
+    } = req.check(&config, peer)?;
 
     // Step 2: identity. A bound agent name is usable only from its uids.
     if let Some(uids) = config
@@ -425,10 +466,12 @@ async fn create(
             },
             // An asker that does not wait may ask the same call again for the answer.
             Submitted::Ask(ask) if !wait => {
-                let Registered { record, .. } = approvals.register(ask.answered_late()).await?;
+                let ask = ask.answered_late().withdrawable_as(call_id);
+                let Registered { record, .. } = approvals.register(ask).await?;
                 Ok((StatusCode::ACCEPTED, record))
             }
             Submitted::Ask(ask) => {
+                let ask = ask.withdrawable_as(call_id);
                 let Registered { record, mut done } = approvals.register(ask).await?;
                 tokio::select! {
                     finished = terminal(&mut done) => match finished {
@@ -460,6 +503,25 @@ async fn create(
     let (status, record) = outcome?;
     state.approvals.delivered(&record);
     Ok((status, Json(record)).into_response())
+}
+
+/// The asker withdraws a call it named and still waits on: 200 with the record, now
+/// `cancelled` `via: withdrawn`; 404 when no request of this uid pending here has that
+/// `call_id`.
+async fn withdraw(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Record>, ApiError> {
+    let Withdrawal { call_id } = read_json(&headers, body, state.read_timeout()).await?;
+    check_call_id(&call_id)?;
+    match state.approvals.withdraw(peer.uid, &call_id).await? {
+        Some(record) => Ok(Json(record)),
+        None => Err(ApiError::not_found(format!(
+            "no request of yours waits here under call_id {call_id:?}"
+        ))),
+    }
 }
 
 async fn show(

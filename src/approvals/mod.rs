@@ -54,9 +54,18 @@ pub struct ForHuman {
     verdict: crate::policy::Verdict,
     /// Why "always" must be refused, judged now, while the request's words are at hand.
     always_refusal: Option<String>,
+    /// The asker's own name for the call (`call_id`), for withdrawing it.
+    call_id: Option<String>,
 }
 
 impl ForHuman {
+    /// Its asker named the call `call_id` and may withdraw it while it waits
+    /// ([`Approvals::withdraw`]).
+    pub fn withdrawable_as(mut self, call_id: Option<String>) -> ForHuman {
+        self.call_id = call_id;
+        self
+    }
+
     /// Its asker will not wait for the answer (`"wait": false`): the answer is kept for
     /// the same call asked again, once, until as long again after the request's
     /// timeout.
@@ -146,6 +155,9 @@ struct Pending {
     fallback_approves: bool,
     /// Whether its short id is recorded as shown to a human (see [`Approvals::shown`]).
     shown: bool,
+    /// The asker's own name for the call, by which it may withdraw it
+    /// ([`Approvals::withdraw`]).
+    call_id: Option<String>,
 }
 
 /// The pending requests, with a count per uid kept beside them so that the cap is checked
@@ -391,6 +403,7 @@ impl Approvals {
                 new,
                 settings,
                 verdict,
+                call_id: None,
             })),
         }
     }
@@ -405,6 +418,7 @@ impl Approvals {
             settings,
             verdict,
             always_refusal,
+            call_id,
         } = ask;
         let config = settings.config();
         let expires_at = new.created_at + TimeDelta::seconds(config.approval.timeout_secs as i64);
@@ -441,6 +455,7 @@ impl Approvals {
                     // On a shared database another node's chat may show it at any time:
                     // its id is kept out of circulation for a day, as if shown.
                     shown: self.store.shared().is_some(),
+                    call_id,
                 },
             );
         }
@@ -608,6 +623,38 @@ impl Approvals {
             Ok(None) => {}
             Err(e) => tracing::error!(%id, error = %e, "could not cancel an abandoned request"),
         }
+    }
+
+    /// Withdraws the pending requests uid `uid` asked for under `call_id` (one, unless
+    /// the asker named two calls alike): each ends `cancelled` `via: withdrawn`, and its
+    /// waiter is told. Only requests pending on this node, where their asker waits, can
+    /// be withdrawn. Ok(None) when none is: unknown, another uid's, or already ended.
+    pub async fn withdraw(
+        &self,
+        uid: Option<u32>,
+        call_id: &str,
+    ) -> Result<Option<Record>, StoreError> {
+        let ids: Vec<String> = {
+            let pending = self.lock();
+            pending
+                .by_id
+                .iter()
+                .filter(|(_, p)| uid.is_some() && p.uid == uid)
+                .filter(|(_, p)| p.call_id.as_deref() == Some(call_id))
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        let mut last = None;
+        for id in ids {
+            if let Some(r) = self
+                .finish(&id, Status::Cancelled, None, Via::Withdrawn, None)
+                .await?
+            {
+                tracing::info!(%id, "the asker withdrew its request");
+                last = Some(r);
+            }
+        }
+        Ok(last)
     }
 
     /// The one transition out of `pending`. Ok(None): someone else got there first.

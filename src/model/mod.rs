@@ -132,6 +132,7 @@ words!(
         Shutdown => "shutdown",
         Restart => "restart",
         Disconnect => "disconnect",
+        Withdrawn => "withdrawn",
     }
 );
 

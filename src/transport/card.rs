@@ -234,6 +234,7 @@ fn fixed_title(r: &Record) -> &'static str {
         (Status::Cancelled, _, Some(Via::Shutdown)) => "Cancelled: execgate shut down",
         (Status::Cancelled, _, Some(Via::Restart)) => "Cancelled: execgate restarted",
         (Status::Cancelled, _, Some(Via::Disconnect)) => "Cancelled: the agent stopped waiting",
+        (Status::Cancelled, _, Some(Via::Withdrawn)) => "Cancelled: the agent withdrew it",
         (Status::Cancelled, _, _) => "Cancelled",
         (Status::Pending, _, _) => "Pending",
     }

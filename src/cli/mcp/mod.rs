@@ -58,6 +58,10 @@ const DECIDE_SLACK: Duration = Duration::from_secs(30);
 /// approved command may wait for a free run slot (`exec.max_concurrent`).
 const RUN_SLACK: Duration = Duration::from_secs(300);
 
+/// How long a withdrawal may take before the server lets the connection's close say it
+/// instead (recorded then as `disconnect`).
+const WITHDRAW_PATIENCE: Duration = Duration::from_secs(2);
+
 /// Runs the server on stdin/stdout until the client closes stdin. `config` is the
 /// configuration, or why it did not load: the server still starts, and every call says
 /// why it cannot ask.
@@ -283,8 +287,9 @@ impl Server {
         }
     }
 
-    /// The request body for `ask`, checked against the narrowing, shrunk to fit.
-    fn body(&self, ask: &Ask) -> Result<Value, String> {
+    /// The request body for `ask`, named `call_id`, checked against the narrowing,
+    /// shrunk to fit.
+    fn body(&self, ask: &Ask, call_id: &str) -> Result<Value, String> {
         self.0.narrowing.command(&ask.command)?;
         let cwd = self.workdir(ask.cwd.as_deref())?;
         let mut body = json!({
@@ -293,6 +298,7 @@ impl Server {
             "front": "mcp",
             "cwd": cwd,
             "wait": ask.wait,
+            "call_id": call_id,
         });
         if let Some(reason) = &ask.reason {
             body["reason"] = json!(reason);
@@ -319,7 +325,9 @@ impl Server {
             Ok(c) => c,
             Err(e) => return Answer::Failed(e),
         };
-        let body = match self.body(&ask) {
+        // The name this call is asked under: a client's cancel withdraws it by that.
+        let call_id = uuid::Uuid::now_v7().to_string();
+        let body = match self.body(&ask, &call_id) {
             Ok(b) => b,
             Err(e) => return Answer::Failed(e),
         };
@@ -333,7 +341,21 @@ impl Server {
             patience,
             client.call(Method::POST, "/v1/requests", Some(&body)),
         );
-        match self.waiting(context, call).await {
+        tokio::pin!(call);
+        match self.waiting(context, call.as_mut()).await {
+            // The client cancelled this call (`notifications/cancelled`) and is still
+            // here: the request is withdrawn while its connection is still open, so it
+            // is recorded as what happened, not as a connection lost.
+            None if !self.0.gone.is_cancelled() => {
+                let withdrawal = json!({ "call_id": call_id });
+                let said = tokio::time::timeout(
+                    WITHDRAW_PATIENCE,
+                    client.call(Method::POST, "/v1/requests/withdraw", Some(&withdrawal)),
+                )
+                .await;
+                tracing::debug!(?said, "the client cancelled a call: withdrawn");
+                Answer::Abandoned
+            }
             None => Answer::Abandoned,
             Some(Err(_)) => Answer::Failed(format!(
                 "no answer from execgate within {} s, so this server stopped waiting: a request still waiting for the owner is cancelled; a command already running goes on, and its result is lost",

@@ -171,6 +171,8 @@ pub struct AgentRun {
     /// Whether `execgate mcp` is registered with the agent ([`AgentRun::add_mcp`]): the
     /// agent then starts with what it needs to offer MCP tools headless.
     mcp: bool,
+    /// More of the agent's environment ([`AgentRun::env`]).
+    env: Vec<(String, String)>,
 }
 
 /// The name `execgate mcp` is registered under: what agents prefix its tools with.
@@ -254,6 +256,7 @@ impl AgentRun {
             project,
             model,
             mcp: false,
+            env: Vec::new(),
         };
         run.install_hook(daemon).await;
         run
@@ -340,6 +343,12 @@ impl AgentRun {
     }
 
     /// Starts the agent as a user runs it headless, after `execgate hook install`.
+    /// Sets `key` in the agent's environment: one of its own settings
+    /// (`MCP_TOOL_TIMEOUT`, say).
+    pub fn env(&mut self, key: &str, value: &str) {
+        self.env.push((key.into(), value.into()));
+    }
+
     pub fn start(&self) -> Running {
         self.spawn(&[])
     }
@@ -419,6 +428,7 @@ impl AgentRun {
                 .args(["-p", PROMPT, "--allow-all-tools"]);
             }
         }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("{} starts: {e}", self.agent.launcher().display()));
