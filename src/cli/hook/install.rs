@@ -187,8 +187,8 @@ pub fn run(config: &Config, overrides: &Overrides, options: Options) -> Result<(
     Ok(())
 }
 
-/// Codex's files for a scope: the user's `config.toml`, where Codex keeps hook trust
-/// for every scope, and the `hooks.json` path as Codex names it in the trust keys.
+/// Codex's files for a scope ([`codex::Files`]), the `hooks.json` path as the text the
+/// trust keys hold.
 struct CodexFiles {
     config: PathBuf,
     source: String,
@@ -196,31 +196,10 @@ struct CodexFiles {
 
 impl CodexFiles {
     fn find(project: Option<&Path>) -> Result<CodexFiles, String> {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        // Codex resolves `CODEX_HOME` to its real path, and takes `~/.codex` as it is.
-        let home = match var("CODEX_HOME") {
-            Some(dir) => {
-                let dir = PathBuf::from(dir);
-                dir.canonicalize().or_else(|_| std::path::absolute(&dir))
-            }
-            None => {
-                let home = var("HOME").ok_or_else(|| {
-                    "HOME is not set, so Codex's config.toml (where it keeps hook trust) cannot be found".to_string()
-                })?;
-                std::path::absolute(Path::new(&home).join(".codex"))
-            }
-        }
-        .map_err(|e| format!("Codex's home: {e}"))?;
-        let source = match project {
-            Some(dir) => dir
-                .canonicalize()
-                .map_err(|e| format!("--project {}: {e}", dir.display()))?
-                .join(spec(HookAgent::Codex).project_file),
-            None => home.join(spec(HookAgent::Codex).user_file),
-        };
+        let files = codex::Files::find(project)?;
         Ok(CodexFiles {
-            config: home.join("config.toml"),
-            source: utf8(&source)?,
+            source: utf8(&files.source)?,
+            config: files.config,
         })
     }
 }

@@ -63,6 +63,46 @@ pub static AGENT: Agent = Agent {
     }),
 };
 
+/// Codex's files for a scope: the user's `config.toml`, where Codex keeps hook trust
+/// for every scope, and the `hooks.json` whose handlers it trusts (the user's, or the
+/// project's in `project`), by the path Codex names it in the trust keys.
+pub struct Files {
+    pub config: PathBuf,
+    pub source: PathBuf,
+}
+
+impl Files {
+    pub fn find(project: Option<&Path>) -> Result<Files, String> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        // Codex resolves `CODEX_HOME` to its real path, and takes `~/.codex` as it is.
+        let home = match var("CODEX_HOME") {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                dir.canonicalize().or_else(|_| std::path::absolute(&dir))
+            }
+            None => {
+                let home = var("HOME").ok_or_else(|| {
+                    "HOME is not set, so Codex's config.toml (where it keeps hook trust) cannot be found".to_string()
+                })?;
+                std::path::absolute(Path::new(&home).join(".codex"))
+            }
+        }
+        .map_err(|e| format!("Codex's home: {e}"))?;
+        let settings = &AGENT.settings;
+        let source = match project {
+            Some(dir) => dir
+                .canonicalize()
+                .map_err(|e| format!("--project {}: {e}", dir.display()))?
+                .join(settings.project_file),
+            None => home.join(settings.user_file),
+        };
+        Ok(Files {
+            config: home.join("config.toml"),
+            source,
+        })
+    }
+}
+
 /// Like Claude's, its shell tool reported as `Bash`; its file edits come as
 /// `apply_patch` with the patch text in `tool_input.command`, read into a tool request
 /// whose input is `{"patch": TEXT}`, the shape every agent's patch tool is given, so
