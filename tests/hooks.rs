@@ -93,6 +93,20 @@ fn without_command(agent: HookAgent, cwd: &str) -> Vec<u8> {
     v.to_string().into_bytes()
 }
 
+/// The agent's shell payload with what a later version might add: a field of the shell
+/// tool's input execgate does not know (Cursor's: a known field of another type).
+fn with_an_unknown_shell_field(agent: HookAgent, cwd: &str) -> Vec<u8> {
+    let mut v = shell_payload(agent, "ls", cwd);
+    match agent {
+        HookAgent::Cursor => v["cwd"] = json!(["/etc"]),
+        HookAgent::Copilot => {
+            v["toolArgs"] = json!({"command": "ls", "description": "run", "workdir": "/etc"})
+        }
+        _ => v["tool_input"]["workdir"] = json!("/etc"),
+    }
+    v.to_string().into_bytes()
+}
+
 fn word(agent: HookAgent) -> &'static str {
     agent.word()
 }
@@ -560,6 +574,11 @@ async fn every_failure_blocks_with_exit_2_and_says_why() {
                 "a shell tool without its command",
                 &d.env,
                 without_command(agent, &cwd),
+            ),
+            (
+                "a shell tool's field execgate does not know",
+                &d.env,
+                with_an_unknown_shell_field(agent, &cwd),
             ),
         ];
         for (case, env, stdin) in cases {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::{Agent, Answer, Ask, J, Reply, Settings, claude_like};
+use super::{Agent, Answer, Ask, J, Reply, Settings, Shell, Type, claude_like};
 use crate::cli::hook::own_mcp::{self, Mcp};
 
 pub static AGENT: Agent = Agent {
@@ -46,11 +46,35 @@ fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
             .get("tool_input")
             .is_some_and(|i| i.get("command").is_some());
     if monitors_a_command {
-        claude_like(obj, &["Bash", "Monitor"])
+        claude_like(obj, &[BASH, MONITOR])
     } else {
-        claude_like(obj, &["Bash"])
+        claude_like(obj, &[BASH])
     }
 }
+
+/// Claude Code 2.1.332's `Bash` input (`sdk-tools.d.ts` `BashInput`). Its own sandbox
+/// switch changes nothing execgate judges: execgate judges the command either way.
+pub(super) const BASH: Shell = Shell {
+    tool: "Bash",
+    fields: &[
+        ("command", Type::Any),
+        ("description", Type::Str),
+        ("timeout", Type::Num),
+        ("run_in_background", Type::Bool),
+        ("dangerouslyDisableSandbox", Type::Bool),
+    ],
+};
+
+/// Its `Monitor` with a command (`MonitorInput`); `ws` (a WebSocket to open instead)
+/// is not a command, and with a command is refused.
+const MONITOR: Shell = Shell {
+    tool: "Monitor",
+    fields: &[
+        ("command", Type::Any),
+        ("description", Type::Str),
+        ("timeout_ms", Type::Num),
+    ],
+};
 
 fn answer(reply: &Reply<'_>) -> Answer {
     if reply.event == "PermissionRequest" {

@@ -29,7 +29,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use toml_edit::{DocumentMut, Item, Table};
 
-use super::{Agent, Answer, Ask, J, Reply, Settings, claude_code, claude_like};
+use super::{Agent, Answer, Ask, J, Reply, Settings, Shell, Type, claude_code, claude_like};
 use crate::cli::hook::own_mcp::{self, Mcp};
 use crate::model::{Command, shell_join};
 
@@ -108,7 +108,14 @@ impl Files {
 /// whose input is `{"patch": TEXT}`, the shape every agent's patch tool is given, so
 /// that the tool judgement reads the files it touches.
 fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
-    let mut ask = claude_like(obj, &["Bash"])?;
+    // Codex reports its `exec_command` as `Bash` with the command alone; a
+    // `PermissionRequest` adds why Codex would ask (`network-access DOMAIN` for a
+    // network approval).
+    const BASH: Shell = Shell {
+        tool: "Bash",
+        fields: &[("command", Type::Any), ("description", Type::Str)],
+    };
+    let mut ask = claude_like(obj, &[BASH])?;
     if let Command::Tool(tool) = &mut ask.what
         && tool.name == "apply_patch"
     {

@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::{Agent, Answer, Ask, J, Reply, Settings, json_kind, required, text};
+use super::{
+    Agent, Answer, Ask, J, Reply, Settings, Shell, Type, json_kind, optional, read_call, required,
+    text,
+};
 use crate::cli::hook::own_mcp::{self, Mcp};
-use crate::cli::tool_call;
 use crate::model::shell_join;
 
 pub static AGENT: Agent = Agent {
@@ -57,13 +59,13 @@ fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
             ));
         }
     };
-    let what = tool_call::read(&name, &args, &["bash", "shell"])?;
+    let what = read_call(&name, &args, &[BASH, SHELL])?;
     Ok(Ask {
         event: text(obj, "hook_event_name")
             .or_else(|| text(obj, "hookEventName"))
             .unwrap_or_else(|| "preToolUse".into()),
-        session: text(obj, "sessionId").or_else(|| text(obj, "session_id")),
-        cwd: text(obj, "cwd"),
+        session: optional(obj, "sessionId")?.or(optional(obj, "session_id")?),
+        cwd: optional(obj, "cwd")?,
         reason: args
             .get("description")
             .and_then(Value::as_str)
@@ -71,6 +73,28 @@ fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
         what,
     })
 }
+
+/// Copilot CLI 1.0.102's `bash` (the parameters it offers the model). `shellId` names a
+/// shell session of its own, which keeps its directory between calls.
+const BASH: Shell = Shell {
+    tool: "bash",
+    fields: COPILOT_SHELL_FIELDS,
+};
+
+/// The same tool where Copilot calls it `shell`.
+const SHELL: Shell = Shell {
+    tool: "shell",
+    fields: COPILOT_SHELL_FIELDS,
+};
+
+const COPILOT_SHELL_FIELDS: &[(&str, Type)] = &[
+    ("command", Type::Any),
+    ("description", Type::Str),
+    ("mode", Type::Str),
+    ("initial_wait", Type::Num),
+    ("detach", Type::Bool),
+    ("shellId", Type::Str),
+];
 
 fn answer(reply: &Reply<'_>) -> Answer {
     if reply.failed {

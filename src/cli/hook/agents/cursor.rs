@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Agent, Answer, Ask, J, Reply, Settings, required, text};
+use super::{Agent, Answer, Ask, J, Reply, Settings, optional, required};
 use crate::cli::tool_call;
 use crate::model::{Command, ToolCall, shell_join};
 
@@ -35,7 +35,7 @@ pub static AGENT: Agent = Agent {
 /// empty: the first workspace root then); `beforeMCPExecution` a tool.
 fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
     let event = required(obj, "hook_event_name")?;
-    let cwd = text(obj, "cwd").or_else(|| {
+    let cwd = optional(obj, "cwd")?.or_else(|| {
         obj.get("workspace_roots")
             .and_then(Value::as_array)
             .and_then(|r| r.first())
@@ -61,7 +61,7 @@ fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
     };
     Ok(Ask {
         event,
-        session: text(obj, "conversation_id"),
+        session: optional(obj, "conversation_id")?,
         cwd,
         reason: None,
         what,

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::{Agent, Answer, Ask, J, Reply, Settings, claude_like};
+use super::{Agent, Answer, Ask, J, Reply, Settings, Shell, Type, claude_like};
 use crate::cli::hook::own_mcp::{self, Mcp};
 use crate::model::Command;
 use crate::model::shell_join;
@@ -45,7 +45,7 @@ pub static AGENT: Agent = Agent {
 /// Like Claude's, with `run_shell_command` and its `dir_path` (relative to the project)
 /// for where the command runs.
 fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
-    let mut ask = claude_like(obj, &["run_shell_command"])?;
+    let mut ask = claude_like(obj, &[SHELL])?;
     if matches!(ask.what, Command::Line(_) | Command::Argv(_))
         && let Some(dir) = obj
             .get("tool_input")
@@ -60,6 +60,21 @@ fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
     }
     Ok(ask)
 }
+
+/// Gemini CLI 0.61.0's `run_shell_command` (its parameters' JSON schema).
+/// `additional_permissions` widens Gemini's own sandbox, which execgate's judgement of
+/// the command does not rely on.
+const SHELL: Shell = Shell {
+    tool: "run_shell_command",
+    fields: &[
+        ("command", Type::Any),
+        ("description", Type::Str),
+        ("dir_path", Type::Str),
+        ("is_background", Type::Bool),
+        ("delay_ms", Type::Num),
+        ("additional_permissions", Type::Obj),
+    ],
+};
 
 fn answer(reply: &Reply<'_>) -> Answer {
     if reply.failed {

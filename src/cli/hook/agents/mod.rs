@@ -3,8 +3,11 @@
 //! where its settings file is and what execgate's entry there looks like
 //! (`claude_code`, `codex`, `gemini`, `cursor`, `copilot`). This file holds what they
 //! share: the types, the readers two agents use alike, and the dispatch from
-//! [`HookAgent`]. Unknown fields are ignored, as every agent adds fields over time; a
-//! shape execgate does not recognise is a deny.
+//! [`HookAgent`]. New fields around the tool call are read past, as every agent adds
+//! them over time; a shell tool's input is read whole ([`Shell`]): a field there that
+//! execgate does not know might change what the command does, and is a deny that names
+//! it. So is a known field of another type, and any other shape execgate does not
+//! recognise.
 
 mod claude_code;
 pub mod codex;
@@ -188,22 +191,118 @@ fn text(obj: &Map<String, Value>, key: &str) -> Option<String> {
         .map(String::from)
 }
 
+/// `key`'s string, None when it is absent, null or empty; another type is an error.
+fn optional(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone()).filter(|s| !s.is_empty())),
+        Some(other) => Err(format!(
+            "the hook input's `{key}` is {}, not a string",
+            json_kind(other)
+        )),
+    }
+}
+
 fn required(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
     text(obj, key).ok_or_else(|| format!("the hook input has no `{key}` string"))
+}
+
+/// A shell tool, and every field of its input execgate knows, with its JSON type, as the
+/// agent's own schema has it. A field not listed might change what the command does
+/// (where it runs, what it opens), so a call with one is refused, naming it, until
+/// execgate knows it.
+pub struct Shell {
+    pub tool: &'static str,
+    pub fields: &'static [(&'static str, Type)],
+}
+
+/// A JSON type a known field must have (`Any`: checked where it is read).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Type {
+    Any,
+    Str,
+    Bool,
+    Num,
+    Obj,
+}
+
+impl Type {
+    fn holds(self, value: &Value) -> bool {
+        match self {
+            Type::Any => true,
+            Type::Str => value.is_string(),
+            Type::Bool => value.is_boolean(),
+            Type::Num => value.is_number(),
+            Type::Obj => value.is_object(),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Type::Any => "anything",
+            Type::Str => "a string",
+            Type::Bool => "a boolean",
+            Type::Num => "a number",
+            Type::Obj => "an object",
+        }
+    }
+}
+
+/// Reads the call of tool `name` with `input`: a command when `name` is one of `shells`
+/// and its input holds only fields execgate knows, of their types; else a tool request.
+fn read_call(name: &str, input: &Value, shells: &[Shell]) -> Result<Command, String> {
+    let Some(shell) = shells.iter().find(|s| s.tool == name) else {
+        return tool_call::read(name, input, &[]);
+    };
+    let Some(fields) = input.as_object() else {
+        return Err(format!(
+            "the `{name}` tool's input is {}, not an object",
+            json_kind(input)
+        ));
+    };
+    for (key, value) in fields {
+        match shell.fields.iter().find(|(known, _)| known == key) {
+            None => {
+                let known: Vec<&str> = shell.fields.iter().map(|(k, _)| *k).collect();
+                return Err(format!(
+                    "the `{name}` tool's input has `{key}`, which execgate does not know (it knows {}): it might change what the command does",
+                    known.join(", ")
+                ));
+            }
+            Some((_, kind)) if !value.is_null() && !kind.holds(value) => {
+                return Err(format!(
+                    "the `{name}` tool's `{key}` is {}, not {}",
+                    json_kind(value),
+                    kind.name()
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    tool_call::read(name, input, &[name])
 }
 
 /// The shape Claude Code set and Codex and Gemini CLI follow: `hook_event_name`,
 /// `tool_name`, `tool_input`, `session_id`, `cwd`; a tool named in `shells` is a
 /// command.
-fn claude_like(obj: &Map<String, Value>, shells: &[&str]) -> Result<Ask, String> {
+fn claude_like(obj: &Map<String, Value>, shells: &[Shell]) -> Result<Ask, String> {
     let event = required(obj, "hook_event_name")?;
     let name = required(obj, "tool_name")?;
-    let input = obj.get("tool_input").cloned().unwrap_or(json!({}));
-    let what = tool_call::read(&name, &input, shells)?;
+    let input = match obj.get("tool_input") {
+        None | Some(Value::Null) => json!({}),
+        Some(input @ Value::Object(_)) => input.clone(),
+        Some(other) => {
+            return Err(format!(
+                "the hook input's `tool_input` is {}, not an object",
+                json_kind(other)
+            ));
+        }
+    };
+    let what = read_call(&name, &input, shells)?;
     Ok(Ask {
         event,
-        session: text(obj, "session_id"),
-        cwd: text(obj, "cwd"),
+        session: optional(obj, "session_id")?,
+        cwd: optional(obj, "cwd")?,
         reason: input
             .get("description")
             .and_then(Value::as_str)
@@ -315,6 +414,90 @@ mod tests {
             read(HookAgent::Copilot, &copilot).unwrap().what,
             Command::Line("npm test".into())
         );
+    }
+
+    /// A payload of a shape execgate does not know is a deny naming what was unexpected
+    /// (issue 31, bad input): a known field of another type, or a field of a shell
+    /// tool's input execgate does not know, which might change what the command does
+    /// (as Gemini's `dir_path` changes where it runs, or Claude's `Monitor` `ws` opens a
+    /// socket). The envelope's new fields are read past.
+    #[test]
+    fn an_unknown_shape_is_a_deny_naming_what_was_unexpected() {
+        let claude = |input: Value, extra: Value| {
+            let mut p = json!({"session_id": "s", "cwd": "/r", "hook_event_name": "PreToolUse",
+                "tool_name": "Bash", "tool_input": input});
+            for (k, v) in extra.as_object().unwrap() {
+                p[k] = v.clone();
+            }
+            read(HookAgent::ClaudeCode, &p)
+        };
+        let refused = |got: Result<Ask, String>, needle: &str| {
+            let why = got.expect_err(needle);
+            assert!(why.contains(needle), "{why}");
+        };
+        // Known, and of their types: read.
+        claude(
+            json!({"command": "ls", "description": "d", "timeout": 5, "run_in_background": false,
+                "dangerouslyDisableSandbox": false}),
+            json!({"prompt_id": "p", "brand_new": {"x": 1}}),
+        )
+        .unwrap();
+        refused(
+            claude(json!({"command": "ls", "workdir": "/etc"}), json!({})),
+            "`workdir`, which execgate does not know",
+        );
+        refused(
+            claude(
+                json!({"command": "ls", "run_in_background": "yes"}),
+                json!({}),
+            ),
+            "`run_in_background` is a string, not a boolean",
+        );
+        refused(
+            claude(json!({"command": "ls"}), json!({"cwd": 7})),
+            "`cwd` is a number, not a string",
+        );
+        refused(
+            claude(json!({"command": "ls"}), json!({"session_id": ["s"]})),
+            "`session_id` is an array, not a string",
+        );
+        refused(
+            claude(json!("ls"), json!({})),
+            "`tool_input` is a string, not an object",
+        );
+        let monitor = json!({"session_id": "s", "cwd": "/r", "hook_event_name": "PreToolUse",
+            "tool_name": "Monitor", "tool_input": {"command": "tail -f log", "description": "d",
+            "timeout_ms": 1000, "ws": {"url": "wss://x"}}});
+        refused(read(HookAgent::ClaudeCode, &monitor), "`ws`");
+        let gemini = json!({"session_id": "g", "cwd": "/r", "hook_event_name": "BeforeTool",
+            "tool_name": "run_shell_command", "tool_input": {"command": "ls", "dir_path": 3}});
+        refused(
+            read(HookAgent::Gemini, &gemini),
+            "`dir_path` is a number, not a string",
+        );
+        let gemini = json!({"session_id": "g", "cwd": "/r", "hook_event_name": "BeforeTool",
+            "tool_name": "run_shell_command", "tool_input": {"command": "ls", "is_background": true,
+            "delay_ms": 10, "additional_permissions": {"network": true}, "description": "d"}});
+        read(HookAgent::Gemini, &gemini).unwrap();
+        let copilot = |args: Value| {
+            read(
+                HookAgent::Copilot,
+                &json!({"sessionId": "s", "cwd": "/r", "toolName": "bash", "toolArgs": args}),
+            )
+        };
+        copilot(
+            json!({"command": "ls", "description": "d", "mode": "sync", "initial_wait": 30,
+            "detach": false, "shellId": "main"}),
+        )
+        .unwrap();
+        refused(
+            copilot(json!({"command": "ls", "cwd": "/etc"})),
+            "`cwd`, which execgate does not know",
+        );
+        // Another tool's input is the owner's to read, whatever it holds.
+        let write = json!({"session_id": "s", "cwd": "/r", "hook_event_name": "PreToolUse",
+            "tool_name": "Write", "tool_input": {"file_path": "/r/a", "content": "x", "new": 1}});
+        read(HookAgent::ClaudeCode, &write).unwrap();
     }
 
     #[test]
