@@ -658,3 +658,47 @@ async fn another_uids_call_cannot_be_withdrawn() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(waiting.await.unwrap().1["via"], "withdrawn");
 }
+
+/// A late answer is the asker's alone: the owner's approval of a call the owner's uid
+/// asked without waiting is given to that uid's retry, never to another uid making the
+/// very same call (same agent name, session, command and cwd), which is asked anew.
+#[tokio::test]
+async fn another_uid_does_not_get_a_late_answer_meant_for_this_one() {
+    if !can_switch_uid("another_uid_does_not_get_a_late_answer_meant_for_this_one") {
+        return;
+    }
+    let d = TestDaemon::start(&[]).await;
+    let cwd = d.dir.path().to_string_lossy().into_owned();
+    let body = json!({"agent": "builder", "session": "s-late", "command": "make release",
+        "cwd": cwd, "wait": false});
+    let (status, first) = d.submit(body.clone()).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{first}");
+    let id = first["id"].as_str().unwrap().to_string();
+    let (status, _) = d.decide(&id, "allow-once").await;
+    assert_eq!(status, StatusCode::OK);
+    let_agent_in(d.dir.path(), &d.config().socket);
+    let agent = d.config().socket.clone();
+    let theirs = body.clone();
+    let (status, answer) = tokio::task::spawn_blocking(move || {
+        as_agent(move || async move {
+            Client::new(agent)
+                .call(Method::POST, "/v1/requests", Some(&theirs))
+                .await
+                .unwrap()
+        })
+    })
+    .await
+    .unwrap();
+    // Asked anew for the other uid (a new pending request), not approved.
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    assert_eq!(answer["status"], "pending", "{answer}");
+    assert_ne!(answer["id"], json!(id));
+    // The owner's own retry gets the owner's answer.
+    let (status, mine) = d.submit(body).await;
+    assert_eq!(status, StatusCode::OK, "{mine}");
+    assert_eq!(
+        (&mine["id"], &mine["status"]),
+        (&json!(id), &json!("approved")),
+        "{mine}"
+    );
+}

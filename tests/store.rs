@@ -217,7 +217,11 @@ async fn concurrent_writes_commit_together_and_a_failure_fails_alone() {
         .unwrap();
     let before = store.write_stats();
 
-    // On this single-threaded runtime all 64 are queued before the writer next runs.
+    // Another connection holds the database's write lock while the 64 are asked for: the
+    // writer takes the first (and whatever is queued with it) and waits for the lock,
+    // and the rest queue behind it, so the duplicate is committed in a group of several
+    // whichever group it falls in (alone, it would fail alone without a retry).
+    let lock = execgate_testkit::db::hold_write_lock(&dir.path().join("x.db")).await;
     let mut tasks = tokio::task::JoinSet::new();
     for i in 1..=64 {
         let store = store.clone();
@@ -236,6 +240,9 @@ async fn concurrent_writes_commit_together_and_a_failure_fails_alone() {
             (id, written.is_ok(), visible)
         });
     }
+    // The tasks run (and queue their writes) while this one sleeps.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(lock);
     let mut failed = Vec::new();
     while let Some(outcome) = tasks.join_next().await {
         let (id, ok, visible) = outcome.unwrap();
