@@ -27,6 +27,8 @@
 //! - [`web`](mod@web): the approvals page's port, reached with the headers a test chooses.
 //! - [`corpus`]: the bypass corpus, commands with the verdicts policy must reach.
 //! - [`policy_bench`]: the benches' 10,000-rule policy over that corpus.
+//! - [`oracle`]: a real program run under `strace` in a throwaway sandbox, and whether
+//!   what it did agrees with execgate calling it harmless.
 
 mod binary;
 mod cli;
@@ -42,6 +44,7 @@ pub mod events;
 pub mod fake_telegram;
 pub mod heavy;
 pub mod matrix_owner;
+pub mod oracle;
 pub mod peers;
 pub mod policy_bench;
 pub mod postgres;

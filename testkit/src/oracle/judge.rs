@@ -1,0 +1,112 @@
+//! Whether what a program did agrees with execgate calling it harmless: it ran nothing
+//! but itself (and the helpers its profile names), wrote nothing (`/dev/null` and the
+//! terminal aside), reached no network, read none of the sandbox's secrets, and ended
+//! within its time limit.
+
+use std::path::{Path, PathBuf};
+
+use super::sandbox::Sandbox;
+use super::trace::Trace;
+
+/// One way a run disagrees with "harmless".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disagreement {
+    /// Another program was executed: its path and words.
+    Ran(PathBuf, Vec<String>),
+    /// A file was (or would have been) written, created, removed, renamed or changed.
+    Wrote(String, PathBuf),
+    /// A socket was used.
+    Sent(String),
+    /// A decoy secret was read.
+    ReadSecret(PathBuf),
+    /// It did not end within its time limit (a hang or a flood): to look at.
+    TimedOut,
+    /// The tracer could not run it.
+    NotRun(String),
+}
+
+impl std::fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Disagreement::Ran(path, words) => write!(f, "ran {} {words:?}", path.display()),
+            Disagreement::Wrote(call, path) => write!(f, "{call} {}", path.display()),
+            Disagreement::Sent(call) => write!(f, "used a socket: {call}"),
+            Disagreement::ReadSecret(path) => write!(f, "read the secret {}", path.display()),
+            Disagreement::TimedOut => write!(f, "did not end within its time limit"),
+            Disagreement::NotRun(why) => write!(f, "could not be run: {why}"),
+        }
+    }
+}
+
+/// Where a write is no write: the bit bucket and the terminal.
+const NOT_WRITES: &[&str] = &["/dev/null", "/dev/tty", "/dev/pts/"];
+
+/// Where git keeps the commands it runs itself (`git --exec-path`): a harmless git may
+/// start them (its status in a submodule is such a command).
+fn git_exec_path() -> Option<PathBuf> {
+    let out = std::process::Command::new("git")
+        .arg("--exec-path")
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// git's optional lock: `git status` refreshes the index's cached file times when it
+/// can, through `index.lock` (`GIT_OPTIONAL_LOCKS`, `--no-optional-locks`). A cache of
+/// git's own, not a change to the repository's content.
+fn gits_optional_lock(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "index.lock")
+        && path.components().any(|c| c.as_os_str() == ".git")
+}
+
+/// Everything in `trace` that disagrees with "harmless", in the order found.
+pub fn judge(trace: &Trace, sandbox: &Sandbox) -> Vec<Disagreement> {
+    let mut out = Vec::new();
+    if let Some(why) = &trace.trouble {
+        out.push(Disagreement::NotRun(why.clone()));
+    }
+    // The first execve is the program itself.
+    let program = trace.execs.first().map(|(path, _)| path.clone());
+    let is_git = program
+        .as_ref()
+        .is_some_and(|p| p.file_name().is_some_and(|n| n == "git"));
+    let helpers = if is_git { git_exec_path() } else { None };
+    for (path, words) in trace.execs.iter().skip(1) {
+        if !helpers.as_ref().is_some_and(|h| path.starts_with(h)) {
+            out.push(Disagreement::Ran(path.clone(), words.clone()));
+        }
+    }
+    for (call, path) in &trace.writes {
+        let text = path.to_string_lossy();
+        let allowed = NOT_WRITES
+            .iter()
+            .any(|w| text == *w || (w.ends_with('/') && text.starts_with(w)))
+            || (is_git && gits_optional_lock(path));
+        if !allowed {
+            out.push(Disagreement::Wrote(call.clone(), path.clone()));
+        }
+    }
+    for call in &trace.net {
+        // The C library asking the name service cache for a user's name (`ls -l`) is no
+        // network: a local socket of the system's.
+        if !(call.contains("AF_UNIX") && call.contains("nscd")) {
+            out.push(Disagreement::Sent(call.clone()));
+        }
+    }
+    let secrets = sandbox.secrets();
+    for read in &trace.reads {
+        if secrets.iter().any(|s| same_file(s, read)) {
+            out.push(Disagreement::ReadSecret(read.clone()));
+        }
+    }
+    if trace.timed_out {
+        out.push(Disagreement::TimedOut);
+    }
+    out
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || a.canonicalize().ok() == b.canonicalize().ok() && a.canonicalize().is_ok()
+}

@@ -1,0 +1,192 @@
+//! The oracle (issue 32): execgate's "harmless" checked against the real programs, run
+//! under `strace` in a throwaway sandbox (testkit's `oracle`, docs/oracle.md).
+//!
+//! First the harness itself: each kind of effect a harmless verdict rules out is seen
+//! when a real program has it. Then the sample: every command of the bypass corpus that
+//! policy judges safe, run for real; none may disagree.
+
+use execgate_testkit as common;
+
+use std::time::Duration;
+
+use common::oracle::{Disagreement, Sandbox, judge, trace};
+
+/// Whether the oracle can run here: root (to run programs as another uid and make a
+/// network namespace), strace and git. Under CI, which installs them and runs as root,
+/// a missing one fails the test; elsewhere it is skipped, saying why.
+fn can_run(test: &str) -> bool {
+    let mut missing = Vec::new();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        missing.push("root".to_string());
+    }
+    for program in ["strace", "git", "mkfifo", "unshare"] {
+        let found = std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            missing.push(program.to_string());
+        }
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    let why = format!("{test}: the oracle needs {}", missing.join(", "));
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{why} (CI installs them and runs as root)"
+    );
+    eprintln!("skipped: {why}");
+    false
+}
+
+fn words(line: &str) -> Vec<String> {
+    line.split(' ').map(String::from).collect()
+}
+
+async fn disagreements(sandbox: &Sandbox, argv: &[String], limit: Duration) -> Vec<Disagreement> {
+    let netns = trace::can_unshare_net();
+    let t = trace::run(sandbox, argv, limit, netns).await;
+    judge(&t, sandbox)
+}
+
+/// What a case's disagreements must be.
+type Expect = Box<dyn Fn(&[Disagreement]) -> bool>;
+
+/// Each effect "harmless" rules out is seen in a real program that has it, and a
+/// program that has none agrees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_harness_sees_what_real_programs_do() {
+    if !can_run("the_harness_sees_what_real_programs_do") {
+        return;
+    }
+    let sandbox = Sandbox::new().expect("the sandbox");
+    let limit = Duration::from_secs(10);
+    let agree = |d: &[Disagreement]| d.is_empty();
+    let cases: Vec<(Vec<String>, Expect)> = vec![
+        (words("cat notes.txt"), Box::new(agree)),
+        (words("grep -r alpha src notes.txt"), Box::new(agree)),
+        (words("git -C repo log --oneline -1"), Box::new(agree)),
+        // GNU sed's `e` runs its line with /bin/sh.
+        (
+            vec![
+                "sed".into(),
+                "-n".into(),
+                "1e true".into(),
+                "notes.txt".into(),
+            ],
+            Box::new(|d| d.iter().any(|d| matches!(d, Disagreement::Ran(..)))),
+        ),
+        (
+            vec!["awk".into(), "BEGIN { system(\"true\") }".into()],
+            Box::new(|d| d.iter().any(|d| matches!(d, Disagreement::Ran(..)))),
+        ),
+        (
+            words("sort -o sorted.txt notes.txt"),
+            Box::new(|d| {
+                d.iter()
+                    .any(|d| matches!(d, Disagreement::Wrote(_, p) if p.ends_with("sorted.txt")))
+            }),
+        ),
+        (
+            words("cat link-to-secret"),
+            Box::new(|d| {
+                d.iter()
+                    .any(|d| matches!(d, Disagreement::ReadSecret(p) if p.ends_with(".env")))
+            }),
+        ),
+        (
+            vec![
+                "bash".into(),
+                "-c".into(),
+                "echo > /dev/tcp/192.0.2.1/80".into(),
+            ],
+            Box::new(|d| d.iter().any(|d| matches!(d, Disagreement::Sent(_)))),
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (argv, expected) in &cases {
+        let d = disagreements(&sandbox, argv, limit).await;
+        if !expected(&d) {
+            wrong.push(format!("{argv:?}: {d:?}"));
+        }
+    }
+    // A reader of the FIFO waits for ever: killed at the limit, and counted.
+    let d = disagreements(&sandbox, &words("cat fifo"), Duration::from_secs(1)).await;
+    if d != [Disagreement::TimedOut] {
+        wrong.push(format!("cat fifo: {d:?}"));
+    }
+    assert!(
+        wrong.is_empty(),
+        "the harness misread:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Whether `line` is one plain command (no shell syntax): its words are its argv.
+fn plain_words(line: &str) -> Option<Vec<String>> {
+    let shell = |c: char| "|&;<>()$`\\\"'*?[]{}~#=\n".contains(c);
+    (!line.contains(shell)).then(|| line.split_whitespace().map(String::from).collect())
+}
+
+/// The sample: every plain command of the bypass corpus that policy, with no rules,
+/// judges safe (so approves unasked) where it runs, run for real in the sandbox. None
+/// may disagree: a disagreement is a command execgate approves without a human whose
+/// real program runs something, writes, reaches the network, reads a secret or hangs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_safe_command_of_the_corpus_does_only_what_safe_means() {
+    use chrono::Utc;
+    use execgate::model::{CommandRef, Risk};
+    use execgate::policy::{Policy, Subject};
+    if !can_run("every_safe_command_of_the_corpus_does_only_what_safe_means") {
+        return;
+    }
+    let sandbox = Sandbox::new().expect("the sandbox");
+    let home = tempfile::tempdir().unwrap();
+    let policy = Policy::new(std::sync::Arc::new(common::corpus::config(home.path())))
+        .expect("policy compiles");
+    let cwd = sandbox.root().canonicalize().unwrap();
+    let mut checked = 0;
+    let mut found = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for case in common::corpus::CORPUS {
+        let Some(argv) = plain_words(case.command) else {
+            continue;
+        };
+        if !seen.insert(case.command) {
+            continue;
+        }
+        let subject = Subject {
+            agent: "agent",
+            session: None,
+            command: CommandRef::Line(case.command),
+            cwd: Some(&cwd),
+            run: false,
+            shell: None,
+            uid: None,
+        };
+        if policy.evaluate(subject, Utc::now()).risk != Risk::Safe {
+            continue;
+        }
+        checked += 1;
+        let d = disagreements(&sandbox, &argv, Duration::from_secs(5)).await;
+        if !d.is_empty() {
+            let said: Vec<String> = d.iter().map(ToString::to_string).collect();
+            found.push(format!(
+                "line {}: {:?}: {}",
+                case.line,
+                case.command,
+                said.join("; ")
+            ));
+        }
+    }
+    eprintln!("the oracle checked {checked} safe commands of the corpus");
+    assert!(checked >= 20, "too few safe commands to check: {checked}");
+    assert!(
+        found.is_empty(),
+        "{} of {checked} safe commands did more than safe allows:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
