@@ -41,6 +41,14 @@ fn can_run(test: &str) -> bool {
     false
 }
 
+/// The programs `program`'s profile says it starts itself.
+fn helpers(program: &str) -> &'static [&'static str] {
+    common::oracle::generate::tables()
+        .into_iter()
+        .find(|t| t.0.program == program)
+        .map_or(&[], |t| t.0.helpers)
+}
+
 fn words(line: &str) -> Vec<String> {
     line.split(' ').map(String::from).collect()
 }
@@ -48,7 +56,7 @@ fn words(line: &str) -> Vec<String> {
 async fn disagreements(sandbox: &Sandbox, argv: &[String], limit: Duration) -> Vec<Disagreement> {
     let netns = trace::can_unshare_net();
     let t = trace::run(sandbox, argv, limit, netns).await;
-    judge(&t, sandbox)
+    judge(&t, sandbox, helpers(&argv[0]))
 }
 
 /// What a case's disagreements must be.
@@ -186,6 +194,104 @@ async fn every_safe_command_of_the_corpus_does_only_what_safe_means() {
     assert!(
         found.is_empty(),
         "{} of {checked} safe commands did more than safe allows:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+/// The profiled programs `.ci/run` installs (Debian's packages): under CI the sample
+/// checks each of them.
+const CI_INSTALLS: &[&str] = &[
+    "cat", "ls", "grep", "sed", "gawk", "mawk", "jq", "find", "git", "tar", "gzip", "xz", "curl",
+    "wget",
+];
+
+/// Whether `program` is a program installed on the sandbox's `PATH` (a shell's builtin,
+/// such as `type`, is not: the oracle runs programs).
+fn installed(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    ["/usr/local/bin", "/usr/bin", "/bin"].iter().any(|dir| {
+        std::fs::metadata(std::path::Path::new(dir).join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// The sample of generated commands: for each profiled program installed here, commands
+/// drawn (seeded) from its option table; those policy judges safe in the sandbox are run
+/// for real, and none may disagree. The seed is printed for replay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_safe_commands_do_only_what_safe_means() {
+    use chrono::Utc;
+    use common::oracle::generate::{Rng, tables};
+    use execgate::model::{CommandRef, Risk};
+    use execgate::policy::{Policy, Subject};
+    if !can_run("generated_safe_commands_do_only_what_safe_means") {
+        return;
+    }
+    let seed: u64 = std::env::var("ORACLE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(32);
+    let per_program: usize = std::env::var("ORACLE_PER_PROGRAM")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let sandbox = Sandbox::new().expect("the sandbox");
+    let home = tempfile::tempdir().unwrap();
+    let policy = Policy::new(std::sync::Arc::new(common::corpus::config(home.path())))
+        .expect("policy compiles");
+    let cwd = sandbox.root().canonicalize().unwrap();
+    let netns = trace::can_unshare_net();
+    let mut rng = Rng::new(seed);
+    let (mut generated, mut checked) = (0, 0);
+    let mut skipped = Vec::new();
+    let mut found = Vec::new();
+    for table in tables() {
+        if !installed(table.0.program) {
+            skipped.push(table.0.program);
+            continue;
+        }
+        for argv in table.commands(&mut rng, per_program) {
+            generated += 1;
+            let line = execgate::model::shell_join(&argv);
+            let subject = Subject {
+                agent: "agent",
+                session: None,
+                command: CommandRef::Line(&line),
+                cwd: Some(&cwd),
+                run: false,
+                shell: None,
+                uid: None,
+            };
+            if policy.evaluate(subject, Utc::now()).risk != Risk::Safe {
+                continue;
+            }
+            checked += 1;
+            // Long enough for a slow program under the tracer (`locale -m` starts gzip for
+            // each of its character maps: 8 s), short of a hang.
+            let t = trace::run(&sandbox, &argv, Duration::from_secs(30), netns).await;
+            let d = judge(&t, &sandbox, table.0.helpers);
+            if !d.is_empty() {
+                let said: Vec<String> = d.iter().map(ToString::to_string).collect();
+                found.push(format!("{line}: {}", said.join("; ")));
+            }
+        }
+    }
+    eprintln!(
+        "the oracle (seed {seed}): {generated} generated, {checked} judged safe and run, {} disagreed; not installed: {}",
+        found.len(),
+        skipped.join(", ")
+    );
+    // What CI installs must be there under CI: a program the sample silently skipped
+    // would pass unchecked.
+    let required: Vec<&&str> = skipped.iter().filter(|p| CI_INSTALLS.contains(p)).collect();
+    assert!(
+        std::env::var_os("CI").is_none() || required.is_empty(),
+        "not installed, though CI installs them: {required:?}"
+    );
+    assert!(
+        found.is_empty(),
+        "{} of {checked} safe commands did more than safe allows (seed {seed}):\n{}",
         found.len(),
         found.join("\n")
     );

@@ -523,12 +523,15 @@ const GZIP: Profile = Profile {
     config: Some(&GZIP_CONFIG),
     ..compressor(&["gzip"], GZIP_OPTIONS, compresses_in_place)
 };
+/// gunzip and zcat are gzip's scripts: `exec gzip -d "$@"`, `exec gzip -cd "$@"`.
 const GUNZIP: Profile = Profile {
     config: Some(&GZIP_CONFIG),
+    helpers: &["gzip"],
     ..compressor(&["gunzip"], GZIP_OPTIONS, compresses_in_place)
 };
 const ZCAT: Profile = Profile {
     config: Some(&GZIP_CONFIG),
+    helpers: &["gzip"],
     ..compressor(&["zcat"], GZIP_OPTIONS, compresses_to_stdout)
 };
 

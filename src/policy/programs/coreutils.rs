@@ -609,6 +609,8 @@ const LOCALE: Profile = Profile {
         "-V",
     ],
     rest: Name,
+    // `-m` lists the character maps, reading the compressed ones through `gzip -dc`.
+    helpers: &["gzip"],
     ..BASE
 };
 

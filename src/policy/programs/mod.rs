@@ -289,6 +289,38 @@ pub fn docs() -> String {
     doc::render(all())
 }
 
+/// Every profiled program's name, how it reads its options, and the options its profile
+/// lists (its top level; subcommands' own are not included): what the oracle's
+/// generators (testkit's `oracle`) draw commands from. Lines that do not compile are
+/// left out (a test keeps them at none).
+pub fn option_tables() -> Vec<OptionTable> {
+    let mut out: Vec<OptionTable> = all()
+        .into_iter()
+        .map(|p| OptionTable {
+            program: p.names[0],
+            syntax: p.syntax,
+            options: p
+                .options
+                .iter()
+                .filter_map(|line| spec::compile(line).ok())
+                .flatten()
+                .collect(),
+            helpers: p.helpers,
+        })
+        .collect();
+    out.sort_by_key(|t| t.program);
+    out
+}
+
+/// One program's options as its profile lists them ([`option_tables`]).
+pub struct OptionTable {
+    pub program: &'static str,
+    pub syntax: Syntax,
+    pub options: Vec<spec::Opt>,
+    /// The programs it starts itself ([`Profile::helpers`]).
+    pub helpers: &'static [&'static str],
+}
+
 /// The names of every profiled program, sorted (for the README's list and tests).
 pub fn profiled_programs() -> Vec<&'static str> {
     let mut v: Vec<&'static str> = REGISTRY.keys().copied().collect();

@@ -102,6 +102,11 @@ pub struct Profile {
     /// agent may write: judged before it is approved without a human (the
     /// configuration gate, `policy::progconfig`). A subcommand's adds to its parent's.
     pub config: Option<&'static Config>,
+    /// Programs it starts itself, with words of its own, as part of being what it is
+    /// (`gunzip` is a script that runs `gzip -d`; `locale -m` reads its compressed
+    /// character maps through `gzip -dc`): not commands the agent chose, and so not
+    /// judged as such. The oracle (testkit's `oracle`) holds a program to these.
+    pub helpers: &'static [&'static str],
 }
 
 /// Configuration a program reads from the directory it runs in (or those above it), the
@@ -222,6 +227,7 @@ pub const BASE: Profile = Profile {
     check: None,
     old_style: false,
     config: None,
+    helpers: &[],
 };
 
 /// What one word (or a run of words) does.

@@ -41,18 +41,6 @@ impl std::fmt::Display for Disagreement {
 /// Where a write is no write: the bit bucket and the terminal.
 const NOT_WRITES: &[&str] = &["/dev/null", "/dev/tty", "/dev/pts/"];
 
-/// Where git keeps the commands it runs itself (`git --exec-path`): a harmless git may
-/// start them (its status in a submodule is such a command).
-fn git_exec_path() -> Option<PathBuf> {
-    let out = std::process::Command::new("git")
-        .arg("--exec-path")
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-}
-
 /// git's optional lock: `git status` refreshes the index's cached file times when it
 /// can, through `index.lock` (`GIT_OPTIONAL_LOCKS`, `--no-optional-locks`). A cache of
 /// git's own, not a change to the repository's content.
@@ -61,8 +49,10 @@ fn gits_optional_lock(path: &Path) -> bool {
         && path.components().any(|c| c.as_os_str() == ".git")
 }
 
-/// Everything in `trace` that disagrees with "harmless", in the order found.
-pub fn judge(trace: &Trace, sandbox: &Sandbox) -> Vec<Disagreement> {
+/// Everything in `trace` that disagrees with "harmless", in the order found. `helpers`
+/// are the programs the program's profile says it starts itself (`gzip` for
+/// `gunzip`): one of them, installed on the system, is no disagreement.
+pub fn judge(trace: &Trace, sandbox: &Sandbox, helpers: &[&str]) -> Vec<Disagreement> {
     let mut out = Vec::new();
     if let Some(why) = &trace.trouble {
         out.push(Disagreement::NotRun(why.clone()));
@@ -72,13 +62,30 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox) -> Vec<Disagreement> {
     let is_git = program
         .as_ref()
         .is_some_and(|p| p.file_name().is_some_and(|n| n == "git"));
-    let helpers = if is_git { git_exec_path() } else { None };
     for (path, words) in trace.execs.iter().skip(1) {
-        if !helpers.as_ref().is_some_and(|h| path.starts_with(h)) {
-            out.push(Disagreement::Ran(path.clone(), words.clone()));
+        let system = ["/usr/", "/bin/"].iter().any(|d| path.starts_with(d));
+        let named = path
+            .file_name()
+            .is_some_and(|n| helpers.iter().any(|h| n == *h));
+        let ran = Disagreement::Ran(path.clone(), words.clone());
+        let allowed = system && named;
+        if !allowed && !out.contains(&ran) {
+            out.push(ran);
         }
     }
+    // Scratch files: made in the system's temporary directory and removed again by the
+    // same run (`sort` merges through `/tmp/sortXXXXXX`). Nothing of them is left.
+    let removed: Vec<&PathBuf> = trace
+        .writes
+        .iter()
+        .filter(|(call, _)| call.starts_with("unlink"))
+        .map(|(_, path)| path)
+        .collect();
+    let scratch = |path: &PathBuf| path.starts_with("/tmp/") && removed.contains(&path);
     for (call, path) in &trace.writes {
+        if scratch(path) {
+            continue;
+        }
         let text = path.to_string_lossy();
         let allowed = NOT_WRITES
             .iter()

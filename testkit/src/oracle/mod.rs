@@ -2,8 +2,10 @@
 //! program does. A command runs in a throwaway [`Sandbox`] (decoy secrets, a FIFO,
 //! links out, a git repository with a submodule), as an unprivileged uid, without a
 //! network, under `strace` ([`trace::run`]); [`judge`] says where what it did disagrees
-//! with "harmless". docs/oracle.md describes it.
+//! with "harmless"; [`generate`] draws commands from execgate's own option tables.
+//! docs/oracle.md describes it.
 
+pub mod generate;
 mod judge;
 mod sandbox;
 pub mod trace;

@@ -151,7 +151,11 @@ fn read_call(call: &str, trace: &mut Trace) {
     let Some((name, args)) = call.split_once('(') else {
         return; // a signal, an exit: `--- SIGCHLD …`, `+++ exited with 0 +++`
     };
-    let Some((args, result)) = args.rsplit_once(") = ") else {
+    // strace pads a short call's result to a column: `unlink("/tmp/x")         = 0`.
+    let Some((args, result)) = args.rsplit_once(" = ") else {
+        return;
+    };
+    let Some(args) = args.trim_end().strip_suffix(')') else {
         return;
     };
     let failed = result.starts_with('-');
@@ -167,6 +171,10 @@ fn read_call(call: &str, trace: &mut Trace) {
     };
     match name {
         "execve" | "execveat" => {
+            // A failed attempt (a `PATH` search's) ran nothing.
+            if failed {
+                return;
+            }
             if let Some(path) = strings.first() {
                 let words = args
                     .split_once('[')
@@ -285,6 +293,7 @@ mod tests {
 11  unlinkat(AT_FDCWD</tmp/sb>, "gone", 0) = -1 EACCES (Permission denied)
 11  renameat2(AT_FDCWD</tmp/sb>, "a", 5</tmp/other>, "b", RENAME_NOREPLACE) = -1 EACCES (Permission denied)
 10  --- SIGCHLD {si_signo=SIGCHLD} ---
+11  unlink("/tmp/sortAbc123")         = 0
 10  +++ exited with 0 +++"#;
         let t = parse(text);
         assert_eq!(
@@ -308,6 +317,7 @@ mod tests {
                 ("unlinkat".to_string(), PathBuf::from("/tmp/sb/gone")),
                 ("renameat2".to_string(), PathBuf::from("/tmp/sb/a")),
                 ("renameat2".to_string(), PathBuf::from("/tmp/other/b")),
+                ("unlink".to_string(), PathBuf::from("/tmp/sortAbc123")),
             ]
         );
         assert_eq!(t.net.len(), 1);

@@ -135,6 +135,9 @@ const GIT: Profile = Profile {
         &FILTER_REPO,
     ],
     check: Some(git_check),
+    // Its own commands, from its exec path: `git status` asks each submodule with
+    // `git status --porcelain=2`, under the configuration execgate judged.
+    helpers: &["git"],
     ..BASE
 };
 
