@@ -138,67 +138,6 @@ fn plain_words(line: &str) -> Option<Vec<String>> {
     (!line.contains(shell)).then(|| line.split_whitespace().map(String::from).collect())
 }
 
-/// The sample: every plain command of the bypass corpus that policy, with no rules,
-/// judges safe (so approves unasked) where it runs, run for real in the sandbox. None
-/// may disagree: a disagreement is a command execgate approves without a human whose
-/// real program runs something, writes, reaches the network, reads a secret or hangs.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_safe_command_of_the_corpus_does_only_what_safe_means() {
-    use chrono::Utc;
-    use execgate::model::{CommandRef, Risk};
-    use execgate::policy::{Policy, Subject};
-    if !can_run("every_safe_command_of_the_corpus_does_only_what_safe_means") {
-        return;
-    }
-    let sandbox = Sandbox::new().expect("the sandbox");
-    let home = tempfile::tempdir().unwrap();
-    let policy = Policy::new(std::sync::Arc::new(common::corpus::config(home.path())))
-        .expect("policy compiles");
-    let cwd = sandbox.root().canonicalize().unwrap();
-    let mut checked = 0;
-    let mut found = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for case in common::corpus::CORPUS {
-        let Some(argv) = plain_words(case.command) else {
-            continue;
-        };
-        if !seen.insert(case.command) {
-            continue;
-        }
-        let subject = Subject {
-            agent: "agent",
-            session: None,
-            command: CommandRef::Line(case.command),
-            cwd: Some(&cwd),
-            run: false,
-            shell: None,
-            uid: None,
-        };
-        if policy.evaluate(subject, Utc::now()).risk != Risk::Safe {
-            continue;
-        }
-        checked += 1;
-        let d = disagreements(&sandbox, &argv, Duration::from_secs(5)).await;
-        if !d.is_empty() {
-            let said: Vec<String> = d.iter().map(ToString::to_string).collect();
-            found.push(format!(
-                "line {}: {:?}: {}",
-                case.line,
-                case.command,
-                said.join("; ")
-            ));
-        }
-    }
-    eprintln!("the oracle checked {checked} safe commands of the corpus");
-    assert!(checked >= 20, "too few safe commands to check: {checked}");
-    assert!(
-        found.is_empty(),
-        "{} of {checked} safe commands did more than safe allows:\n{}",
-        found.len(),
-        found.join("\n")
-    );
-}
-
 /// The profiled programs `.ci/run` installs (Debian's packages): under CI the sample
 /// checks each of them.
 const CI_INSTALLS: &[&str] = &[
@@ -216,72 +155,151 @@ fn installed(program: &str) -> bool {
     })
 }
 
+/// A number from the environment (`ORACLE_SEED`, the sample sizes), else `default`.
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Policy as it judges with no rules, and the sandbox its commands run in: what a
+/// sample checks each command with.
+struct Oracle {
+    sandbox: Sandbox,
+    _home: tempfile::TempDir,
+    policy: execgate::policy::Policy,
+    cwd: std::path::PathBuf,
+    netns: bool,
+    checked: usize,
+    found: Vec<String>,
+}
+
+impl Oracle {
+    fn new() -> Oracle {
+        let sandbox = Sandbox::new().expect("the sandbox");
+        let home = tempfile::tempdir().unwrap();
+        let config = std::sync::Arc::new(common::corpus::config(home.path()));
+        let policy = execgate::policy::Policy::new(config).expect("policy compiles");
+        let cwd = sandbox.root().canonicalize().unwrap();
+        Oracle {
+            sandbox,
+            _home: home,
+            policy,
+            cwd,
+            netns: trace::can_unshare_net(),
+            checked: 0,
+            found: Vec::new(),
+        }
+    }
+
+    /// Runs `argv` for real if policy, with no rules, judges it safe where it runs, and
+    /// keeps every way it disagrees; `helpers` are what its profile says it starts.
+    async fn check(&mut self, argv: &[String], helpers: &[&str], limit: Duration) -> bool {
+        use execgate::model::{CommandRef, Risk};
+        let line = execgate::model::shell_join(argv);
+        let subject = execgate::policy::Subject {
+            agent: "agent",
+            session: None,
+            command: CommandRef::Line(&line),
+            cwd: Some(&self.cwd),
+            run: false,
+            shell: None,
+            uid: None,
+        };
+        if self.policy.evaluate(subject, chrono::Utc::now()).risk != Risk::Safe {
+            return false;
+        }
+        self.checked += 1;
+        let t = trace::run(&self.sandbox, argv, limit, self.netns).await;
+        let d = judge(&t, &self.sandbox, helpers);
+        if !d.is_empty() {
+            let said: Vec<String> = d.iter().map(ToString::to_string).collect();
+            self.found.push(format!("{line:?}: {}", said.join("; ")));
+        }
+        true
+    }
+
+    /// Says what was checked, and fails naming every disagreement.
+    fn verdict(&self, what: &str, generated: usize) {
+        eprintln!(
+            "the oracle ({what}): {generated} commands, {} judged safe and run, {} disagreed",
+            self.checked,
+            self.found.len()
+        );
+        assert!(self.checked > 0, "{what}: no command was judged safe");
+        assert!(
+            self.found.is_empty(),
+            "{what}: {} of {} safe commands did more than safe allows:\n{}",
+            self.found.len(),
+            self.checked,
+            self.found.join("\n")
+        );
+    }
+}
+
+/// The sample: every plain command of the bypass corpus that policy, with no rules,
+/// judges safe (so approves unasked) where it runs, run for real in the sandbox. None
+/// may disagree: a disagreement is a command execgate approves without a human whose
+/// real program runs something, writes, reaches the network, reads a secret or hangs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_safe_command_of_the_corpus_does_only_what_safe_means() {
+    if !can_run("every_safe_command_of_the_corpus_does_only_what_safe_means") {
+        return;
+    }
+    let mut oracle = Oracle::new();
+    let mut seen = std::collections::HashSet::new();
+    for case in common::corpus::CORPUS {
+        let Some(argv) = plain_words(case.command) else {
+            continue;
+        };
+        if seen.insert(case.command) {
+            oracle
+                .check(&argv, helpers(&argv[0]), Duration::from_secs(5))
+                .await;
+        }
+    }
+    oracle.verdict("the corpus", seen.len());
+    assert!(oracle.checked >= 20, "too few safe commands to check");
+}
+
 /// The sample of generated commands: for each profiled program installed here, commands
-/// drawn (seeded) from its option table; those policy judges safe in the sandbox are run
-/// for real, and none may disagree. The seed is printed for replay.
+/// drawn (seeded) from its option table (`ORACLE_PER_PROGRAM`, default 60; the seed is
+/// `ORACLE_SEED`, default 32). Programs not installed are named; under CI one that CI
+/// installs fails the test.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_safe_commands_do_only_what_safe_means() {
-    use chrono::Utc;
     use common::oracle::generate::{Rng, tables};
-    use execgate::model::{CommandRef, Risk};
-    use execgate::policy::{Policy, Subject};
     if !can_run("generated_safe_commands_do_only_what_safe_means") {
         return;
     }
-    let seed: u64 = std::env::var("ORACLE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(32);
-    let per_program: usize = std::env::var("ORACLE_PER_PROGRAM")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
-    let sandbox = Sandbox::new().expect("the sandbox");
-    let home = tempfile::tempdir().unwrap();
-    let policy = Policy::new(std::sync::Arc::new(common::corpus::config(home.path())))
-        .expect("policy compiles");
-    let cwd = sandbox.root().canonicalize().unwrap();
-    let netns = trace::can_unshare_net();
+    let seed = setting("ORACLE_SEED", 32);
+    let per_program = setting("ORACLE_PER_PROGRAM", 60) as usize;
+    let mut oracle = Oracle::new();
     let mut rng = Rng::new(seed);
-    let (mut generated, mut checked) = (0, 0);
+    let mut generated = 0;
     let mut skipped = Vec::new();
-    let mut found = Vec::new();
+    let mut per = Vec::new();
     for table in tables() {
         if !installed(table.0.program) {
             skipped.push(table.0.program);
             continue;
         }
+        let mut run = 0;
         for argv in table.commands(&mut rng, per_program) {
             generated += 1;
-            let line = execgate::model::shell_join(&argv);
-            let subject = Subject {
-                agent: "agent",
-                session: None,
-                command: CommandRef::Line(&line),
-                cwd: Some(&cwd),
-                run: false,
-                shell: None,
-                uid: None,
-            };
-            if policy.evaluate(subject, Utc::now()).risk != Risk::Safe {
-                continue;
-            }
-            checked += 1;
-            // Long enough for a slow program under the tracer (`locale -m` starts gzip for
-            // each of its character maps: 8 s), short of a hang.
-            let t = trace::run(&sandbox, &argv, Duration::from_secs(30), netns).await;
-            let d = judge(&t, &sandbox, table.0.helpers);
-            if !d.is_empty() {
-                let said: Vec<String> = d.iter().map(ToString::to_string).collect();
-                found.push(format!("{line}: {}", said.join("; ")));
-            }
+            // Long enough for a slow program under the tracer (`locale -m` starts gzip
+            // for each of its character maps: 8 s), short of a hang.
+            run += usize::from(
+                oracle
+                    .check(&argv, table.0.helpers, Duration::from_secs(30))
+                    .await,
+            );
         }
+        per.push(format!("{} {run}", table.0.program));
     }
-    eprintln!(
-        "the oracle (seed {seed}): {generated} generated, {checked} judged safe and run, {} disagreed; not installed: {}",
-        found.len(),
-        skipped.join(", ")
-    );
+    eprintln!("judged safe and run, per program: {}", per.join(", "));
+    eprintln!("not installed: {}", skipped.join(", "));
     // What CI installs must be there under CI: a program the sample silently skipped
     // would pass unchecked.
     let required: Vec<&&str> = skipped.iter().filter(|p| CI_INSTALLS.contains(p)).collect();
@@ -289,10 +307,43 @@ async fn generated_safe_commands_do_only_what_safe_means() {
         std::env::var_os("CI").is_none() || required.is_empty(),
         "not installed, though CI installs them: {required:?}"
     );
-    assert!(
-        found.is_empty(),
-        "{} of {checked} safe commands did more than safe allows (seed {seed}):\n{}",
-        found.len(),
-        found.join("\n")
-    );
+    oracle.verdict(&format!("the option tables, seed {seed}"), generated);
+}
+
+/// The sample of sed scripts from sed's grammar (`ORACLE_SED`, default 400), run with GNU
+/// sed where policy judges them safe: the sed reader (labels, bracket expressions, `s`
+/// flags, `e` and `w`) against sed itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_sed_scripts_judged_safe_do_only_what_safe_means() {
+    use common::oracle::generate::{Rng, sed_commands};
+    if !can_run("generated_sed_scripts_judged_safe_do_only_what_safe_means") {
+        return;
+    }
+    let seed = setting("ORACLE_SEED", 32);
+    let count = setting("ORACLE_SED", 400) as usize;
+    let mut oracle = Oracle::new();
+    for argv in sed_commands(&mut Rng::new(seed), count) {
+        oracle.check(&argv, &[], Duration::from_secs(10)).await;
+    }
+    oracle.verdict(&format!("sed scripts, seed {seed}"), count);
+}
+
+/// The sample of awk programs from awk's grammar (`ORACLE_AWK`, default 300), run with
+/// awk, gawk or mawk where policy judges them safe: the awk reader (regular expression
+/// literals, strings, comments, division) against the real awks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_awk_programs_judged_safe_do_only_what_safe_means() {
+    use common::oracle::generate::{Rng, awk_commands};
+    if !can_run("generated_awk_programs_judged_safe_do_only_what_safe_means") {
+        return;
+    }
+    let seed = setting("ORACLE_SEED", 32);
+    let count = setting("ORACLE_AWK", 300) as usize;
+    let mut oracle = Oracle::new();
+    for argv in awk_commands(&mut Rng::new(seed), count) {
+        if installed(&argv[0]) {
+            oracle.check(&argv, &[], Duration::from_secs(10)).await;
+        }
+    }
+    oracle.verdict(&format!("awk programs, seed {seed}"), count);
 }

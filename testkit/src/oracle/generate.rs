@@ -163,3 +163,206 @@ impl Table {
         out
     }
 }
+
+/// sed scripts from sed's grammar (POSIX and GNU): addresses, every command letter, `s`
+/// with its flags and any delimiter, `y`, labels and branches, blocks, comments, regular
+/// expressions with bracket expressions, escapes and the delimiter inside, valid and a
+/// character away from valid. Each as `sed [-n] [-E] -e SCRIPT FILE` or `sed [-n]
+/// SCRIPT FILE`.
+pub fn sed_commands(rng: &mut Rng, n: usize) -> Vec<Vec<String>> {
+    (0..n)
+        .map(|_| {
+            let mut script = sed_script(rng);
+            if rng.below(5) == 0 {
+                // Near-valid: one character dropped, doubled or swapped for another.
+                let chars: Vec<char> = script.chars().collect();
+                if !chars.is_empty() {
+                    let at = rng.below(chars.len());
+                    let mut out: String = chars[..at].iter().collect();
+                    match rng.below(3) {
+                        0 => {}
+                        1 => {
+                            out.push(chars[at]);
+                            out.push(chars[at]);
+                        }
+                        _ => out.push(*rng.pick(&['}', '/', '\\', ';', '\n', ']', 'e', 'w'])),
+                    }
+                    out.extend(&chars[at + 1..]);
+                    script = out;
+                }
+            }
+            let mut argv = vec!["sed".to_string()];
+            if rng.below(2) == 0 {
+                argv.push("-n".into());
+            }
+            if rng.below(4) == 0 {
+                argv.push("-E".into());
+            }
+            if rng.below(2) == 0 {
+                argv.push("-e".into());
+            }
+            argv.push(script);
+            argv.push(rng.pick(&["notes.txt", "data.csv", "-n"]).to_string());
+            argv
+        })
+        .collect()
+}
+
+fn sed_script(rng: &mut Rng) -> String {
+    let count = 1 + rng.below(3);
+    let parts: Vec<String> = (0..count).map(|_| sed_command(rng, 0)).collect();
+    let sep = *rng.pick(&[";", "\n", " ; "]);
+    parts.join(sep)
+}
+
+fn sed_regex(rng: &mut Rng, delim: char) -> String {
+    let pieces = [
+        "a".to_string(),
+        "^al".into(),
+        "ta$".into(),
+        "[/]".into(),
+        "[]/]".into(),
+        "[^/e]".into(),
+        "[[:alpha:]]".into(),
+        "\\/".into(),
+        format!("\\{delim}"),
+        "x\\|y".into(),
+        "\\(a\\)\\1".into(),
+        "(a|b)".into(),
+        ".*".into(),
+        "\\n".into(),
+        "#".into(),
+        ";".into(),
+        "}".into(),
+        "e".into(),
+        "w x".into(),
+    ];
+    let n = 1 + rng.below(2);
+    (0..n).map(|_| rng.pick(&pieces).clone()).collect()
+}
+
+fn sed_address(rng: &mut Rng) -> String {
+    match rng.below(8) {
+        0 | 1 => String::new(),
+        2 => "1".into(),
+        3 => "$".into(),
+        4 => format!("/{}/", sed_regex(rng, '/')),
+        5 => format!("\\,{},", sed_regex(rng, ',')),
+        6 => format!("1,/{}/", sed_regex(rng, '/')),
+        _ => format!("2~3{}", if rng.below(2) == 0 { "!" } else { "" }),
+    }
+}
+
+fn sed_command(rng: &mut Rng, depth: usize) -> String {
+    let address = sed_address(rng);
+    let body = match rng.below(if depth < 2 { 17 } else { 16 }) {
+        0 => "p".into(),
+        1 => "d".into(),
+        2 => "=".into(),
+        3 => "l".into(),
+        4 => "n".into(),
+        5 => "N".into(),
+        6 => "q".into(),
+        7 => {
+            let delim = *rng.pick(&['/', '|', ',', '#', 'e', ';', ' ']);
+            let flags = *rng.pick(&["", "g", "p", "2", "I", "gp", "e", "w /dev/null", "m"]);
+            let re = sed_regex(rng, delim);
+            let with = *rng.pick(&["b", "&", "\\1", "x\\ny", "\\/", ""]);
+            format!("s{delim}{re}{delim}{with}{delim}{flags}")
+        }
+        8 => "y/abc/xyz/".into(),
+        9 => format!(":{}", rng.pick(&["a", "loop", "e", "x;p", "b }"])),
+        10 => format!("b{}", rng.pick(&["", " a", "loop", " e"])),
+        11 => format!("t{}", rng.pick(&["", " a", "x"])),
+        12 => "# a comment; w x".into(),
+        13 => "h;G".into(),
+        14 => "x".into(),
+        15 => "z".into(),
+        _ => format!("{{{}}}", sed_command(rng, depth + 1)),
+    };
+    format!("{address}{body}")
+}
+
+/// awk programs from awk's grammar: patterns and actions, regular expression literals
+/// (with `/` in bracket expressions, escapes, and where a `/` is a division), strings
+/// with quotes and escapes, comments, and the words that run or write something
+/// (`system`, `|`, `>`, `getline`) inside strings, regexes and comments where they do
+/// not. Each run by `awk`, `gawk` or `mawk` on a sandbox file.
+pub fn awk_commands(rng: &mut Rng, n: usize) -> Vec<Vec<String>> {
+    (0..n)
+        .map(|_| {
+            let count = 1 + rng.below(2);
+            let rules: Vec<String> = (0..count).map(|_| awk_rule(rng)).collect();
+            let program = rules.join(*rng.pick(&["\n", " ", ";", " ", ";"]));
+            let mut argv = vec![rng.pick(&["awk", "gawk", "mawk"]).to_string(), program];
+            // Mostly on standard input (`/dev/null`): a program that reads no file is
+            // what step 8 may approve, and its BEGIN and END rules still run.
+            if rng.below(3) == 0 {
+                argv.push(rng.pick(&["notes.txt", "data.csv"]).to_string());
+            }
+            argv
+        })
+        .collect()
+}
+
+fn awk_regex(rng: &mut Rng) -> String {
+    let pieces = [
+        "a",
+        "[/]",
+        "[]/]",
+        "\\/",
+        "x|y",
+        "^-",
+        "[[:digit:]]+",
+        "system(",
+        "\"",
+        "#",
+        ";",
+        "}",
+        "/ 2 /",
+    ];
+    let n = 1 + rng.below(2);
+    let inner: String = (0..n).map(|_| *rng.pick(&pieces)).collect();
+    format!("/{inner}/")
+}
+
+fn awk_expr(rng: &mut Rng) -> String {
+    match rng.below(10) {
+        0 => "$1".into(),
+        1 => "NR / 2 / 1".into(),
+        2 => format!(
+            "\"{}\"",
+            rng.pick(&["a", "\\\"", "system(\\\"id\\\")", "/x/", "# c", "\\\\"])
+        ),
+        3 => format!("$0 ~ {}", awk_regex(rng)),
+        4 => "length($0)".into(),
+        5 => "substr($0, 2)".into(),
+        6 => "NF".into(),
+        7 => "toupper($1)".into(),
+        8 => "a[$1]++".into(),
+        _ => "x = 1".into(),
+    }
+}
+
+fn awk_rule(rng: &mut Rng) -> String {
+    let pattern = match rng.below(6) {
+        0 => "BEGIN".to_string(),
+        1 => "END".to_string(),
+        2 => awk_regex(rng),
+        3 => "NR == 1".to_string(),
+        4 => format!("{} && !{}", awk_regex(rng), awk_regex(rng)),
+        _ => String::new(),
+    };
+    let count = 1 + rng.below(2);
+    let stmts: Vec<String> = (0..count)
+        .map(|_| match rng.below(6) {
+            0 => format!("print {}", awk_expr(rng)),
+            1 => format!("printf \"%s\\n\", {}", awk_expr(rng)),
+            2 => format!("if ({}) print", awk_expr(rng)),
+            3 if rng.below(3) == 0 => "# system(\"id\") | getline\n".to_string(),
+            4 => format!("y = {}", awk_expr(rng)),
+            _ => "next".to_string(),
+        })
+        .collect();
+    format!("{pattern} {{ {} }}", stmts.join("; "))
+}
