@@ -221,6 +221,14 @@ fn program(out: &mut String, p: &Profile, path: &[&str], depth: usize) {
     if p.does != Does::Nothing {
         let _ = writeln!(out, "- Running it: {}.", mark(p.does));
     }
+    if !p.helpers.is_empty() {
+        let helpers: Vec<String> = p.helpers.iter().map(|h| format!("`{h}`")).collect();
+        let _ = writeln!(
+            out,
+            "- Starts, as part of what it is (not judged as a command): {}.",
+            helpers.join(", ")
+        );
+    }
     let mut harmless = Vec::new();
     let mut marked = Vec::new();
     for line in p.options {
