@@ -275,6 +275,9 @@ async fn generated_safe_commands_do_only_what_safe_means() {
     }
     let seed = setting("ORACLE_SEED", 32);
     let per_program = setting("ORACLE_PER_PROGRAM", 60) as usize;
+    // Commands without operands too (`ORACLE_BARE=1`): not yet in the sample, since the
+    // disagreements they find are not yet fixed (docs/oracle.md, "Found, not yet fixed").
+    let bare = setting("ORACLE_BARE", 0) == 1;
     let mut oracle = Oracle::new();
     let mut rng = Rng::new(seed);
     let mut generated = 0;
@@ -286,7 +289,7 @@ async fn generated_safe_commands_do_only_what_safe_means() {
             continue;
         }
         let mut run = 0;
-        for argv in table.commands(&mut rng, per_program) {
+        for argv in table.commands(&mut rng, per_program, bare) {
             generated += 1;
             // Long enough for a slow program under the tracer (`locale -m` starts gzip
             // for each of its character maps: 8 s), short of a hang.

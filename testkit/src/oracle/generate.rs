@@ -128,14 +128,20 @@ impl Table {
     }
 
     /// Up to `n` commands for this program, drawn with `rng`: each harmless option in
-    /// every spelling with an operand, then random pairs, `--` and option-like operands.
-    pub fn commands(&self, rng: &mut Rng, n: usize) -> Vec<Vec<String>> {
+    /// every spelling, then random pairs, `--`, with option-like operands (or, `bare`,
+    /// sometimes none).
+    pub fn commands(&self, rng: &mut Rng, n: usize, bare: bool) -> Vec<Vec<String>> {
         let harmless = self.harmless();
         let mut out: Vec<Vec<String>> = Vec::new();
+        // With `bare`, an operand two times in three, else none: the program reads
+        // standard input (`/dev/null`), or prints its help, which is what step 8
+        // approves for most programs. Without, always an operand.
         let with = |words: Vec<String>, rng: &mut Rng| {
             let mut argv = vec![self.0.program.to_string()];
             argv.extend(words);
-            argv.push(rng.pick(OPERANDS).to_string());
+            if !bare || rng.below(3) != 0 {
+                argv.push(rng.pick(OPERANDS).to_string());
+            }
             argv
         };
         for opt in &harmless {

@@ -96,9 +96,7 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, helpers: &[&str]) -> Vec<Disagree
         }
     }
     for call in &trace.net {
-        // The C library asking the name service cache for a user's name (`ls -l`) is no
-        // network: a local socket of the system's.
-        if !(call.contains("AF_UNIX") && call.contains("nscd")) {
+        if !local(call) {
             out.push(Disagreement::Sent(call.clone()));
         }
     }
@@ -112,6 +110,18 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, helpers: &[&str]) -> Vec<Disagree
         out.push(Disagreement::TimedOut);
     }
     out
+}
+
+/// A socket call that reaches nothing outside the machine: the C library asking the
+/// name service cache for a user's name (`ls -l`); a netlink query of the kernel's own
+/// tables (`hostname -I` lists the addresses); binding the loopback address to port 0,
+/// which Python's libraries do to learn whether IPv6 is there.
+fn local(call: &str) -> bool {
+    (call.contains("AF_UNIX") && call.contains("nscd"))
+        || call.contains("AF_NETLINK")
+        || (call.starts_with("bind(")
+            && call.contains("port=htons(0)")
+            && (call.contains("\"::1\"") || call.contains("inet_addr(\"127.0.0.1\")")))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
