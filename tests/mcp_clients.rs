@@ -147,15 +147,18 @@ async fn python_client_runs_the_run_mode_scenarios() {
             "auto",
             json!([
                 {"list": true},
-                {"call": "execute_command", "args": {"command": "echo hello; echo oops >&2"}},
+                // Only step 2 is held to the default timeout (400 ms here); the others
+                // give their own, so that a loaded machine (Python starting slowly) does
+                // not time them out.
+                {"call": "execute_command", "args": {"command": "echo hello; echo oops >&2", "timeout_ms": 10000}},
                 {"call": "execute_command", "args": {"command": "echo started; sleep 30"}},
                 {"call": "execute_command", "args": {"command": "sleep 0.6; echo done", "timeout_ms": 5000}},
-                {"call": "execute_command", "args": {"command": "pwd"}},
-                {"call": "execute_command", "args": {"command": "pwd", "cwd": "frontend"}},
-                {"call": "execute_command", "args": {"command": "pwd", "cwd": repo.join("frontend")}},
+                {"call": "execute_command", "args": {"command": "pwd", "timeout_ms": 10000}},
+                {"call": "execute_command", "args": {"command": "pwd", "cwd": "frontend", "timeout_ms": 10000}},
+                {"call": "execute_command", "args": {"command": "pwd", "cwd": repo.join("frontend"), "timeout_ms": 10000}},
                 {"call": "execute_command", "args": {"command": "pwd", "cwd": "does-not-exist"}},
-                {"call": "execute_process", "args": {"file": "python3", "args": ["-c", "print(6*7)"]}},
-                {"call": "execute_process", "args": {"file": "cat", "input": "piped\n"}},
+                {"call": "execute_process", "args": {"file": "python3", "args": ["-c", "print(6*7)"], "timeout_ms": 10000}},
+                {"call": "execute_process", "args": {"file": "cat", "input": "piped\n", "timeout_ms": 10000}},
             ]),
         ),
         // ALLOWED_COMMANDS=ls,cat
