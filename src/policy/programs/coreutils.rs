@@ -626,6 +626,9 @@ const LSB_RELEASE: Profile = Profile {
         "-s, --short",
         "-h",
     ],
+    // Debian's is a shell script: it reads its options with `getopt` and formats
+    // /etc/os-release's fields with `cut` and `tr` (and `cat` for its version).
+    helpers: &["getopt", "cut", "tr", "cat"],
     ..BASE
 };
 
