@@ -1820,6 +1820,9 @@ const KUBECTL: Profile = Profile {
     names: &["kubectl"],
     syntax: Syntax::Clap,
     options: K_GLOBAL,
+    // With no subcommand it prints its help, but first asks the API server (the oracle
+    // saw `kubectl -n x` connect to 127.0.0.1:8080). A subcommand's own says otherwise.
+    does: Does::Net("asks the cluster's API server, even with no subcommand"),
     subcommands: &[
         &k(&["get"], K_GET, READS_CLUSTER, Some(k_get_check)),
         &k(
