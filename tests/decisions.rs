@@ -757,14 +757,8 @@ async fn the_record_an_agent_gets_is_the_row_as_stored() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_asker_withdraws_the_call_it_named() {
     let d = TestDaemon::start(&[]).await;
-    let body = json!({"agent": "a", "command": "touch withdrawn", "call_id": "call-1"});
-    let client = d.agent();
-    let waiting = tokio::spawn(async move {
-        client
-            .call(Method::POST, "/v1/requests", Some(&body))
-            .await
-            .unwrap()
-    });
+    let waiting =
+        d.submit_waiting(json!({"agent": "a", "command": "touch withdrawn", "call_id": "call-1"}));
     let pending = d.pending_for("touch withdrawn").await;
     let withdraw = |call_id: Value| {
         let client = d.agent();
@@ -803,14 +797,8 @@ async fn an_asker_withdraws_the_call_it_named() {
     let (status, body) = withdraw(json!("call-1")).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     // A call the owner already decided cannot be withdrawn either.
-    let body = json!({"agent": "a", "command": "touch decided", "call_id": "call-2"});
-    let client = d.agent();
-    let waiting = tokio::spawn(async move {
-        client
-            .call(Method::POST, "/v1/requests", Some(&body))
-            .await
-            .unwrap()
-    });
+    let waiting =
+        d.submit_waiting(json!({"agent": "a", "command": "touch decided", "call_id": "call-2"}));
     let decided = d.pending_for("touch decided").await;
     d.decide(&decided.id, "deny").await;
     assert_eq!(waiting.await.unwrap().1["status"], "denied");

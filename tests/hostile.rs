@@ -616,14 +616,9 @@ async fn another_uids_call_cannot_be_withdrawn() {
         return;
     }
     let d = TestDaemon::start(&[]).await;
-    let body = json!({"agent": "owner", "command": "make release", "call_id": "the-call"});
-    let client = d.agent();
-    let waiting = tokio::spawn(async move {
-        client
-            .call(Method::POST, "/v1/requests", Some(&body))
-            .await
-            .unwrap()
-    });
+    let waiting = d.submit_waiting(
+        json!({"agent": "owner", "command": "make release", "call_id": "the-call"}),
+    );
     let pending = d.pending_for("make release").await;
     let_agent_in(d.dir.path(), &d.config().socket);
     let agent = d.config().socket.clone();

@@ -108,15 +108,23 @@ impl TestDaemon {
 
     /// Submits and waits in the background (as an agent would), returning the handle.
     pub fn ask_waiting(&self, agent: &str, command: &str) -> tokio::task::JoinHandle<Record> {
-        let client = self.agent();
-        let body = json!({"agent": agent, "command": command});
+        let waiting = self.submit_waiting(json!({"agent": agent, "command": command}));
         tokio::spawn(async move {
-            let (status, body) = client
-                .call(Method::POST, "/v1/requests", Some(&body))
-                .await
-                .unwrap();
+            let (status, body) = waiting.await.unwrap();
             assert_eq!(status, StatusCode::OK, "{body}");
             serde_json::from_value(body).unwrap()
+        })
+    }
+
+    /// POST /v1/requests with `body`, waiting in the background: the status and body
+    /// it is answered with.
+    pub fn submit_waiting(&self, body: Value) -> tokio::task::JoinHandle<(StatusCode, Value)> {
+        let client = self.agent();
+        tokio::spawn(async move {
+            client
+                .call(Method::POST, "/v1/requests", Some(&body))
+                .await
+                .unwrap()
         })
     }
 
