@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Agent, Answer, Ask, J, Reply, Settings, Shell, Type, json_kind, optional, read_call, required,
-    text,
+    Agent, Answer, Ask, J, Reply, Settings, Shell, Type, description, json_kind, optional,
+    read_call, required, text,
 };
 use crate::cli::hook::own_mcp::{self, Mcp};
 use crate::model::shell_join;
@@ -66,10 +66,7 @@ fn read(obj: &Map<String, Value>) -> Result<Ask, String> {
             .unwrap_or_else(|| "preToolUse".into()),
         session: optional(obj, "sessionId")?.or(optional(obj, "session_id")?),
         cwd: optional(obj, "cwd")?,
-        reason: args
-            .get("description")
-            .and_then(Value::as_str)
-            .map(String::from),
+        reason: description(&args),
         what,
     })
 }

@@ -303,12 +303,18 @@ fn claude_like(obj: &Map<String, Value>, shells: &[Shell]) -> Result<Ask, String
         event,
         session: optional(obj, "session_id")?,
         cwd: optional(obj, "cwd")?,
-        reason: input
-            .get("description")
-            .and_then(Value::as_str)
-            .map(String::from),
+        reason: description(&input),
         what,
     })
+}
+
+/// The tool's own description of the call (`description` in its input), shown to the
+/// owner as the request's reason.
+fn description(input: &Value) -> Option<String> {
+    input
+        .get("description")
+        .and_then(Value::as_str)
+        .map(String::from)
 }
 
 fn json_kind(value: &Value) -> &'static str {
