@@ -41,22 +41,28 @@ fn can_run(test: &str) -> bool {
     false
 }
 
-/// The programs `program`'s profile says it starts itself.
-fn helpers(program: &str) -> &'static [&'static str] {
+/// What each profiled program's profile says it starts itself, by program.
+fn helper_table() -> std::collections::HashMap<&'static str, &'static [&'static str]> {
     common::oracle::generate::tables()
         .into_iter()
-        .find(|t| t.0.program == program)
-        .map_or(&[], |t| t.0.helpers)
+        .map(|t| (t.0.program, t.0.helpers))
+        .collect()
 }
 
 fn words(line: &str) -> Vec<String> {
     line.split(' ').map(String::from).collect()
 }
 
-async fn disagreements(sandbox: &Sandbox, argv: &[String], limit: Duration) -> Vec<Disagreement> {
-    let netns = trace::can_unshare_net();
+/// Runs `argv` in `sandbox` (in a network namespace when `netns`) and judges it, with
+/// no helpers: the harness's own cases start none.
+async fn disagreements(
+    sandbox: &Sandbox,
+    argv: &[String],
+    limit: Duration,
+    netns: bool,
+) -> Vec<Disagreement> {
     let t = trace::run(sandbox, argv, limit, netns).await;
-    judge(&t, sandbox, helpers(&argv[0]))
+    judge(&t, sandbox, &[])
 }
 
 /// What a case's disagreements must be.
@@ -70,6 +76,7 @@ async fn the_harness_sees_what_real_programs_do() {
         return;
     }
     let sandbox = Sandbox::new().expect("the sandbox");
+    let netns = trace::can_unshare_net();
     let limit = Duration::from_secs(10);
     let agree = |d: &[Disagreement]| d.is_empty();
     let cases: Vec<(Vec<String>, Expect)> = vec![
@@ -115,13 +122,13 @@ async fn the_harness_sees_what_real_programs_do() {
     ];
     let mut wrong = Vec::new();
     for (argv, expected) in &cases {
-        let d = disagreements(&sandbox, argv, limit).await;
+        let d = disagreements(&sandbox, argv, limit, netns).await;
         if !expected(&d) {
             wrong.push(format!("{argv:?}: {d:?}"));
         }
     }
     // A reader of the FIFO waits for ever: killed at the limit, and counted.
-    let d = disagreements(&sandbox, &words("cat fifo"), Duration::from_secs(1)).await;
+    let d = disagreements(&sandbox, &words("cat fifo"), Duration::from_secs(1), netns).await;
     if d != [Disagreement::TimedOut] {
         wrong.push(format!("cat fifo: {d:?}"));
     }
@@ -248,6 +255,7 @@ async fn every_safe_command_of_the_corpus_does_only_what_safe_means() {
         return;
     }
     let mut oracle = Oracle::new();
+    let helpers = helper_table();
     let mut seen = std::collections::HashSet::new();
     for case in common::corpus::CORPUS {
         let Some(argv) = plain_words(case.command) else {
@@ -255,7 +263,11 @@ async fn every_safe_command_of_the_corpus_does_only_what_safe_means() {
         };
         if seen.insert(case.command) {
             oracle
-                .check(&argv, helpers(&argv[0]), Duration::from_secs(5))
+                .check(
+                    &argv,
+                    helpers.get(argv[0].as_str()).copied().unwrap_or_default(),
+                    Duration::from_secs(5),
+                )
                 .await;
         }
     }

@@ -100,9 +100,15 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, helpers: &[&str]) -> Vec<Disagree
             out.push(Disagreement::Sent(call.clone()));
         }
     }
-    let secrets = sandbox.secrets();
+    // A read is recorded by the file it opened (strace's `-y`: links followed), so it
+    // is compared with the secrets' own real paths.
+    let secrets: Vec<PathBuf> = sandbox
+        .secrets()
+        .into_iter()
+        .map(|s| s.canonicalize().unwrap_or(s))
+        .collect();
     for read in &trace.reads {
-        if secrets.iter().any(|s| same_file(s, read)) {
+        if secrets.contains(read) {
             out.push(Disagreement::ReadSecret(read.clone()));
         }
     }
@@ -122,8 +128,4 @@ fn local(call: &str) -> bool {
         || (call.starts_with("bind(")
             && call.contains("port=htons(0)")
             && (call.contains("\"::1\"") || call.contains("inet_addr(\"127.0.0.1\")")))
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b || a.canonicalize().ok() == b.canonicalize().ok() && a.canonicalize().is_ok()
 }
