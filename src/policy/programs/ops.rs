@@ -3997,6 +3997,9 @@ pub(in crate::policy::programs) mod tests {
         "docker search nginx",
         "docker compose pull",
         "kubectl get pods",
+        // With no subcommand it asks the API server before printing its help.
+        "kubectl -n kube-system",
+        "kubectl --request-timeout 3",
         "kubectl get pods -n kube-system -o wide",
         "kubectl get po -w -l app=web",
         "kubectl get secrets",
@@ -4516,6 +4519,10 @@ pub(in crate::policy::programs) mod tests {
         assert_eq!(
             said("kubectl get pods"),
             "`kubectl get` reads from the cluster"
+        );
+        assert_eq!(
+            said("kubectl -n x"),
+            "`kubectl` asks the cluster's API server, even with no subcommand"
         );
         assert_eq!(
             said("docker pull x"),
