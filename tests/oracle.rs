@@ -9,7 +9,7 @@ use execgate_testkit as common;
 
 use std::time::Duration;
 
-use common::oracle::{Disagreement, Sandbox, judge, trace};
+use common::oracle::{CI_INSTALLS, Checker, Claim, Disagreement, Sandbox, installed, judge, trace};
 
 /// Whether the oracle can run here: root (to run programs as another uid and make a
 /// network namespace), strace and git. Under CI, which installs them and runs as root,
@@ -41,14 +41,6 @@ fn can_run(test: &str) -> bool {
     false
 }
 
-/// What each profiled program's profile says it starts itself, by program.
-fn helper_table() -> std::collections::HashMap<&'static str, &'static [&'static str]> {
-    common::oracle::generate::tables()
-        .into_iter()
-        .map(|t| (t.0.program, t.0.helpers))
-        .collect()
-}
-
 fn words(line: &str) -> Vec<String> {
     line.split(' ').map(String::from).collect()
 }
@@ -62,7 +54,7 @@ async fn disagreements(
     netns: bool,
 ) -> Vec<Disagreement> {
     let t = trace::run(sandbox, argv, limit, netns).await;
-    judge(&t, sandbox, &[])
+    judge(&t, sandbox, &Claim::default())
 }
 
 /// What a case's disagreements must be.
@@ -132,6 +124,126 @@ async fn the_harness_sees_what_real_programs_do() {
     if d != [Disagreement::TimedOut] {
         wrong.push(format!("cat fifo: {d:?}"));
     }
+    // What execgate said of a command is what the run is held to.
+    let root = sandbox.root().canonicalize().unwrap();
+    let held = |argv: &str, claim: Claim<'static>, limit: u64| {
+        let sandbox = &sandbox;
+        let argv = words(argv);
+        async move {
+            let t = trace::run(sandbox, &argv, Duration::from_secs(limit), netns).await;
+            judge(&t, sandbox, &claim)
+        }
+    };
+    let said = |paths: &[&str]| Some(paths.iter().map(|p| root.join(p)).collect());
+    // A read it did not say: `data.csv`, where only `notes.txt` was said.
+    let d = held(
+        "cat notes.txt data.csv",
+        Claim {
+            reads: said(&["notes.txt"]),
+            ..Claim::default()
+        },
+        10,
+    )
+    .await;
+    if d != [Disagreement::ReadUnsaid(root.join("data.csv"))] {
+        wrong.push(format!("a read not said: {d:?}"));
+    }
+    // A tree said is everything under it; the working directory's names may be listed.
+    let d = held(
+        "grep -r alpha src",
+        Claim {
+            reads: said(&["src"]),
+            lists: vec![root.clone()],
+            ..Claim::default()
+        },
+        10,
+    )
+    .await;
+    let listed = held(
+        "ls",
+        Claim {
+            reads: said(&[]),
+            lists: vec![root.clone()],
+            ..Claim::default()
+        },
+        10,
+    )
+    .await;
+    if !d.is_empty() || !listed.is_empty() {
+        wrong.push(format!("a tree said, a listing: {d:?} {listed:?}"));
+    }
+    // What a program follows until stopped reaches its limit by design: no hang, then.
+    let d = held(
+        "tail -f notes.txt",
+        Claim {
+            endless: true,
+            ..Claim::default()
+        },
+        1,
+    )
+    .await;
+    if !d.is_empty() {
+        wrong.push(format!("tail -f, endless: {d:?}"));
+    }
+    // What a profile says a program keeps for itself is written there, and only there:
+    // a directory made in one kept, and one beside it.
+    let d = held(
+        "mkdir .npm/_logs .npm/other",
+        Claim {
+            keeps: vec![root.join(".npm/_logs")],
+            ..Claim::default()
+        },
+        10,
+    )
+    .await;
+    let beside = Disagreement::Wrote("mkdir".into(), root.join(".npm/other"));
+    if !d.contains(&beside)
+        || d.iter().any(
+            |d| matches!(d, Disagreement::Wrote(_, p) if p.starts_with(root.join(".npm/_logs"))),
+        )
+    {
+        wrong.push(format!("kept, and beside it: {d:?}"));
+    }
+    // A connection to its service's own socket, named by its profile, is no sending;
+    // to any other socket it is.
+    let connect = |path: &str| words(&format!("curl -s --unix-socket {path} http://localhost/"));
+    let own = trace::run(
+        &sandbox,
+        &connect("/run/docker.sock"),
+        Duration::from_secs(10),
+        netns,
+    )
+    .await;
+    let own = judge(
+        &own,
+        &sandbox,
+        &Claim {
+            sockets: &["/run/docker.sock"],
+            ..Claim::default()
+        },
+    );
+    let other = trace::run(
+        &sandbox,
+        &connect("/run/other.sock"),
+        Duration::from_secs(10),
+        netns,
+    )
+    .await;
+    let other = judge(
+        &other,
+        &sandbox,
+        &Claim {
+            sockets: &["/run/docker.sock"],
+            ..Claim::default()
+        },
+    );
+    if own.iter().any(|d| matches!(d, Disagreement::Sent(_)))
+        || !other
+            .iter()
+            .any(|d| matches!(d, Disagreement::Sent(c) if c.contains("other.sock")))
+    {
+        wrong.push(format!("sockets: own {own:?}, other {other:?}"));
+    }
     assert!(
         wrong.is_empty(),
         "the harness misread:\n{}",
@@ -145,23 +257,6 @@ fn plain_words(line: &str) -> Option<Vec<String>> {
     (!line.contains(shell)).then(|| line.split_whitespace().map(String::from).collect())
 }
 
-/// The profiled programs `.ci/run` installs (Debian's packages): under CI the sample
-/// checks each of them.
-const CI_INSTALLS: &[&str] = &[
-    "cat", "ls", "grep", "sed", "gawk", "mawk", "jq", "find", "git", "tar", "gzip", "xz", "curl",
-    "wget",
-];
-
-/// Whether `program` is a program installed on the sandbox's `PATH` (a shell's builtin,
-/// such as `type`, is not: the oracle runs programs).
-fn installed(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    ["/usr/local/bin", "/usr/bin", "/bin"].iter().any(|dir| {
-        std::fs::metadata(std::path::Path::new(dir).join(program))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
-}
-
 /// A number from the environment (`ORACLE_SEED`, the sample sizes), else `default`.
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -170,109 +265,41 @@ fn setting(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// Policy as it judges with no rules, and the sandbox its commands run in: what a
-/// sample checks each command with.
-struct Oracle {
-    sandbox: Sandbox,
-    _home: tempfile::TempDir,
-    policy: execgate::policy::Policy,
-    cwd: std::path::PathBuf,
-    netns: bool,
-    checked: usize,
-    found: Vec<String>,
-}
-
-impl Oracle {
-    fn new() -> Oracle {
-        let sandbox = Sandbox::new().expect("the sandbox");
-        let home = tempfile::tempdir().unwrap();
-        let config = std::sync::Arc::new(common::corpus::config(home.path()));
-        let policy = execgate::policy::Policy::new(config).expect("policy compiles");
-        let cwd = sandbox.root().canonicalize().unwrap();
-        Oracle {
-            sandbox,
-            _home: home,
-            policy,
-            cwd,
-            netns: trace::can_unshare_net(),
-            checked: 0,
-            found: Vec::new(),
-        }
-    }
-
-    /// Runs `argv` for real if policy, with no rules, judges it safe where it runs, and
-    /// keeps every way it disagrees; `helpers` are what its profile says it starts.
-    async fn check(&mut self, argv: &[String], helpers: &[&str], limit: Duration) -> bool {
-        use execgate::model::{CommandRef, Risk};
-        let line = execgate::model::shell_join(argv);
-        let subject = execgate::policy::Subject {
-            agent: "agent",
-            session: None,
-            command: CommandRef::Line(&line),
-            cwd: Some(&self.cwd),
-            run: false,
-            shell: None,
-            uid: None,
-        };
-        if self.policy.evaluate(subject, chrono::Utc::now()).risk != Risk::Safe {
-            return false;
-        }
-        self.checked += 1;
-        let t = trace::run(&self.sandbox, argv, limit, self.netns).await;
-        let d = judge(&t, &self.sandbox, helpers);
-        if !d.is_empty() {
-            let said: Vec<String> = d.iter().map(ToString::to_string).collect();
-            self.found.push(format!("{line:?}: {}", said.join("; ")));
-        }
-        true
-    }
-
-    /// Says what was checked, and fails naming every disagreement.
-    fn verdict(&self, what: &str, generated: usize) {
-        eprintln!(
-            "the oracle ({what}): {generated} commands, {} judged safe and run, {} disagreed",
-            self.checked,
-            self.found.len()
-        );
-        assert!(self.checked > 0, "{what}: no command was judged safe");
-        assert!(
-            self.found.is_empty(),
-            "{what}: {} of {} safe commands did more than safe allows:\n{}",
-            self.found.len(),
-            self.checked,
-            self.found.join("\n")
-        );
-    }
+/// Fails naming every disagreement `checker` found, after saying what it checked.
+fn verdict(checker: &Checker, what: &str) {
+    eprint!("{}", checker.report(what));
+    assert!(checker.checked() > 0, "{what}: no command was judged safe");
+    assert!(
+        checker.found.is_empty(),
+        "{what}: {} of {} safe commands did more than safe allows:\n{}",
+        checker.found.len(),
+        checker.checked(),
+        checker.found.join("\n")
+    );
 }
 
 /// The sample: every plain command of the bypass corpus that policy, with no rules,
 /// judges safe (so approves unasked) where it runs, run for real in the sandbox. None
 /// may disagree: a disagreement is a command execgate approves without a human whose
-/// real program runs something, writes, reaches the network, reads a secret or hangs.
+/// real program runs something, writes, reaches the network, reads a secret or what
+/// execgate did not say it reads, or hangs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_safe_command_of_the_corpus_does_only_what_safe_means() {
     if !can_run("every_safe_command_of_the_corpus_does_only_what_safe_means") {
         return;
     }
-    let mut oracle = Oracle::new();
-    let helpers = helper_table();
+    let mut oracle = Checker::new().expect("the sandbox");
     let mut seen = std::collections::HashSet::new();
     for case in common::corpus::CORPUS {
         let Some(argv) = plain_words(case.command) else {
             continue;
         };
         if seen.insert(case.command) {
-            oracle
-                .check(
-                    &argv,
-                    helpers.get(argv[0].as_str()).copied().unwrap_or_default(),
-                    Duration::from_secs(5),
-                )
-                .await;
+            oracle.check(&argv, Duration::from_secs(5)).await;
         }
     }
-    oracle.verdict("the corpus", seen.len());
-    assert!(oracle.checked >= 20, "too few safe commands to check");
+    verdict(&oracle, "the corpus");
+    assert!(oracle.checked() >= 20, "too few safe commands to check");
 }
 
 /// The sample of generated commands: for each profiled program installed here, commands
@@ -287,33 +314,20 @@ async fn generated_safe_commands_do_only_what_safe_means() {
     }
     let seed = setting("ORACLE_SEED", 32);
     let per_program = setting("ORACLE_PER_PROGRAM", 60) as usize;
-    // Commands without operands too (`ORACLE_BARE=1`): not yet in the sample, since the
-    // disagreements they find are not yet fixed (docs/oracle.md, "Found, not yet fixed").
-    let bare = setting("ORACLE_BARE", 0) == 1;
-    let mut oracle = Oracle::new();
+    let mut oracle = Checker::new().expect("the sandbox");
     let mut rng = Rng::new(seed);
-    let mut generated = 0;
     let mut skipped = Vec::new();
-    let mut per = Vec::new();
     for table in tables() {
         if !installed(table.0.program) {
             skipped.push(table.0.program);
             continue;
         }
-        let mut run = 0;
-        for argv in table.commands(&mut rng, per_program, bare) {
-            generated += 1;
+        for argv in table.commands(&mut rng, per_program) {
             // Long enough for a slow program under the tracer (`locale -m` starts gzip
             // for each of its character maps: 8 s), short of a hang.
-            run += usize::from(
-                oracle
-                    .check(&argv, table.0.helpers, Duration::from_secs(30))
-                    .await,
-            );
+            oracle.check(&argv, Duration::from_secs(30)).await;
         }
-        per.push(format!("{} {run}", table.0.program));
     }
-    eprintln!("judged safe and run, per program: {}", per.join(", "));
     eprintln!("not installed: {}", skipped.join(", "));
     // What CI installs must be there under CI: a program the sample silently skipped
     // would pass unchecked.
@@ -322,7 +336,7 @@ async fn generated_safe_commands_do_only_what_safe_means() {
         std::env::var_os("CI").is_none() || required.is_empty(),
         "not installed, though CI installs them: {required:?}"
     );
-    oracle.verdict(&format!("the option tables, seed {seed}"), generated);
+    verdict(&oracle, &format!("the option tables, seed {seed}"));
 }
 
 /// The sample of sed scripts from sed's grammar (`ORACLE_SED`, default 400), run with GNU
@@ -336,11 +350,11 @@ async fn generated_sed_scripts_judged_safe_do_only_what_safe_means() {
     }
     let seed = setting("ORACLE_SEED", 32);
     let count = setting("ORACLE_SED", 400) as usize;
-    let mut oracle = Oracle::new();
+    let mut oracle = Checker::new().expect("the sandbox");
     for argv in sed_commands(&mut Rng::new(seed), count) {
-        oracle.check(&argv, &[], Duration::from_secs(10)).await;
+        oracle.check(&argv, Duration::from_secs(10)).await;
     }
-    oracle.verdict(&format!("sed scripts, seed {seed}"), count);
+    verdict(&oracle, &format!("sed scripts, seed {seed}"));
 }
 
 /// The sample of awk programs from awk's grammar (`ORACLE_AWK`, default 300), run with
@@ -354,11 +368,11 @@ async fn generated_awk_programs_judged_safe_do_only_what_safe_means() {
     }
     let seed = setting("ORACLE_SEED", 32);
     let count = setting("ORACLE_AWK", 300) as usize;
-    let mut oracle = Oracle::new();
+    let mut oracle = Checker::new().expect("the sandbox");
     for argv in awk_commands(&mut Rng::new(seed), count) {
         if installed(&argv[0]) {
-            oracle.check(&argv, &[], Duration::from_secs(10)).await;
+            oracle.check(&argv, Duration::from_secs(10)).await;
         }
     }
-    oracle.verdict(&format!("awk programs, seed {seed}"), count);
+    verdict(&oracle, &format!("awk programs, seed {seed}"));
 }

@@ -926,4 +926,13 @@ pub const CORPUS: &[Case] = &[
     case!(GitGlob, "git checkout main", P, R, Y, ""),
     case!(GitGlob, "git checkout -b topic", P, R, Y, ""),
     case!(GitGlob, "git checkout -- README.md", P, D, X, "discards"),
+    // Found by the oracle (issue 32), which runs these for real: `kubectl` asks its API
+    // server even to print its help; `lsb_release` is a script that runs its helpers;
+    // what follows until stopped, npm's own log and docker's own daemon are harmless.
+    case!(NoRules, "kubectl -n x", P, R, X, "API server"),
+    case!(NoRules, "lsb_release -a", P, S, Y, ""),
+    case!(NoRules, "tail -f", P, S, Y, ""),
+    case!(NoRules, "tail -F -n 3", P, S, Y, ""),
+    case!(NoRules, "npm --quiet", P, S, Y, ""),
+    case!(NoRules, "docker -D", P, S, Y, ""),
 ];

@@ -177,8 +177,8 @@ const TAIL: Profile = Profile {
     names: &["tail"],
     options: &[
         "-c, --bytes=NUM",
-        "-f, --follow[=HOW]",
-        "-F",
+        "-f, --follow[=HOW]  follows",
+        "-F  follows",
         "-n, --lines=NUM",
         "--max-unchanged-stats=N",
         "--pid=PID",

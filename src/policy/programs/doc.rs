@@ -42,6 +42,8 @@ printed: step 8 may approve them, and a glob's wildcard may cover them. The mark
   (`sort -o-` writes a file named `-`) unless the mark says it is standard input or
   output;
 - **recurses**: the operands (or the working directory) are read as whole trees;
+- **follows**: it runs until stopped, printing what its input gains (`tail -f`):
+  harmless, and it never ends by itself;
 - **runs code**: it runs other code, so only a rule that names it approves it;
 - **runs a command it names**: it starts the command its value names, which the deny list
   and `policy.allowed_binaries` judge as a command of its own;
@@ -89,6 +91,7 @@ fn mark(d: Does) -> String {
         Does::ReadsOrStdin => "reads (`-`: standard input)".into(),
         Does::WritesOrStdout => "writes (`-`: standard output)".into(),
         Does::Recurses => "recurses".into(),
+        Does::Follows => "harmless, runs until stopped".into(),
         Does::Code(w) => format!("runs code: {w}"),
         Does::Runs(w) => format!("runs a command it names: {w}"),
         Does::Project(w) => format!("runs the project's code: {w}"),
@@ -227,6 +230,22 @@ fn program(out: &mut String, p: &Profile, path: &[&str], depth: usize) {
             out,
             "- Starts, as part of what it is (not judged as a command): {}.",
             helpers.join(", ")
+        );
+    }
+    if !p.keeps.is_empty() {
+        let keeps: Vec<String> = p.keeps.iter().map(|k| format!("`~/{k}`")).collect();
+        let _ = writeln!(
+            out,
+            "- Keeps for itself on every run, whatever its words: {}.",
+            keeps.join(", ")
+        );
+    }
+    if !p.sockets.is_empty() {
+        let sockets: Vec<String> = p.sockets.iter().map(|s| format!("`{s}`")).collect();
+        let _ = writeln!(
+            out,
+            "- Asks its service, through its local socket: {}.",
+            sockets.join(", ")
         );
     }
     let mut harmless = Vec::new();

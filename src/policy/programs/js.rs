@@ -1023,8 +1023,18 @@ const NPM: Profile = Profile {
     ],
     check: Some(npm_check),
     config: Some(&NPM_CONFIG),
+    helpers: NPM_HELPERS,
+    keeps: NPM_KEEPS,
     ..BASE
 };
+
+/// npm and npx are node scripts (`#!/usr/bin/env node`): node runs them.
+const NPM_HELPERS: &[&str] = &["node"];
+
+/// Every npm command but `--version` writes its debug log under `~/.npm/_logs/` (and
+/// removes the oldest beyond `logs-max`), `npm ls` and `npx -h` included. Where it goes
+/// is npm's configuration (`logs-dir`), which the configuration gate judges.
+const NPM_KEEPS: &[&str] = &[".npm/_logs"];
 
 /// nopt's quirks, and what an abbreviated command would remove.
 fn npm_check(r: &mut Reading<'_>) {
@@ -1102,6 +1112,8 @@ const NPX: Profile = Profile {
     rest: Passthrough,
     check: Some(npx_check),
     config: Some(&NPM_CONFIG),
+    helpers: NPM_HELPERS,
+    keeps: NPM_KEEPS,
     ..BASE
 };
 

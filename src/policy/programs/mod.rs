@@ -167,6 +167,7 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         findings: Vec::new(),
         runs: Vec::new(),
         if_present: Vec::new(),
+        endless: false,
     };
     if !errors.is_empty() {
         tracing::error!(errors = ?errors, "a program profile does not compile");
@@ -178,8 +179,13 @@ pub fn understand(words: &[String], piped: bool) -> Understanding {
         return u;
     }
     let read = read::read(compiled, words, piped, understand);
-    (u.findings, u.subcommand, u.runs, u.if_present) =
-        (read.findings, read.path, read.runs, read.if_present);
+    (u.findings, u.subcommand, u.runs, u.if_present, u.endless) = (
+        read.findings,
+        read.path,
+        read.runs,
+        read.if_present,
+        read.endless,
+    );
     // A profile that accounts for the code it runs itself (`python -m pytest`) starts
     // no program it does not name.
     if u.decides_code {
@@ -306,6 +312,8 @@ pub fn option_tables() -> Vec<OptionTable> {
                 .flatten()
                 .collect(),
             helpers: p.helpers,
+            keeps: p.keeps,
+            sockets: p.sockets,
         })
         .collect();
     out.sort_by_key(|t| t.program);
@@ -319,6 +327,10 @@ pub struct OptionTable {
     pub options: Vec<spec::Opt>,
     /// The programs it starts itself ([`Profile::helpers`]).
     pub helpers: &'static [&'static str],
+    /// What it keeps for itself under its home ([`Profile::keeps`]).
+    pub keeps: &'static [&'static str],
+    /// Its service's local sockets ([`Profile::sockets`]).
+    pub sockets: &'static [&'static str],
 }
 
 /// The names of every profiled program, sorted (for the README's list and tests).

@@ -57,6 +57,8 @@ const DOCKER: Profile = Profile {
         &SYSTEM, &CONTEXT, &BUILDER, &COMPOSE,
     ],
     config: Some(&DOCKER_CONFIG),
+    // The daemon's socket, as the client finds it without `-H` or a context.
+    sockets: &["/var/run/docker.sock", "/run/docker.sock"],
     ..BASE
 };
 
@@ -1211,7 +1213,7 @@ const D_IMAGES: &[&str] = &[
 /// `docker logs`.
 const D_LOGS: &[&str] = &[
     "--details",
-    "-f, --follow",
+    "-f, --follow  follows",
     "--since=V",
     "-n, --tail=V",
     "-t, --timestamps",
@@ -1596,7 +1598,7 @@ const C_KILL: &[&str] = &["--dry-run", "--remove-orphans", "-s, --signal=V"];
 /// `docker compose logs`.
 const C_LOGS: &[&str] = &[
     "--dry-run",
-    "-f, --follow",
+    "-f, --follow  follows",
     "--index=V",
     "--no-color",
     "--no-log-prefix",
@@ -2798,7 +2800,7 @@ const K_LOGS: &[&str] = &[
     "--all-containers",
     "--all-pods",
     "-c, --container=V",
-    "-f, --follow",
+    "-f, --follow  follows",
     "--ignore-errors",
     "--insecure-skip-tls-verify-backend",
     "--limit-bytes=V",

@@ -107,6 +107,14 @@ pub struct Profile {
     /// character maps through `gzip -dc`): not commands the agent chose, and so not
     /// judged as such. The oracle (testkit's `oracle`) holds a program to these.
     pub helpers: &'static [&'static str],
+    /// What it keeps for itself under its user's home, written on every run whatever
+    /// the words (npm's debug log in `.npm/_logs/`): its own housekeeping, which no word
+    /// of the command steers. The oracle accepts writes there, and only there.
+    pub keeps: &'static [&'static str],
+    /// The local sockets of the service it is the client of (docker's daemon): it asks
+    /// that service even to print its help. Whether what it asks is harmless is the
+    /// profile's judgement of its words; the oracle accepts a connection to these.
+    pub sockets: &'static [&'static str],
 }
 
 /// Configuration a program reads from the directory it runs in (or those above it), the
@@ -228,6 +236,8 @@ pub const BASE: Profile = Profile {
     old_style: false,
     config: None,
     helpers: &[],
+    keeps: &[],
+    sockets: &[],
 };
 
 /// What one word (or a run of words) does.
@@ -341,6 +351,8 @@ pub struct Understanding {
     /// the branch NAME, or else overwrites the file NAME's changes). Policy judges them
     /// where the command will run; without a working directory each is a danger.
     pub if_present: Vec<IfPresent>,
+    /// It runs until stopped (`tail -f`): an option that follows its input was given.
+    pub endless: bool,
 }
 
 /// A danger if `path` names something in the working directory (or is a pattern that
@@ -607,7 +619,7 @@ impl<'w> Reading<'w> {
         #[cfg(test)]
         super::testing::coverage::gave(opt);
         // Most options do nothing: their reason text is never made.
-        if !matches!(opt.does, Does::Nothing | Does::Recurses) {
+        if !matches!(opt.does, Does::Nothing | Does::Recurses | Does::Follows) {
             let shown = format!("`{}`", self.command_path(Some(&opt.display())));
             match (opt.does, value) {
                 (Does::Runs(why), Some(command)) => {
@@ -636,7 +648,7 @@ impl<'w> Reading<'w> {
 /// The finding an option or subcommand's declared effect makes, if any.
 fn effect_of(does: Does, shown: &str, value: Option<&str>) -> Option<Effect> {
     Some(match does {
-        Does::Nothing | Does::Recurses => return None,
+        Does::Nothing | Does::Recurses | Does::Follows => return None,
         // `-` is standard input or output only where the option says so. An option that
         // reads or writes without a value names its file itself (`file -C` writes
         // `magic.mgc`).

@@ -63,11 +63,13 @@ pub(super) fn read(
         .roles
         .unwrap_or((level.profile.operands, level.profile.rest));
     finish(&mut r, first, rest);
+    let endless = r.given.iter().any(|g| g.opt.does == Does::Follows);
     Outcome {
         findings: r.findings,
         path: r.path,
         runs: r.runs,
         if_present: r.if_present,
+        endless,
     }
 }
 
@@ -77,6 +79,7 @@ pub(super) struct Outcome {
     pub(super) path: Vec<&'static str>,
     pub(super) runs: Vec<Runs>,
     pub(super) if_present: Vec<IfPresent>,
+    pub(super) endless: bool,
 }
 
 enum Next {

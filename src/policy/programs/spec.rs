@@ -17,7 +17,8 @@
 //! What an option does: nothing (the default: it changes only what is printed), `reads`
 //! or `writes` (its value is a path, `-` included: only `reads (- is stdin)` and `writes
 //! (- is stdout)` say that `-` is a standard stream), `recurses` (the operands, or the working directory,
-//! are read as whole trees), `code: WHY` (it runs other code), `runs: WHY` (it starts
+//! are read as whole trees), `follows` (it runs until stopped, printing what its input
+//! gains: harmless, and never ends by itself), `code: WHY` (it runs other code), `runs: WHY` (it starts
 //! the command its value names, which execgate then judges too), `config: WHY` (it changes
 //! configuration or what the program is), `project: WHY` (it runs the project's own
 //! code: a Makefile's recipe, a package script), `repo: WHY` (it changes the repository it
@@ -54,6 +55,9 @@ pub enum Does {
     /// Its value is a path written, or standard output when it is `-` (`curl -o -`).
     WritesOrStdout,
     Recurses,
+    /// Runs until it is stopped, printing what its input gains (`tail -f`): harmless, and
+    /// endless by design.
+    Follows,
     Code(&'static str),
     /// Starts the command its value names (a shell command line, or a program that gets
     /// its arguments from this one): `--to-command=CMD`, `--pre=PROG`. Execgate names what
@@ -263,6 +267,7 @@ fn does(line: &str, text: &'static str) -> Result<Does, String> {
         "reads (- is stdin)" => Ok(Does::ReadsOrStdin),
         "writes (- is stdout)" => Ok(Does::WritesOrStdout),
         "recurses" => Ok(Does::Recurses),
+        "follows" => Ok(Does::Follows),
         "unknown" => Ok(Does::Unknown),
         "code" => needs_why(Does::Code),
         "runs" => needs_why(Does::Runs),

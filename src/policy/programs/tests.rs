@@ -353,3 +353,30 @@ fn dash_is_standard_input_only_where_the_real_program_says_so() {
         );
     }
 }
+
+/// An option that follows its input until stopped is harmless, and says the command is
+/// endless: the oracle watches such a run for a while instead of calling it a hang.
+#[test]
+fn following_until_stopped_is_harmless_and_endless() {
+    for cmd in [
+        "tail -f",
+        "tail -F -n 3",
+        "tail --follow=name --retry",
+        "docker logs -f web",
+        "kubectl logs --follow web",
+    ] {
+        let u = read(cmd);
+        assert!(u.endless, "{cmd}: endless");
+        assert!(
+            u.findings
+                .iter()
+                .all(|f| !matches!(f.effect, Effect::Unknown(_))),
+            "{cmd}: understood: {:?}",
+            u.findings
+        );
+    }
+    harmless!("tail -f", "tail -F -n 3");
+    for cmd in ["tail -n 3", "tail", "docker logs web", "cat -f"] {
+        assert!(!read(cmd).endless, "{cmd}: ends");
+    }
+}

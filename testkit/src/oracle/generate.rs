@@ -49,12 +49,13 @@ pub fn tables() -> Vec<Table> {
 }
 
 impl Table {
-    /// The options whose profile says they change only what is printed.
+    /// The options whose profile says they change only what is printed (or that it
+    /// prints until stopped: `tail -f`).
     fn harmless(&self) -> Vec<&Opt> {
         self.0
             .options
             .iter()
-            .filter(|o| o.does == Does::Nothing)
+            .filter(|o| matches!(o.does, Does::Nothing | Does::Follows))
             .collect()
     }
 
@@ -128,18 +129,16 @@ impl Table {
     }
 
     /// Up to `n` commands for this program, drawn with `rng`: each harmless option in
-    /// every spelling, then random pairs, `--`, with option-like operands (or, `bare`,
-    /// sometimes none).
-    pub fn commands(&self, rng: &mut Rng, n: usize, bare: bool) -> Vec<Vec<String>> {
+    /// every spelling, then random pairs, `--`, with option-like operands or none.
+    pub fn commands(&self, rng: &mut Rng, n: usize) -> Vec<Vec<String>> {
         let harmless = self.harmless();
         let mut out: Vec<Vec<String>> = Vec::new();
-        // With `bare`, an operand two times in three, else none: the program reads
-        // standard input (`/dev/null`), or prints its help, which is what step 8
-        // approves for most programs. Without, always an operand.
+        // An operand two times in three, else none: the program reads standard input
+        // (`/dev/null`), or prints its help, which is what step 8 approves for most.
         let with = |words: Vec<String>, rng: &mut Rng| {
             let mut argv = vec![self.0.program.to_string()];
             argv.extend(words);
-            if !bare || rng.below(3) != 0 {
+            if rng.below(3) != 0 {
                 argv.push(rng.pick(OPERANDS).to_string());
             }
             argv

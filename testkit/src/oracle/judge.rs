@@ -1,7 +1,8 @@
 //! Whether what a program did agrees with execgate calling it harmless: it ran nothing
 //! but itself (and the helpers its profile names), wrote nothing (`/dev/null` and the
-//! terminal aside), reached no network, read none of the sandbox's secrets, and ended
-//! within its time limit.
+//! terminal aside), reached no network, read none of the sandbox's secrets and nothing
+//! else of the user's files but what execgate said it reads, and ended within its time
+//! limit.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,8 @@ pub enum Disagreement {
     Sent(String),
     /// A decoy secret was read.
     ReadSecret(PathBuf),
+    /// A file was read that execgate did not say the command reads.
+    ReadUnsaid(PathBuf),
     /// It did not end within its time limit (a hang or a flood): to look at.
     TimedOut,
     /// The tracer could not run it.
@@ -32,6 +35,9 @@ impl std::fmt::Display for Disagreement {
             Disagreement::Wrote(call, path) => write!(f, "{call} {}", path.display()),
             Disagreement::Sent(call) => write!(f, "used a socket: {call}"),
             Disagreement::ReadSecret(path) => write!(f, "read the secret {}", path.display()),
+            Disagreement::ReadUnsaid(path) => {
+                write!(f, "read {}, which execgate did not say", path.display())
+            }
             Disagreement::TimedOut => write!(f, "did not end within its time limit"),
             Disagreement::NotRun(why) => write!(f, "could not be run: {why}"),
         }
@@ -49,10 +55,36 @@ fn gits_optional_lock(path: &Path) -> bool {
         && path.components().any(|c| c.as_os_str() == ".git")
 }
 
-/// Everything in `trace` that disagrees with "harmless", in the order found. `helpers`
-/// are the programs the program's profile says it starts itself (`gzip` for
-/// `gunzip`): one of them, installed on the system, is no disagreement.
-pub fn judge(trace: &Trace, sandbox: &Sandbox, helpers: &[&str]) -> Vec<Disagreement> {
+/// What execgate said of a command beyond "harmless", which the run is held to.
+#[derive(Debug, Default)]
+pub struct Claim<'a> {
+    /// The programs its profile says it starts itself (`gzip` for `gunzip`): one of them,
+    /// installed on the system, is no disagreement.
+    pub helpers: &'a [&'a str],
+    /// What it reads of the user's files, as real paths: a file, or a directory and
+    /// everything under it. `None`: reads are not judged (only the secrets).
+    pub reads: Option<Vec<PathBuf>>,
+    /// Directories whose names (not their files) it may list: the working directory,
+    /// where a program given no operand looks (`ls`).
+    pub lists: Vec<PathBuf>,
+    /// What its profile says it keeps for itself (`Profile::keeps`), as real paths: it
+    /// may write under them, and make the directories on the way.
+    pub keeps: Vec<PathBuf>,
+    /// Its service's local sockets (`Profile::sockets`): it may connect to them.
+    pub sockets: &'a [&'a str],
+    /// It runs until stopped (`tail -f`): reaching the time limit is what it does.
+    pub endless: bool,
+}
+
+/// Where a read is the user's, held to what execgate said: the sandbox, and the places
+/// other files of users live. Elsewhere (`/usr`, `/etc`, `/proc`, …) a program reads
+/// its own system files.
+const USERS_FILES: &[&str] = &["/tmp/", "/var/tmp/", "/home/", "/root/"];
+
+/// Everything in `trace` that disagrees with "harmless" and with `claim`, in the order
+/// found.
+pub fn judge(trace: &Trace, sandbox: &Sandbox, claim: &Claim<'_>) -> Vec<Disagreement> {
+    let helpers = claim.helpers;
     let mut out = Vec::new();
     if let Some(why) = &trace.trouble {
         out.push(Disagreement::NotRun(why.clone()));
@@ -87,16 +119,25 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, helpers: &[&str]) -> Vec<Disagree
             continue;
         }
         let text = path.to_string_lossy();
+        let kept = claim
+            .keeps
+            .iter()
+            .any(|k| path.starts_with(k) || (k.starts_with(path) && call.starts_with("mkdir")));
         let allowed = NOT_WRITES
             .iter()
             .any(|w| text == *w || (w.ends_with('/') && text.starts_with(w)))
-            || (is_git && gits_optional_lock(path));
+            || (is_git && gits_optional_lock(path))
+            || kept;
         if !allowed {
             out.push(Disagreement::Wrote(call.clone(), path.clone()));
         }
     }
     for call in &trace.net {
-        if !local(call) {
+        let own = claim
+            .sockets
+            .iter()
+            .any(|s| call.starts_with("connect(") && call.contains(&format!("sun_path=\"{s}\"")));
+        if !local(call) && !own {
             out.push(Disagreement::Sent(call.clone()));
         }
     }
@@ -107,12 +148,29 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, helpers: &[&str]) -> Vec<Disagree
         .into_iter()
         .map(|s| s.canonicalize().unwrap_or(s))
         .collect();
+    let root = sandbox
+        .root()
+        .canonicalize()
+        .unwrap_or(sandbox.root().into());
     for read in &trace.reads {
         if secrets.contains(read) {
             out.push(Disagreement::ReadSecret(read.clone()));
+            continue;
+        }
+        let Some(said) = &claim.reads else { continue };
+        let users = read.starts_with(&root) || USERS_FILES.iter().any(|d| read.starts_with(d));
+        // A directory on the way to what it said it reads is opened to reach it (`find
+        // src` opens `.`); its names are not the files' contents.
+        let claimed = said
+            .iter()
+            .any(|s| read.starts_with(s) || (s.starts_with(read) && read.is_dir()))
+            || claim.lists.contains(read);
+        let unsaid = Disagreement::ReadUnsaid(read.clone());
+        if users && !claimed && !out.contains(&unsaid) {
+            out.push(unsaid);
         }
     }
-    if trace.timed_out {
+    if trace.timed_out && !claim.endless {
         out.push(Disagreement::TimedOut);
     }
     out

@@ -5,11 +5,13 @@
 //! with "harmless"; [`generate`] draws commands from execgate's own option tables.
 //! docs/oracle.md describes it.
 
+mod check;
 pub mod generate;
 mod judge;
 mod sandbox;
 pub mod trace;
 
-pub use judge::{Disagreement, judge};
+pub use check::{CI_INSTALLS, Checker, Count, installed};
+pub use judge::{Claim, Disagreement, judge};
 pub use sandbox::{PLAIN_FILES, RUN_GID, RUN_UID, RUN_USER, SECRETS, Sandbox};
 pub use trace::Trace;

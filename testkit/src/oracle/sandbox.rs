@@ -58,6 +58,12 @@ impl Sandbox {
         self.dir.path()
     }
 
+    /// `repo/`, the git repository, as a real path.
+    pub fn repository(&self) -> PathBuf {
+        let repo = self.root().join("repo");
+        repo.canonicalize().unwrap_or(repo)
+    }
+
     /// The decoy secrets, as absolute paths.
     pub fn secrets(&self) -> Vec<PathBuf> {
         SECRETS.iter().map(|s| self.root().join(s)).collect()

@@ -17,7 +17,7 @@ use super::sandbox::{RUN_USER, Sandbox};
 /// and reach the network.
 const TRACED: &str = "trace=execve,execveat,open,openat,openat2,creat,truncate,unlink,unlinkat,\
 rename,renameat,renameat2,chmod,fchmodat,?fchmodat2,chown,lchown,fchownat,link,linkat,symlink,\
-symlinkat,mkdir,mkdirat,rmdir,mknod,mknodat,connect,sendto,sendmsg,bind";
+symlinkat,mkdir,mkdirat,rmdir,mknod,mknodat,connect,sendto,sendmsg,bind,chdir,fchdir";
 
 /// What one run did.
 #[derive(Debug, Default)]
@@ -106,7 +106,13 @@ pub async fn run(sandbox: &Sandbox, argv: &[String], limit: Duration, netns: boo
         }
     };
     let text = std::fs::read_to_string(out.path()).unwrap_or_default();
-    let mut trace = parse(&text);
+    let mut trace = parse(
+        &text,
+        &sandbox
+            .root()
+            .canonicalize()
+            .unwrap_or(sandbox.root().into()),
+    );
     trace.timed_out = timed_out;
     trace.exit = exit;
     let said = String::from_utf8_lossy(&said);
@@ -118,9 +124,12 @@ pub async fn run(sandbox: &Sandbox, argv: &[String], limit: Duration, netns: boo
 
 /// Reads strace's output (`-f -y`): one system call a line, `PID name(args) = result`,
 /// a call split by another process's line (`<unfinished ...>`, `<... name resumed>`)
-/// joined again.
-pub fn parse(text: &str) -> Trace {
+/// joined again. A relative path given to a call without a directory descriptor
+/// (`mkdir("x")`) is read against the process's working directory: `cwd` at the start,
+/// then wherever its `chdir` or `fchdir` took it.
+pub fn parse(text: &str, cwd: &Path) -> Trace {
     let mut trace = Trace::default();
+    let mut cwds: std::collections::HashMap<String, PathBuf> = Default::default();
     let mut unfinished: std::collections::HashMap<String, String> = Default::default();
     for line in text.lines() {
         let Some((pid, rest)) = line.split_once(char::is_whitespace) else {
@@ -141,13 +150,16 @@ pub fn parse(text: &str) -> Trace {
         } else {
             rest.to_string()
         };
-        read_call(&call, &mut trace);
+        let here = cwds
+            .entry(pid.to_string())
+            .or_insert_with(|| cwd.to_path_buf());
+        read_call(&call, here, &mut trace);
     }
     trace
 }
 
-/// One whole call: `name(args) = result`.
-fn read_call(call: &str, trace: &mut Trace) {
+/// One whole call, `name(args) = result`, made in `cwd` (which `chdir` moves).
+fn read_call(call: &str, cwd: &mut PathBuf, trace: &mut Trace) {
     let Some((name, args)) = call.split_once('(') else {
         return; // a signal, an exit: `--- SIGCHLD …`, `+++ exited with 0 +++`
     };
@@ -165,11 +177,23 @@ fn read_call(call: &str, trace: &mut Trace) {
     // (`AT_FDCWD</cwd>`, `3</dir>`) names.
     let resolve = |path: &str, dir: Option<&String>| -> PathBuf {
         match dir {
-            Some(d) if !path.starts_with('/') => Path::new(d).join(path),
-            _ => PathBuf::from(path),
+            _ if path.starts_with('/') => PathBuf::from(path),
+            Some(d) => Path::new(d).join(path),
+            None => cwd.join(path),
         }
     };
     match name {
+        "chdir" | "fchdir" => {
+            if !failed {
+                let to = match name {
+                    "chdir" => strings.first().map(|p| resolve(p, None)),
+                    _ => dirs.first().map(PathBuf::from),
+                };
+                if let Some(to) = to {
+                    *cwd = to;
+                }
+            }
+        }
         "execve" | "execveat" => {
             // A failed attempt (a `PATH` search's) ran nothing.
             if failed {
@@ -294,8 +318,11 @@ mod tests {
 11  renameat2(AT_FDCWD</tmp/sb>, "a", 5</tmp/other>, "b", RENAME_NOREPLACE) = -1 EACCES (Permission denied)
 10  --- SIGCHLD {si_signo=SIGCHLD} ---
 11  unlink("/tmp/sortAbc123")         = 0
+12  chdir("src")                      = 0
+12  mkdir("x", 0777)                  = -1 EACCES (Permission denied)
+10  mkdir("y", 0777)                  = -1 EACCES (Permission denied)
 10  +++ exited with 0 +++"#;
-        let t = parse(text);
+        let t = parse(text, Path::new("/tmp/sb"));
         assert_eq!(
             t.execs,
             [(
@@ -318,6 +345,8 @@ mod tests {
                 ("renameat2".to_string(), PathBuf::from("/tmp/sb/a")),
                 ("renameat2".to_string(), PathBuf::from("/tmp/other/b")),
                 ("unlink".to_string(), PathBuf::from("/tmp/sortAbc123")),
+                ("mkdir".to_string(), PathBuf::from("/tmp/sb/src/x")),
+                ("mkdir".to_string(), PathBuf::from("/tmp/sb/y")),
             ]
         );
         assert_eq!(t.net.len(), 1);

@@ -1,0 +1,204 @@
+//! One oracle at work: policy as it judges with no rules, a sandbox to run in, and what
+//! each command checked so far did. [`Checker::check`] asks policy first; only what it
+//! judges safe (approved without a human, step 8) is run for real and judged against
+//! what execgate said of it: the helpers its profile names, and the files its profile
+//! says it reads (its operands, and the configuration files it looks for).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use execgate::model::{CommandRef, Risk};
+use execgate::policy::programs::{self, Effect, Place};
+
+use super::judge::{Claim, Disagreement, judge};
+use super::sandbox::Sandbox;
+use super::trace;
+
+/// How long a command that runs until stopped (`tail -f`) is watched.
+const ENDLESS_WATCH: Duration = Duration::from_secs(2);
+
+/// What one program's commands came to.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Count {
+    /// Commands generated for it.
+    pub generated: usize,
+    /// Of those, judged safe and run.
+    pub run: usize,
+    /// Of those, disagreed.
+    pub disagreed: usize,
+}
+
+pub struct Checker {
+    sandbox: Sandbox,
+    _home: tempfile::TempDir,
+    policy: execgate::policy::Policy,
+    cwd: PathBuf,
+    netns: bool,
+    tables: std::collections::HashMap<&'static str, programs::OptionTable>,
+    /// Per program, in name order.
+    pub counts: BTreeMap<String, Count>,
+    /// Every disagreement: the command as a shell line, and what it did.
+    pub found: Vec<String>,
+}
+
+impl Checker {
+    /// A fresh sandbox and policy with no rules. Needs what [`Sandbox::new`] needs.
+    pub fn new() -> std::io::Result<Checker> {
+        let sandbox = Sandbox::new()?;
+        let home = tempfile::tempdir()?;
+        let config = std::sync::Arc::new(crate::corpus::config(home.path()));
+        let policy = execgate::policy::Policy::new(config).expect("policy compiles");
+        let cwd = sandbox.root().canonicalize()?;
+        let tables = programs::option_tables()
+            .into_iter()
+            .map(|t| (t.program, t))
+            .collect();
+        Ok(Checker {
+            sandbox,
+            _home: home,
+            policy,
+            cwd,
+            netns: trace::can_unshare_net(),
+            tables,
+            counts: BTreeMap::new(),
+            found: Vec::new(),
+        })
+    }
+
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Commands judged safe and run so far.
+    pub fn checked(&self) -> usize {
+        self.counts.values().map(|c| c.run).sum()
+    }
+
+    /// Runs `argv` for real, within `limit`, if policy with no rules judges it safe
+    /// where it runs, and keeps every way it disagrees. `None` when it was not judged
+    /// safe; else what it did that "safe" rules out.
+    pub async fn check(&mut self, argv: &[String], limit: Duration) -> Option<Vec<Disagreement>> {
+        let line = execgate::model::shell_join(argv);
+        let program = argv.first().map(String::as_str).unwrap_or_default();
+        self.counts
+            .entry(program.to_string())
+            .or_default()
+            .generated += 1;
+        let subject = execgate::policy::Subject {
+            agent: "agent",
+            session: None,
+            command: CommandRef::Line(&line),
+            cwd: Some(&self.cwd),
+            run: false,
+            shell: None,
+            uid: None,
+        };
+        if self.policy.evaluate(subject, chrono::Utc::now()).risk != Risk::Safe {
+            return None;
+        }
+        let table = self.tables.get(program);
+        let endless = programs::understand(argv, false).endless;
+        let claim = Claim {
+            helpers: table.map(|t| t.helpers).unwrap_or_default(),
+            reads: Some(self.said_reads(argv)),
+            lists: vec![self.cwd.clone()],
+            keeps: table
+                .map(|t| t.keeps.iter().map(|k| self.cwd.join(k)).collect())
+                .unwrap_or_default(),
+            sockets: table.map(|t| t.sockets).unwrap_or_default(),
+            endless,
+        };
+        // What runs until stopped is watched for a while, not for the whole limit.
+        let limit = if endless {
+            limit.min(ENDLESS_WATCH)
+        } else {
+            limit
+        };
+        let t = trace::run(&self.sandbox, argv, limit, self.netns).await;
+        let d = judge(&t, &self.sandbox, &claim);
+        let count = self.counts.entry(program.to_string()).or_default();
+        count.run += 1;
+        if !d.is_empty() {
+            count.disagreed += 1;
+            let said: Vec<String> = d.iter().map(ToString::to_string).collect();
+            self.found.push(format!("{line:?}: {}", said.join("; ")));
+        }
+        Some(d)
+    }
+
+    /// What execgate says `argv` reads of the user's files, as real paths: what its
+    /// profile finds it reads in its words, the configuration files its profile says it
+    /// looks for (in the working directory and above it, and in `HOME`), and for git
+    /// the repository, whose configuration execgate reads before it approves.
+    fn said_reads(&self, argv: &[String]) -> Vec<PathBuf> {
+        let understood = programs::understand(argv, false);
+        let real = |p: &Path| {
+            let p = self.cwd.join(p);
+            p.canonicalize().unwrap_or(p)
+        };
+        let mut out: Vec<PathBuf> = understood
+            .findings
+            .iter()
+            .filter_map(|f| match &f.effect {
+                Effect::Reads(p) | Effect::ReadsTree(p) if p != "-" => Some(real(Path::new(p))),
+                _ => None,
+            })
+            .collect();
+        for config in programs::configs(&argv[0], &understood) {
+            for file in config.files {
+                match file.place {
+                    Place::Home => out.push(self.cwd.join(file.name)),
+                    Place::Up => out.extend(self.cwd.ancestors().map(|d| d.join(file.name))),
+                }
+            }
+        }
+        if understood.program == "git" {
+            out.push(self.sandbox.repository());
+        }
+        out
+    }
+
+    /// Says what was checked, per program and in all, and every disagreement.
+    pub fn report(&self, what: &str) -> String {
+        let per: Vec<String> = self
+            .counts
+            .iter()
+            .filter(|(_, c)| c.run > 0)
+            .map(|(p, c)| match c.disagreed {
+                0 => format!("{p} {}", c.run),
+                d => format!("{p} {} ({d} disagreed)", c.run),
+            })
+            .collect();
+        let generated: usize = self.counts.values().map(|c| c.generated).sum();
+        let mut out = format!(
+            "the oracle ({what}): {generated} commands, {} judged safe and run, {} disagreed\n\
+             judged safe and run, per program: {}\n",
+            self.checked(),
+            self.found.len(),
+            per.join(", ")
+        );
+        for f in &self.found {
+            out.push_str(f);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The profiled programs `.ci/run` installs (Debian's packages): under CI the sample
+/// checks each of them.
+pub const CI_INSTALLS: &[&str] = &[
+    "cat", "ls", "grep", "sed", "gawk", "mawk", "jq", "find", "git", "tar", "gzip", "xz", "curl",
+    "wget",
+];
+
+/// Whether `program` is a program installed on the sandbox's `PATH` (a shell's builtin,
+/// such as `type`, is not: the oracle runs programs).
+pub fn installed(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    ["/usr/local/bin", "/usr/bin", "/bin"].iter().any(|dir| {
+        std::fs::metadata(Path::new(dir).join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
