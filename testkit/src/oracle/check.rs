@@ -1,8 +1,10 @@
 //! One oracle at work: policy as it judges with no rules, a sandbox to run in, and what
-//! each command checked so far did. [`Checker::check`] asks policy first; only what it
-//! judges safe (approved without a human, step 8) is run for real and judged against
-//! what execgate said of it: the helpers its profile names, and the files its profile
-//! says it reads (its operands, and the configuration files it looks for).
+//! each command checked so far did. [`Checker::check`] asks policy first; what it judges
+//! safe (approved without a human, step 8), and what it asks about only because it
+//! reads files it names (a reads-only verdict: `cat notes.txt`, `find src -type f`), is
+//! run for real and judged against what execgate said of it: the helpers its profile
+//! names, and the files its profile says it reads (its operands, and the configuration
+//! files it looks for).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,25 @@ use super::judge::{Claim, Disagreement, judge};
 use super::sandbox::Sandbox;
 use super::trace;
 
+/// Whether `verdict` asks a human only because the command reads files it names, all
+/// of them said: every finding a read, nothing started, plain, and every reason one of
+/// its reads, none of them a secret (a human asked about a secret was told of it).
+fn reads_only(verdict: &execgate::policy::Verdict, understood: &programs::Understanding) -> bool {
+    let prefix = format!("`{}` reads ", understood.program);
+    verdict.plain
+        && understood.understood()
+        && understood.runs.is_empty()
+        && !understood.findings.is_empty()
+        && understood
+            .findings
+            .iter()
+            .all(|f| matches!(f.effect, Effect::Reads(_) | Effect::ReadsTree(_)))
+        && verdict
+            .risk_reasons
+            .iter()
+            .all(|r| r.starts_with(&prefix) && !r.contains("secret"))
+}
+
 /// How long a command that runs until stopped (`tail -f`) is watched.
 const ENDLESS_WATCH: Duration = Duration::from_secs(2);
 
@@ -23,8 +44,10 @@ const ENDLESS_WATCH: Duration = Duration::from_secs(2);
 pub struct Count {
     /// Commands generated for it.
     pub generated: usize,
-    /// Of those, judged safe and run.
+    /// Of those, judged safe, or reads-only, and run.
     pub run: usize,
+    /// Of those run, the reads-only verdicts.
+    pub reads_only: usize,
     /// Of those, disagreed.
     pub disagreed: usize,
 }
@@ -70,14 +93,14 @@ impl Checker {
         &self.sandbox
     }
 
-    /// Commands judged safe and run so far.
+    /// Commands judged safe or reads-only, and run, so far.
     pub fn checked(&self) -> usize {
         self.counts.values().map(|c| c.run).sum()
     }
 
     /// Runs `argv` for real, within `limit`, if policy with no rules judges it safe
-    /// where it runs, and keeps every way it disagrees. `None` when it was not judged
-    /// safe; else what it did that "safe" rules out.
+    /// where it runs, or reads-only, and keeps every way it disagrees. `None` when it
+    /// was judged otherwise; else what it did that the verdict rules out.
     pub async fn check(&mut self, argv: &[String], limit: Duration) -> Option<Vec<Disagreement>> {
         let line = execgate::model::shell_join(argv);
         let program = argv.first().map(String::as_str).unwrap_or_default();
@@ -94,12 +117,17 @@ impl Checker {
             shell: None,
             uid: None,
         };
-        if self.policy.evaluate(subject, chrono::Utc::now()).risk != Risk::Safe {
-            return None;
-        }
+        let verdict = self.policy.evaluate(subject, chrono::Utc::now());
+        let understood = programs::understand(argv, false);
+        let asked = match verdict.risk {
+            Risk::Safe => false,
+            Risk::NeedsReview if reads_only(&verdict, &understood) => true,
+            _ => return None,
+        };
         let table = self.tables.get(program);
-        let endless = programs::understand(argv, false).endless;
+        let endless = understood.endless;
         let claim = Claim {
+            asked,
             helpers: table.map(|t| t.helpers).unwrap_or_default(),
             reads: Some(self.said_reads(argv)),
             lists: vec![self.cwd.clone()],
@@ -119,6 +147,7 @@ impl Checker {
         let d = judge(&t, &self.sandbox, &claim);
         let count = self.counts.entry(program.to_string()).or_default();
         count.run += 1;
+        count.reads_only += usize::from(asked);
         if !d.is_empty() {
             count.disagreed += 1;
             let said: Vec<String> = d.iter().map(ToString::to_string).collect();
@@ -171,10 +200,12 @@ impl Checker {
             })
             .collect();
         let generated: usize = self.counts.values().map(|c| c.generated).sum();
+        let reads_only: usize = self.counts.values().map(|c| c.reads_only).sum();
         let mut out = format!(
-            "the oracle ({what}): {generated} commands, {} judged safe and run, {} disagreed\n\
-             judged safe and run, per program: {}\n",
+            "the oracle ({what}): {generated} commands, {} run ({} judged safe, {reads_only} \
+             reads-only), {} disagreed\nrun, per program: {}\n",
             self.checked(),
+            self.checked() - reads_only,
             self.found.len(),
             per.join(", ")
         );

@@ -58,6 +58,9 @@ fn gits_optional_lock(path: &Path) -> bool {
 /// What execgate said of a command beyond "harmless", which the run is held to.
 #[derive(Debug, Default)]
 pub struct Claim<'a> {
+    /// A human is asked, shown what it reads: a secret among its reads (under a
+    /// directory it reads whole) is then said. Approved without a human, no secret is.
+    pub asked: bool,
     /// The programs its profile says it starts itself (`gzip` for `gunzip`): one of them,
     /// installed on the system, is no disagreement.
     pub helpers: &'a [&'a str],
@@ -153,21 +156,24 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, claim: &Claim<'_>) -> Vec<Disagre
         .canonicalize()
         .unwrap_or(sandbox.root().into());
     for read in &trace.reads {
-        if secrets.contains(read) {
-            out.push(Disagreement::ReadSecret(read.clone()));
-            continue;
-        }
-        let Some(said) = &claim.reads else { continue };
         let users = read.starts_with(&root) || USERS_FILES.iter().any(|d| read.starts_with(d));
         // A directory on the way to what it said it reads is opened to reach it (`find
         // src` opens `.`); its names are not the files' contents.
-        let claimed = said
-            .iter()
-            .any(|s| read.starts_with(s) || (s.starts_with(read) && read.is_dir()))
-            || claim.lists.contains(read);
-        let unsaid = Disagreement::ReadUnsaid(read.clone());
-        if users && !claimed && !out.contains(&unsaid) {
-            out.push(unsaid);
+        let claimed = claim.reads.as_ref().is_some_and(|said| {
+            said.iter()
+                .any(|s| read.starts_with(s) || (s.starts_with(read) && read.is_dir()))
+                || claim.lists.contains(read)
+        });
+        let seen = if secrets.contains(read) {
+            (!(claim.asked && claimed)).then(|| Disagreement::ReadSecret(read.clone()))
+        } else {
+            (claim.reads.is_some() && users && !claimed)
+                .then(|| Disagreement::ReadUnsaid(read.clone()))
+        };
+        if let Some(seen) = seen
+            && !out.contains(&seen)
+        {
+            out.push(seen);
         }
     }
     if trace.timed_out && !claim.endless {
