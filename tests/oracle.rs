@@ -380,3 +380,41 @@ async fn generated_awk_programs_judged_safe_do_only_what_safe_means() {
     }
     verdict(&oracle, &format!("awk programs, seed {seed}"));
 }
+
+/// The sample of jq filters from jq's grammar (`ORACLE_JQ`, default 300), run with jq
+/// where policy judges them safe or reads-only: the jq reader (its lexer, strings and
+/// interpolation, comments, `import`, the builtins that read beyond the input) against
+/// jq itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_jq_filters_judged_safe_do_only_what_safe_means() {
+    use common::oracle::generate::{Rng, jq_commands};
+    if !can_run("generated_jq_filters_judged_safe_do_only_what_safe_means") {
+        return;
+    }
+    let seed = setting("ORACLE_SEED", 32);
+    let count = setting("ORACLE_JQ", 300) as usize;
+    let mut oracle = Checker::new().expect("the sandbox");
+    for argv in jq_commands(&mut Rng::new(seed), count) {
+        oracle.check(&argv, Duration::from_secs(10)).await;
+    }
+    verdict(&oracle, &format!("jq filters, seed {seed}"));
+}
+
+/// The sample of find commands from find's grammar (`ORACLE_FIND`, default 300), run
+/// with GNU find where policy judges them safe or reads-only: the find reader (starting
+/// points, values that look like operators, actions that run, write or remove) against
+/// find itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_find_expressions_judged_safe_do_only_what_safe_means() {
+    use common::oracle::generate::{Rng, find_commands};
+    if !can_run("generated_find_expressions_judged_safe_do_only_what_safe_means") {
+        return;
+    }
+    let seed = setting("ORACLE_SEED", 32);
+    let count = setting("ORACLE_FIND", 300) as usize;
+    let mut oracle = Checker::new().expect("the sandbox");
+    for argv in find_commands(&mut Rng::new(seed), count) {
+        oracle.check(&argv, Duration::from_secs(10)).await;
+    }
+    verdict(&oracle, &format!("find expressions, seed {seed}"));
+}

@@ -1,7 +1,9 @@
 //! Commands drawn from execgate's own tables (`policy::programs::option_tables`): for a
 //! program, the options its profile calls harmless, alone and in pairs, with values
 //! that look like options, every unambiguous abbreviation of a long one (where the
-//! program accepts them), `--`, and operands that look like options. Seeded: the same
+//! program accepts them), `--`, and operands that look like options; and from the
+//! languages execgate reads inside words: sed scripts, awk programs, jq filters and find
+//! expressions, valid and a character (or a word) away from valid. Seeded: the same
 //! seed gives the same commands, so a disagreement can be replayed.
 
 use execgate::policy::programs::spec::{Arg, Does, Name, Opt};
@@ -179,22 +181,7 @@ pub fn sed_commands(rng: &mut Rng, n: usize) -> Vec<Vec<String>> {
         .map(|_| {
             let mut script = sed_script(rng);
             if rng.below(5) == 0 {
-                // Near-valid: one character dropped, doubled or swapped for another.
-                let chars: Vec<char> = script.chars().collect();
-                if !chars.is_empty() {
-                    let at = rng.below(chars.len());
-                    let mut out: String = chars[..at].iter().collect();
-                    match rng.below(3) {
-                        0 => {}
-                        1 => {
-                            out.push(chars[at]);
-                            out.push(chars[at]);
-                        }
-                        _ => out.push(*rng.pick(&['}', '/', '\\', ';', '\n', ']', 'e', 'w'])),
-                    }
-                    out.extend(&chars[at + 1..]);
-                    script = out;
-                }
+                script = near(rng, &script, &['}', '/', '\\', ';', '\n', ']', 'e', 'w']);
             }
             let mut argv = vec!["sed".to_string()];
             if rng.below(2) == 0 {
@@ -370,4 +357,308 @@ fn awk_rule(rng: &mut Rng) -> String {
         })
         .collect();
     format!("{pattern} {{ {} }}", stmts.join("; "))
+}
+
+/// One character of `text` dropped, doubled or swapped for one of `swaps`: a near-valid
+/// script, where a reader and its program are likeliest to part ways.
+fn near(rng: &mut Rng, text: &str, swaps: &[char]) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return String::new();
+    }
+    let at = rng.below(chars.len());
+    let mut out: String = chars[..at].iter().collect();
+    match rng.below(3) {
+        0 => {}
+        1 => {
+            out.push(chars[at]);
+            out.push(chars[at]);
+        }
+        _ => out.push(*rng.pick(swaps)),
+    }
+    out.extend(&chars[at + 1..]);
+    out
+}
+
+/// jq filters from jq's grammar: paths (`.a`, `.[0]`, `.[]?`, `."a b"`, `..`), literals
+/// and string interpolation (`"\(.a)"`, with `#`, quotes and escapes inside), objects
+/// and arrays, formats (`@sh`, `@base64`), pipes, `,`, `//`, `?`, `if`, `try`,
+/// `reduce`, `foreach`, `def`, `label`, `as $x`, comments, and the builtins that read
+/// or reach beyond the input (`env`, `$ENV`, `input`, `input_filename`, `debug`,
+/// `stderr`, `import`, `include`, `modulemeta`, `get_search_list`, `$__loc__`). One in
+/// five is near-valid. Each as `jq [OPTIONS] FILTER [data.json]`.
+pub fn jq_commands(rng: &mut Rng, n: usize) -> Vec<Vec<String>> {
+    (0..n)
+        .map(|_| {
+            let mut filter = jq_filter(rng, 0);
+            if rng.below(5) == 0 {
+                filter = near(
+                    rng,
+                    &filter,
+                    &['"', '(', ')', '|', '#', '\\', '$', '.', ';', '@'],
+                );
+            }
+            let mut argv = vec!["jq".to_string()];
+            for _ in 0..rng.below(3) {
+                match rng.below(8) {
+                    0 => argv.push("-r".into()),
+                    1 => argv.push("-c".into()),
+                    2 => argv.push("-n".into()),
+                    3 => argv.push("-S".into()),
+                    4 => argv.push("-e".into()),
+                    5 => argv.push("-s".into()),
+                    6 => argv.extend(["--arg".into(), "x".into(), "-n".into()]),
+                    _ => argv.extend(["--argjson".into(), "x".into(), "1".into()]),
+                }
+            }
+            argv.push(filter);
+            if rng.below(3) != 0 {
+                argv.push(rng.pick(&["data.json", "notes.txt", "-n"]).to_string());
+            }
+            argv
+        })
+        .collect()
+}
+
+fn jq_term(rng: &mut Rng, depth: usize) -> String {
+    let simple = [
+        ".",
+        ".a",
+        ".a.b",
+        ".[0]",
+        ".[]",
+        ".[]?",
+        ".\"a b\"",
+        ".a[1:2]",
+        "..",
+        "$x",
+        "$__loc__",
+        "$ENV.HOME",
+        "env.HOME",
+        "env",
+        "1",
+        "null",
+        "\"s\"",
+        "\"#x\"",
+        "\"\\\"\"",
+        "\"\\(.a)\"",
+        "\"\\(1 + 2) #\"",
+        "@base64",
+        "@sh",
+        "@csv",
+        "@json",
+        "@uri",
+        "@sh \"echo \\(.a)\"",
+        "length",
+        "keys",
+        "to_entries",
+        "tostring",
+        "tojson",
+        "ascii_downcase",
+        "input",
+        "inputs",
+        "debug",
+        "stderr",
+        "input_filename",
+        "input_line_number",
+        "builtins",
+        "paths",
+        "now",
+        "halt",
+        "get_search_list",
+        "modulemeta",
+        "$__prog_args",
+        "error(\"x\")",
+        "not",
+        "splits(\",\")",
+        "test(\"a\")",
+        "sub(\"a\"; \"b\")",
+        "ltrimstr(\"#\")",
+        "getpath([\"a\"])",
+        "range(3)",
+        "first(.[])",
+        "limit(1; .[])",
+        "empty",
+        "input_filename | debug",
+        "{a: .b}",
+        "{\"k\": 1}",
+        "{$x}",
+        "{(.a): 1}",
+        "[.[]]",
+        "[]",
+        "{}",
+    ];
+    if depth >= 2 {
+        return rng.pick(&simple).to_string();
+    }
+    match rng.below(14) {
+        0 => format!("map({})", jq_filter(rng, depth + 1)),
+        1 => format!("select({})", jq_filter(rng, depth + 1)),
+        2 => format!("[{}]", jq_filter(rng, depth + 1)),
+        3 => format!(
+            "if {} then {} else {} end",
+            jq_filter(rng, depth + 1),
+            jq_term(rng, depth + 1),
+            jq_term(rng, depth + 1)
+        ),
+        4 => format!("try {} catch .", jq_term(rng, depth + 1)),
+        5 => format!("reduce .[] as $i (0; . + {})", jq_term(rng, depth + 1)),
+        6 => format!("def f: {}; f", jq_filter(rng, depth + 1)),
+        7 => format!("label $out | {}", jq_term(rng, depth + 1)),
+        8 => format!(
+            "{} as $x | {}",
+            jq_term(rng, depth + 1),
+            jq_term(rng, depth + 1)
+        ),
+        9 => format!("# a comment: input_filename\n{}", jq_term(rng, depth + 1)),
+        10 => format!(
+            "{}; {}",
+            rng.pick(&["import \"a\" as a", "include \"a\"", "import \"a\" as $a"]),
+            jq_term(rng, depth + 1)
+        ),
+        11 => format!("({})?", jq_filter(rng, depth + 1)),
+        _ => rng.pick(&simple).to_string(),
+    }
+}
+
+fn jq_filter(rng: &mut Rng, depth: usize) -> String {
+    let first = jq_term(rng, depth);
+    match rng.below(6) {
+        0 => format!("{first} | {}", jq_term(rng, depth)),
+        1 => format!("{first}, {}", jq_term(rng, depth)),
+        2 => format!("{first} // {}", jq_term(rng, depth)),
+        3 => format!("{first} == {}", jq_term(rng, depth)),
+        _ => first,
+    }
+}
+
+/// find commands from find's grammar: starting points (none, files, directories, links
+/// out, names like options), global options (`-L`, `-H`, `-maxdepth`), tests with
+/// values that look like operators or actions (`-name -delete`, `-path '('`), every
+/// operator (`!`, `-not`, `-a`, `-o`, `,`, parentheses), and actions, the harmless
+/// (`-print`, `-printf`, `-ls`, `-prune`, `-quit`) and those that run, write or remove
+/// (`-exec`, `-execdir`, `-ok`, `-delete`, `-fprint`, `-fls`). One in five has a word
+/// dropped, doubled or swapped.
+pub fn find_commands(rng: &mut Rng, n: usize) -> Vec<Vec<String>> {
+    const VALUES: &[&str] = &[
+        "*.rs", "notes*", "-delete", "(", ")", "!", "-exec", ";", "{}", "-n", "src", "*",
+    ];
+    (0..n)
+        .map(|_| {
+            let mut argv = vec!["find".to_string()];
+            if rng.below(4) == 0 {
+                argv.push(rng.pick(&["-L", "-H", "-P", "-O1"]).to_string());
+            }
+            for _ in 0..rng.below(3) {
+                argv.push(
+                    rng.pick(&[
+                        ".",
+                        "src",
+                        "repo",
+                        "notes.txt",
+                        "link-out",
+                        "link-to-secret",
+                    ])
+                    .to_string(),
+                );
+            }
+            let mut expr: Vec<String> = Vec::new();
+            for i in 0..1 + rng.below(4) {
+                if i > 0 {
+                    match rng.below(6) {
+                        0 => expr.push("-o".into()),
+                        1 => expr.push("-a".into()),
+                        2 => expr.push(",".into()),
+                        _ => {}
+                    }
+                }
+                if rng.below(6) == 0 {
+                    expr.push(rng.pick(&["!", "-not"]).to_string());
+                }
+                let mut primary: Vec<String> = match rng.below(16) {
+                    0 => vec![
+                        rng.pick(&["-name", "-iname", "-path", "-ipath", "-regex", "-lname"])
+                            .to_string(),
+                        rng.pick(VALUES).to_string(),
+                    ],
+                    1 => vec![
+                        "-type".into(),
+                        rng.pick(&["f", "d", "l", "f,d"]).to_string(),
+                    ],
+                    2 => vec![
+                        rng.pick(&["-maxdepth", "-mindepth"]).to_string(),
+                        rng.pick(&["1", "2", "0"]).to_string(),
+                    ],
+                    3 => vec![
+                        rng.pick(&[
+                            "-empty",
+                            "-readable",
+                            "-executable",
+                            "-true",
+                            "-false",
+                            "-prune",
+                            "-quit",
+                        ])
+                        .to_string(),
+                    ],
+                    4 => vec![
+                        rng.pick(&["-size", "-mtime", "-mmin", "-links"])
+                            .to_string(),
+                        rng.pick(&["-1", "+0", "1k"]).to_string(),
+                    ],
+                    5 => vec![
+                        rng.pick(&["-newer", "-samefile", "-anewer"]).to_string(),
+                        rng.pick(&["notes.txt", ".env", "-n"]).to_string(),
+                    ],
+                    6 => vec![
+                        "-perm".into(),
+                        rng.pick(&["-u+r", "/111", "644"]).to_string(),
+                    ],
+                    7 => vec![rng.pick(&["-user", "-group"]).to_string(), "nobody".into()],
+                    8 => vec![
+                        "-printf".into(),
+                        rng.pick(&["%p\\n", "%f %s\\n", "%%", "-delete"])
+                            .to_string(),
+                    ],
+                    9 => vec![rng.pick(&["-print", "-print0", "-ls"]).to_string()],
+                    10 => vec![
+                        rng.pick(&["-exec", "-execdir", "-ok"]).to_string(),
+                        "echo".into(),
+                        "{}".into(),
+                        rng.pick(&[";", "+"]).to_string(),
+                    ],
+                    11 => vec!["-delete".into()],
+                    12 => vec![
+                        rng.pick(&["-fprint", "-fls"]).to_string(),
+                        rng.pick(&["/dev/null", "out.txt"]).to_string(),
+                    ],
+                    13 => vec!["-fprintf".into(), "out.txt".into(), "%p".into()],
+                    _ => {
+                        let inner = vec!["-name".to_string(), rng.pick(VALUES).to_string()];
+                        let mut p = vec!["(".to_string()];
+                        p.extend(inner);
+                        p.push(")".into());
+                        p
+                    }
+                };
+                expr.append(&mut primary);
+            }
+            if rng.below(5) == 0 && !expr.is_empty() {
+                let at = rng.below(expr.len());
+                match rng.below(3) {
+                    0 => {
+                        expr.remove(at);
+                    }
+                    1 => expr.insert(at, expr[at].clone()),
+                    _ => {
+                        expr[at] = rng
+                            .pick(&["(", ")", "-exec", ";", "{}", "+", "-delete", "-o"])
+                            .to_string()
+                    }
+                }
+            }
+            argv.extend(expr);
+            argv
+        })
+        .collect()
 }

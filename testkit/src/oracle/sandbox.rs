@@ -25,6 +25,10 @@ pub const SECRETS: &[&str] = &[".env", ".ssh/id_rsa", ".aws/credentials", "repo/
 pub const PLAIN_FILES: &[(&str, &str)] = &[
     ("notes.txt", "alpha\nbeta\n--gamma\n-n\n"),
     ("data.csv", "id,name\n1,a\n2,b\n"),
+    (
+        "data.json",
+        "{\"a\": [1, \"two\", {\"b\": null}], \"a b\": \"#\"}\n",
+    ),
     ("src/main.rs", "fn main() {}\n"),
     ("README.md", "# sandbox\n"),
     ("-n", "a file named like an option\n"),
