@@ -244,6 +244,27 @@ async fn the_harness_sees_what_real_programs_do() {
     {
         wrong.push(format!("sockets: own {own:?}, other {other:?}"));
     }
+    // What a profile says a program asks of the network by itself is a name lookup and
+    // HTTPS; any other port is sending.
+    let phones = Claim {
+        phones_home: true,
+        ..Claim::default()
+    };
+    let https = held("curl -s https://registry.example.invalid/", phones, 10).await;
+    let phones = Claim {
+        phones_home: true,
+        ..Claim::default()
+    };
+    let other = held("curl -s http://192.0.2.1:8080/", phones, 10).await;
+    if !https.is_empty()
+        || !other
+            .iter()
+            .any(|d| matches!(d, Disagreement::Sent(c) if c.contains("8080")))
+    {
+        wrong.push(format!(
+            "phoning home: https {https:?}, another port {other:?}"
+        ));
+    }
     assert!(
         wrong.is_empty(),
         "the harness misread:\n{}",

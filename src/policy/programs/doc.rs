@@ -240,6 +240,12 @@ fn program(out: &mut String, p: &Profile, path: &[&str], depth: usize) {
             keeps.join(", ")
         );
     }
+    if let Some(why) = p.phones_home {
+        let _ = writeln!(
+            out,
+            "- Asks the network by itself, whatever its words: {why}."
+        );
+    }
     if !p.sockets.is_empty() {
         let sockets: Vec<String> = p.sockets.iter().map(|s| format!("`{s}`")).collect();
         let _ = writeln!(

@@ -1025,6 +1025,9 @@ const NPM: Profile = Profile {
     config: Some(&NPM_CONFIG),
     helpers: NPM_HELPERS,
     keeps: NPM_KEEPS,
+    phones_home: Some(
+        "once a week, after starting any command, npm asks its registry (the default one, or the user's configured one: a project's `.npmrc` may not name another) whether a newer npm exists, and notes when in `~/.npm/_update-notifier-last-checked`; `update-notifier=false` or `CI` in the environment stops it",
+    ),
     ..BASE
 };
 
@@ -1034,7 +1037,7 @@ const NPM_HELPERS: &[&str] = &["node"];
 /// Every npm command but `--version` writes its debug log under `~/.npm/_logs/` (and
 /// removes the oldest beyond `logs-max`), `npm ls` and `npx -h` included. Where it goes
 /// is npm's configuration (`logs-dir`), which the configuration gate judges.
-const NPM_KEEPS: &[&str] = &[".npm/_logs"];
+const NPM_KEEPS: &[&str] = &[".npm/_logs", ".npm/_update-notifier-last-checked"];
 
 /// nopt's quirks, and what an abbreviated command would remove.
 fn npm_check(r: &mut Reading<'_>) {

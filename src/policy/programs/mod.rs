@@ -314,6 +314,7 @@ pub fn option_tables() -> Vec<OptionTable> {
             helpers: p.helpers,
             keeps: p.keeps,
             sockets: p.sockets,
+            phones_home: p.phones_home.is_some(),
         })
         .collect();
     out.sort_by_key(|t| t.program);
@@ -331,6 +332,8 @@ pub struct OptionTable {
     pub keeps: &'static [&'static str],
     /// Its service's local sockets ([`Profile::sockets`]).
     pub sockets: &'static [&'static str],
+    /// Whether it asks the network by itself ([`Profile::phones_home`]).
+    pub phones_home: bool,
 }
 
 /// The names of every profiled program, sorted (for the README's list and tests).

@@ -115,6 +115,11 @@ pub struct Profile {
     /// that service even to print its help. Whether what it asks is harmless is the
     /// profile's judgement of its words; the oracle accepts a connection to these.
     pub sockets: &'static [&'static str],
+    /// What it asks of the network by itself, on every run whatever its words (npm asks
+    /// its registry whether a newer npm exists): nothing of the user's is sent and no
+    /// word of the command steers it, and the owner reads it here. The oracle accepts
+    /// name lookups and HTTPS connections from such a program, and nothing else.
+    pub phones_home: Option<&'static str>,
 }
 
 /// Configuration a program reads from the directory it runs in (or those above it), the
@@ -238,6 +243,7 @@ pub const BASE: Profile = Profile {
     helpers: &[],
     keeps: &[],
     sockets: &[],
+    phones_home: None,
 };
 
 /// What one word (or a run of words) does.

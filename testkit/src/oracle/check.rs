@@ -135,6 +135,7 @@ impl Checker {
                 .map(|t| t.keeps.iter().map(|k| self.cwd.join(k)).collect())
                 .unwrap_or_default(),
             sockets: table.map(|t| t.sockets).unwrap_or_default(),
+            phones_home: table.is_some_and(|t| t.phones_home),
             endless,
         };
         // What runs until stopped is watched for a while, not for the whole limit.

@@ -3,7 +3,7 @@
 //! The program runs as `nobody`, [`RUN_UID`](super::RUN_UID) (strace's `-u`), in its own network namespace when
 //! one can be made (`unshare --net`), with every `connect`, `sendto` and `sendmsg` failed
 //! by strace besides (`-e inject=…:error=ENETUNREACH`), with `/dev/null` as its stdin,
-//! its output thrown away, the sandbox as cwd and `HOME`, and a time limit. `-y` makes
+//! its output thrown away, the sandbox as cwd and `HOME`, and a time limit. `-yy` makes
 //! strace print the path behind every descriptor, `AT_FDCWD` included, so each path is
 //! read as the program meant it.
 
@@ -59,7 +59,7 @@ pub async fn run(sandbox: &Sandbox, argv: &[String], limit: Duration, netns: boo
     } else {
         tokio::process::Command::new("strace")
     };
-    cmd.args(["-f", "-qq", "-y", "-s", "4096", "-e", TRACED])
+    cmd.args(["-f", "-qq", "-yy", "-s", "4096", "-e", TRACED])
         .args(["-e", "inject=connect,sendto,sendmsg:error=ENETUNREACH"])
         // strace 6.1 takes a user's name, not a number: `nobody` is uid 65534.
         .args(["-u", RUN_USER])
@@ -122,7 +122,7 @@ pub async fn run(sandbox: &Sandbox, argv: &[String], limit: Duration, netns: boo
     trace
 }
 
-/// Reads strace's output (`-f -y`): one system call a line, `PID name(args) = result`,
+/// Reads strace's output (`-f -yy`): one system call a line, `PID name(args) = result`,
 /// a call split by another process's line (`<unfinished ...>`, `<... name resumed>`)
 /// joined again. A relative path given to a call without a directory descriptor
 /// (`mkdir("x")`) is read against the process's working directory: `cwd` at the start,
