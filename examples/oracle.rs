@@ -19,6 +19,7 @@ use execgate_testkit::oracle::{Checker, installed};
 
 /// What one round draws from each family.
 const PER_PROGRAM: usize = 40;
+const PER_SUBCOMMAND: usize = 8;
 const PER_LANGUAGE: usize = 300;
 
 struct Args {
@@ -60,22 +61,36 @@ fn args() -> Result<Args, String> {
     Ok(out)
 }
 
-/// One family's commands for a round's seed.
-fn draw(family: &str, seed: u64) -> Vec<Vec<String>> {
+/// One family's commands for a round's seed, each with the sandbox directory it runs in.
+fn draw(family: &str, seed: u64) -> Vec<(&'static str, Vec<String>)> {
+    let at_top =
+        |commands: Vec<Vec<String>>| commands.into_iter().map(|argv| (".", argv)).collect();
     let rng = &mut Rng::new(seed);
     match family {
         "tables" => tables()
             .iter()
             .filter(|t| installed(t.0.program))
-            .flat_map(|t| t.commands(rng, PER_PROGRAM))
+            .flat_map(|t| {
+                let n = if t.0.words.is_empty() {
+                    PER_PROGRAM
+                } else {
+                    PER_SUBCOMMAND
+                };
+                t.commands(rng, n)
+                    .into_iter()
+                    .map(|argv| (t.dir(), argv))
+                    .collect::<Vec<_>>()
+            })
             .collect(),
-        "sed" => sed_commands(rng, PER_LANGUAGE),
-        "awk" => awk_commands(rng, PER_LANGUAGE)
-            .into_iter()
-            .filter(|argv| installed(&argv[0]))
-            .collect(),
-        "jq" => jq_commands(rng, PER_LANGUAGE),
-        "find" => find_commands(rng, PER_LANGUAGE),
+        "sed" => at_top(sed_commands(rng, PER_LANGUAGE)),
+        "awk" => at_top(
+            awk_commands(rng, PER_LANGUAGE)
+                .into_iter()
+                .filter(|argv| installed(&argv[0]))
+                .collect(),
+        ),
+        "jq" => at_top(jq_commands(rng, PER_LANGUAGE)),
+        "find" => at_top(find_commands(rng, PER_LANGUAGE)),
         _ => Vec::new(),
     }
 }
@@ -113,12 +128,13 @@ async fn main() {
     'rounds: loop {
         let seed = args.seed + round;
         for family in &families {
-            for argv in draw(family, seed) {
+            for (dir, argv) in draw(family, seed) {
                 if started.elapsed() >= budget {
                     break 'rounds;
                 }
                 let found = checker.found.len();
-                checker.check(&argv, Duration::from_secs(30)).await;
+                let dir = std::path::Path::new(dir);
+                checker.check_in(&argv, dir, Duration::from_secs(30)).await;
                 if checker.found.len() > found {
                     let line = &checker.found[found];
                     replays.push(format!("{line}\n  replay: family {family}, seed {seed}"));

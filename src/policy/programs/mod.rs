@@ -295,35 +295,61 @@ pub fn docs() -> String {
     doc::render(all())
 }
 
-/// Every profiled program's name, how it reads its options, and the options its profile
-/// lists (its top level; subcommands' own are not included): what the oracle's
+/// Every profiled program and subcommand: its name (and the words that select the
+/// subcommand), how it reads its options, and the options valid there (a subcommand's
+/// own, and its parent's where they stay valid, `Profile::inherit`): what the oracle's
 /// generators (testkit's `oracle`) draw commands from. Lines that do not compile are
 /// left out (a test keeps them at none).
 pub fn option_tables() -> Vec<OptionTable> {
-    let mut out: Vec<OptionTable> = all()
-        .into_iter()
-        .map(|p| OptionTable {
-            program: p.names[0],
+    fn compiled(p: &Profile) -> Vec<spec::Opt> {
+        p.options
+            .iter()
+            .filter_map(|line| spec::compile(line).ok())
+            .flatten()
+            .collect()
+    }
+    fn walk(
+        top: &'static Profile,
+        p: &'static Profile,
+        words: Vec<&'static str>,
+        inherited: Vec<spec::Opt>,
+        out: &mut Vec<OptionTable>,
+    ) {
+        let mut options = if words.is_empty() || p.inherit {
+            inherited
+        } else {
+            Vec::new()
+        };
+        options.extend(compiled(p));
+        for sub in p.subcommands {
+            let mut path = words.clone();
+            path.push(sub.names[0]);
+            walk(top, sub, path, options.clone(), out);
+        }
+        out.push(OptionTable {
+            program: top.names[0],
+            words,
             syntax: p.syntax,
-            options: p
-                .options
-                .iter()
-                .filter_map(|line| spec::compile(line).ok())
-                .flatten()
-                .collect(),
-            helpers: p.helpers,
-            keeps: p.keeps,
-            sockets: p.sockets,
-            phones_home: p.phones_home.is_some(),
-        })
-        .collect();
-    out.sort_by_key(|t| t.program);
+            options,
+            helpers: top.helpers,
+            keeps: top.keeps,
+            sockets: top.sockets,
+            phones_home: top.phones_home.is_some(),
+        });
+    }
+    let mut out = Vec::new();
+    for p in all() {
+        walk(p, p, Vec::new(), Vec::new(), &mut out);
+    }
+    out.sort_by(|a, b| (a.program, &a.words).cmp(&(b.program, &b.words)));
     out
 }
 
 /// One program's options as its profile lists them ([`option_tables`]).
 pub struct OptionTable {
     pub program: &'static str,
+    /// The words that select a subcommand (`["stash", "list"]`); none for the program.
+    pub words: Vec<&'static str>,
     pub syntax: Syntax,
     pub options: Vec<spec::Opt>,
     /// The programs it starts itself ([`Profile::helpers`]).

@@ -23,7 +23,8 @@
 
 use super::profile::Role::{Passthrough, Text};
 use super::profile::{
-    BASE, Config, ConfigFile, Effect, Judge, Place, Profile, Reading, Role, Span, Syntax, concat,
+    BASE, Config, ConfigFile, Effect, Finding, Judge, Place, Profile, Reading, Role, Span, Syntax,
+    concat,
 };
 use super::spec::Does;
 
@@ -1837,12 +1838,7 @@ const KUBECTL: Profile = Profile {
         &k(&["explain"], K_EXPLAIN, READS_CLUSTER, None),
         &k(&["api-resources"], K_API_RESOURCES, READS_CLUSTER, None),
         &k(&["api-versions"], NONE, READS_CLUSTER, None),
-        &k(
-            &["version"],
-            K_VERSION,
-            READS_CLUSTER,
-            Some(k_version_check),
-        ),
+        &k(&["version"], K_VERSION, READS_CLUSTER, None),
         &k_group(
             &["top"],
             &[
@@ -2298,6 +2294,25 @@ fn kubectl_check(r: &mut Reading<'_>) {
             at,
         );
     }
+    kubectl_dry_run(r);
+    // kubectl asks its API server on every run, whatever the subcommand: to print its
+    // version (`--client` too), its help, a completion script or the kubeconfig. Unless
+    // a finding says so already (`reads from the cluster`), a human is told.
+    let said = |f: &Finding| matches!(&f.effect, Effect::Net(s) if s.contains("cluster"));
+    if !r.findings.iter().any(said) {
+        r.add(
+            Effect::Net(
+                "kubectl asks the cluster's API server on every run, even for its version or help"
+                    .into(),
+            ),
+            Span::one(0),
+        );
+    }
+}
+
+/// `--dry-run` (`client`, `server`) changes nothing in the cluster: what would change is
+/// shown instead.
+fn kubectl_dry_run(r: &mut Reading<'_>) {
     let Some(g) = r.given.iter().rev().find(|g| g.opt.key() == "dry-run") else {
         return;
     };
@@ -2405,13 +2420,6 @@ fn k_view_last_applied_check(r: &mut Reading<'_>) {
             ),
             at,
         );
-    }
-}
-
-/// `version --client` does not reach the cluster.
-fn k_version_check(r: &mut Reading<'_>) {
-    if r.has("client") {
-        r.findings.retain(|f| !matches!(f.effect, Effect::Net(_)));
     }
 }
 
@@ -3947,6 +3955,26 @@ const K_PROXY: &[&str] = &[
 pub(in crate::policy::programs) mod tests {
     use super::super::testing::{Table, assert_refused, dangerous, read, said};
 
+    /// kubectl asks its API server on every run: to print its help, its version, its
+    /// completion script, or its kubeconfig (the oracle saw each connect to
+    /// 127.0.0.1:8080, the server it asks without a kubeconfig).
+    #[test]
+    fn every_kubectl_command_asks_the_api_server() {
+        for cmd in [
+            "kubectl version --client",
+            "kubectl config view",
+            "kubectl config current-context",
+            "kubectl completion bash",
+            "kubectl plugin list",
+            "kubectl create secret",
+            "kubectl -n x",
+        ] {
+            let u = read(cmd);
+            assert!(!u.harmless(), "{cmd} must not be harmless");
+            assert!(said(cmd).contains("cluster"), "{cmd}: {}", said(cmd));
+        }
+    }
+
     /// Harmless.
     const HARMLESS: &[&str] = &[
         "docker ps -a",
@@ -3975,10 +4003,6 @@ pub(in crate::policy::programs) mod tests {
         "docker compose logs -f web",
         "docker compose config --services",
         "docker-compose ps",
-        "kubectl version --client",
-        "kubectl config current-context",
-        "kubectl config get-contexts",
-        "kubectl completion bash",
         "systemctl",
         "systemctl --user list-units",
         "systemctl list-timers --all",
@@ -3992,6 +4016,13 @@ pub(in crate::policy::programs) mod tests {
 
     /// Under `docker *`, `kubectl *`: the network and ordinary reads only.
     const COVERED: &[&str] = &[
+        // kubectl asks its API server on every run, whatever the subcommand (the oracle
+        // saw each of these connect).
+        "kubectl version --client",
+        "kubectl config current-context",
+        "kubectl config get-contexts",
+        "kubectl completion bash",
+        "kubectl plugin list",
         "systemctl status nginx",
         "systemctl status nginx --no-pager -l",
         "docker pull ubuntu:24.04",

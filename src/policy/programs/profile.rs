@@ -105,7 +105,8 @@ pub struct Profile {
     /// Programs it starts itself, with words of its own, as part of being what it is
     /// (`gunzip` is a script that runs `gzip -d`; `locale -m` reads its compressed
     /// character maps through `gzip -dc`): not commands the agent chose, and so not
-    /// judged as such. The oracle (testkit's `oracle`) holds a program to these.
+    /// judged as such. The oracle (testkit's `oracle`) holds a program to these. A name
+    /// ending in `*` names every program it begins (`git-*`: git's own commands).
     pub helpers: &'static [&'static str],
     /// What it keeps for itself under its user's home, written on every run whatever
     /// the words (npm's debug log in `.npm/_logs/`): its own housekeeping, which no word

@@ -59,7 +59,7 @@ pub struct Checker {
     cwd: PathBuf,
     netns: bool,
     tables: std::collections::HashMap<&'static str, programs::OptionTable>,
-    /// Per program, in name order.
+    /// Per program and subcommand (`git log`), in name order.
     pub counts: BTreeMap<String, Count>,
     /// Every disagreement: the command as a shell line, and what it did.
     pub found: Vec<String>,
@@ -75,6 +75,7 @@ impl Checker {
         let cwd = sandbox.root().canonicalize()?;
         let tables = programs::option_tables()
             .into_iter()
+            .filter(|t| t.words.is_empty())
             .map(|t| (t.program, t))
             .collect();
         Ok(Checker {
@@ -98,27 +99,42 @@ impl Checker {
         self.counts.values().map(|c| c.run).sum()
     }
 
-    /// Runs `argv` for real, within `limit`, if policy with no rules judges it safe
-    /// where it runs, or reads-only, and keeps every way it disagrees. `None` when it
-    /// was judged otherwise; else what it did that the verdict rules out.
+    /// Runs `argv` for real in the sandbox, within `limit`, if policy with no rules
+    /// judges it safe there, or reads-only, and keeps every way it disagrees. `None`
+    /// when it was judged otherwise; else what it did that the verdict rules out.
     pub async fn check(&mut self, argv: &[String], limit: Duration) -> Option<Vec<Disagreement>> {
+        self.check_in(argv, Path::new("."), limit).await
+    }
+
+    /// [`Checker::check`] with `dir`, a directory of the sandbox (`repo` for git's
+    /// subcommands), as the working directory.
+    pub async fn check_in(
+        &mut self,
+        argv: &[String],
+        dir: &Path,
+        limit: Duration,
+    ) -> Option<Vec<Disagreement>> {
+        let cwd = self.cwd.join(dir);
+        let cwd = cwd.canonicalize().unwrap_or(cwd);
         let line = execgate::model::shell_join(argv);
         let program = argv.first().map(String::as_str).unwrap_or_default();
-        self.counts
-            .entry(program.to_string())
-            .or_default()
-            .generated += 1;
+        let understood = programs::understand(argv, false);
+        // Counted by program and subcommand, as execgate read them (`git log`).
+        let key = std::iter::once(program)
+            .chain(understood.subcommand.iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.counts.entry(key.clone()).or_default().generated += 1;
         let subject = execgate::policy::Subject {
             agent: "agent",
             session: None,
             command: CommandRef::Line(&line),
-            cwd: Some(&self.cwd),
+            cwd: Some(&cwd),
             run: false,
             shell: None,
             uid: None,
         };
         let verdict = self.policy.evaluate(subject, chrono::Utc::now());
-        let understood = programs::understand(argv, false);
         let asked = match verdict.risk {
             Risk::Safe => false,
             Risk::NeedsReview if reads_only(&verdict, &understood) => true,
@@ -129,8 +145,8 @@ impl Checker {
         let claim = Claim {
             asked,
             helpers: table.map(|t| t.helpers).unwrap_or_default(),
-            reads: Some(self.said_reads(argv)),
-            lists: vec![self.cwd.clone()],
+            reads: Some(self.said_reads(argv, &cwd)),
+            lists: vec![cwd.clone()],
             keeps: table
                 .map(|t| t.keeps.iter().map(|k| self.cwd.join(k)).collect())
                 .unwrap_or_default(),
@@ -144,9 +160,9 @@ impl Checker {
         } else {
             limit
         };
-        let t = trace::run(&self.sandbox, argv, limit, self.netns).await;
+        let t = trace::run_in(&self.sandbox, &cwd, argv, limit, self.netns).await;
         let d = judge(&t, &self.sandbox, &claim);
-        let count = self.counts.entry(program.to_string()).or_default();
+        let count = self.counts.entry(key).or_default();
         count.run += 1;
         count.reads_only += usize::from(asked);
         if !d.is_empty() {
@@ -161,10 +177,10 @@ impl Checker {
     /// profile finds it reads in its words, the configuration files its profile says it
     /// looks for (in the working directory and above it, and in `HOME`), and for git
     /// the repository, whose configuration execgate reads before it approves.
-    fn said_reads(&self, argv: &[String]) -> Vec<PathBuf> {
+    fn said_reads(&self, argv: &[String], cwd: &Path) -> Vec<PathBuf> {
         let understood = programs::understand(argv, false);
         let real = |p: &Path| {
-            let p = self.cwd.join(p);
+            let p = cwd.join(p);
             p.canonicalize().unwrap_or(p)
         };
         let mut out: Vec<PathBuf> = understood
@@ -179,7 +195,7 @@ impl Checker {
             for file in config.files {
                 match file.place {
                     Place::Home => out.push(self.cwd.join(file.name)),
-                    Place::Up => out.extend(self.cwd.ancestors().map(|d| d.join(file.name))),
+                    Place::Up => out.extend(cwd.ancestors().map(|d| d.join(file.name))),
                 }
             }
         }

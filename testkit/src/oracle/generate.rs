@@ -130,8 +130,27 @@ impl Table {
             .collect()
     }
 
-    /// Up to `n` commands for this program, drawn with `rng`: each harmless option in
-    /// every spelling, then random pairs, `--`, with option-like operands or none.
+    /// The sandbox directory its commands run in: git's subcommands in the repository,
+    /// where they have something to work on; the rest at the top.
+    pub fn dir(&self) -> &'static str {
+        if self.0.program == "git" && !self.0.words.is_empty() {
+            "repo"
+        } else {
+            "."
+        }
+    }
+
+    /// `git log`, `npm`: the program and the words that select the subcommand.
+    pub fn name(&self) -> String {
+        std::iter::once(self.0.program)
+            .chain(self.0.words.iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Up to `n` commands for this program (or subcommand), drawn with `rng`: each
+    /// harmless option in every spelling, then random pairs, `--`, with option-like
+    /// operands or none.
     pub fn commands(&self, rng: &mut Rng, n: usize) -> Vec<Vec<String>> {
         let harmless = self.harmless();
         let mut out: Vec<Vec<String>> = Vec::new();
@@ -139,6 +158,7 @@ impl Table {
         // (`/dev/null`), or prints its help, which is what step 8 approves for most.
         let with = |words: Vec<String>, rng: &mut Rng| {
             let mut argv = vec![self.0.program.to_string()];
+            argv.extend(self.0.words.iter().map(|w| w.to_string()));
             argv.extend(words);
             if rng.below(3) != 0 {
                 argv.push(rng.pick(OPERANDS).to_string());

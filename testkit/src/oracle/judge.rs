@@ -102,9 +102,13 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, claim: &Claim<'_>) -> Vec<Disagre
         .is_some_and(|p| p.file_name().is_some_and(|n| n == "git"));
     for (path, words) in trace.execs.iter().skip(1) {
         let system = ["/usr/", "/bin/"].iter().any(|d| path.starts_with(d));
-        let named = path
-            .file_name()
-            .is_some_and(|n| helpers.iter().any(|h| n == *h));
+        // A helper is named whole, or by a prefix and `*` (`git-*`: git's own commands).
+        let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+            helpers.iter().any(|h| match h.strip_suffix('*') {
+                Some(prefix) => n.starts_with(prefix),
+                None => n == *h,
+            })
+        });
         let ran = Disagreement::Ran(path.clone(), words.clone());
         let allowed = system && named;
         if !allowed && !out.contains(&ran) {
@@ -168,6 +172,10 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, claim: &Claim<'_>) -> Vec<Disagre
                 .any(|s| read.starts_with(s) || (s.starts_with(read) && read.is_dir()))
                 || claim.lists.contains(read)
         });
+        // A scratch file of its own (`sort -m` reads back what it wrote to /tmp).
+        if scratch(read) {
+            continue;
+        }
         let seen = if secrets.contains(read) {
             (!(claim.asked && claimed)).then(|| Disagreement::ReadSecret(read.clone()))
         } else {

@@ -51,6 +51,18 @@ pub fn can_unshare_net() -> bool {
 
 /// Runs `argv` in `sandbox` under strace, for at most `limit`.
 pub async fn run(sandbox: &Sandbox, argv: &[String], limit: Duration, netns: bool) -> Trace {
+    run_in(sandbox, sandbox.root(), argv, limit, netns).await
+}
+
+/// Runs `argv` under strace with `dir`, a directory of `sandbox`, as its working
+/// directory, for at most `limit`.
+pub async fn run_in(
+    sandbox: &Sandbox,
+    dir: &Path,
+    argv: &[String],
+    limit: Duration,
+    netns: bool,
+) -> Trace {
     let out = tempfile::NamedTempFile::new().expect("a temporary file for the trace");
     let mut cmd = if netns {
         let mut c = tokio::process::Command::new("unshare");
@@ -67,7 +79,7 @@ pub async fn run(sandbox: &Sandbox, argv: &[String], limit: Duration, netns: boo
         .arg(out.path())
         .arg("--")
         .args(argv)
-        .current_dir(sandbox.root())
+        .current_dir(dir)
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .env("HOME", sandbox.root())
@@ -106,13 +118,7 @@ pub async fn run(sandbox: &Sandbox, argv: &[String], limit: Duration, netns: boo
         }
     };
     let text = std::fs::read_to_string(out.path()).unwrap_or_default();
-    let mut trace = parse(
-        &text,
-        &sandbox
-            .root()
-            .canonicalize()
-            .unwrap_or(sandbox.root().into()),
-    );
+    let mut trace = parse(&text, &dir.canonicalize().unwrap_or(dir.into()));
     trace.timed_out = timed_out;
     trace.exit = exit;
     let said = String::from_utf8_lossy(&said);

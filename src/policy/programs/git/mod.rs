@@ -136,8 +136,10 @@ const GIT: Profile = Profile {
     ],
     check: Some(git_check),
     // Its own commands, from its exec path: `git status` asks each submodule with
-    // `git status --porcelain=2`, under the configuration execgate judged.
-    helpers: &["git"],
+    // `git status --porcelain=2`, under the configuration execgate judged; `git
+    // submodule` is a shell script of git's (`git-submodule`) that runs `sed`,
+    // `basename` and `uname` on words of its own, and `git-sh-i18n--envsubst`.
+    helpers: &["git", "git-*", "sed", "basename", "uname"],
     ..BASE
 };
 
