@@ -50,6 +50,8 @@ pub struct Count {
     pub reads_only: usize,
     /// Of those, disagreed.
     pub disagreed: usize,
+    /// The time its runs took, the tracer's included.
+    pub seconds: f64,
 }
 
 pub struct Checker {
@@ -160,11 +162,14 @@ impl Checker {
         } else {
             limit
         };
+        let started = std::time::Instant::now();
         let t = trace::run_in(&self.sandbox, &cwd, argv, limit, self.netns).await;
+        let seconds = started.elapsed().as_secs_f64();
         let d = judge(&t, &self.sandbox, &claim);
         let count = self.counts.entry(key).or_default();
         count.run += 1;
         count.reads_only += usize::from(asked);
+        count.seconds += seconds;
         if !d.is_empty() {
             count.disagreed += 1;
             let said: Vec<String> = d.iter().map(ToString::to_string).collect();
