@@ -126,11 +126,12 @@ async fn main() {
         .into_iter()
         .filter(|f| args.only.is_empty() || args.only.iter().any(|o| o == f))
         .collect();
-    let missing: Vec<&str> = tables()
+    let mut missing: Vec<&str> = tables()
         .iter()
         .map(|t| t.0.program)
         .filter(|p| !installed(p))
         .collect();
+    missing.dedup();
     eprintln!("not installed, so not drawn: {}", missing.join(", "));
     let mut checker = match Checker::new() {
         Ok(c) => c,
