@@ -935,4 +935,9 @@ pub const CORPUS: &[Case] = &[
     case!(NoRules, "tail -F -n 3", P, S, Y, ""),
     case!(NoRules, "npm --quiet", P, S, Y, ""),
     case!(NoRules, "docker -D", P, S, Y, ""),
+    case!(NoRules, "kubectl version --client", P, R, X, "cluster"),
+    case!(NoRules, "kubectl config current-context", P, R, X, "API server"),
+    case!(NoRules, "npm ls", P, S, Y, ""),
+    case!(NoRules, "git submodule status", P, S, Y, ""),
+    case!(NoRules, "sort -m -n", P, S, Y, ""),
 ];
