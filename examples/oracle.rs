@@ -86,7 +86,7 @@ fn draw(family: &str, seed: u64) -> Vec<Batch> {
     match family {
         "tables" => tables()
             .iter()
-            .filter(|t| installed(t.0.program))
+            .filter(|t| installed(t.program()))
             .map(|t| {
                 let n = if t.0.words.is_empty() {
                     PER_PROGRAM
@@ -128,8 +128,8 @@ async fn main() {
         .collect();
     let mut missing: Vec<&str> = tables()
         .iter()
+        .filter(|t| !installed(t.program()))
         .map(|t| t.0.program)
-        .filter(|p| !installed(p))
         .collect();
     missing.dedup();
     eprintln!("not installed, so not drawn: {}", missing.join(", "));

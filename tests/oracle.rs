@@ -347,7 +347,7 @@ async fn generated_safe_commands_do_only_what_safe_means() {
     let mut rng = Rng::new(seed);
     let mut skipped = Vec::new();
     for table in tables() {
-        if !installed(table.0.program) {
+        if !installed(table.program()) {
             if !skipped.contains(&table.0.program) {
                 skipped.push(table.0.program);
             }

@@ -940,4 +940,7 @@ pub const CORPUS: &[Case] = &[
     case!(NoRules, "npm ls", P, S, Y, ""),
     case!(NoRules, "git submodule status", P, S, Y, ""),
     case!(NoRules, "sort -m -n", P, S, Y, ""),
+    case!(NoRules, "git help log", P, R, X, "shows a manual"),
+    case!(NoRules, "git help -a", P, S, Y, ""),
+    case!(NoRules, "systemctl is-enabled nginx", P, S, Y, ""),
 ];

@@ -328,6 +328,7 @@ pub fn option_tables() -> Vec<OptionTable> {
         }
         out.push(OptionTable {
             program: top.names[0],
+            names: top.names,
             words,
             syntax: p.syntax,
             options,
@@ -348,6 +349,8 @@ pub fn option_tables() -> Vec<OptionTable> {
 /// One program's options as its profile lists them ([`option_tables`]).
 pub struct OptionTable {
     pub program: &'static str,
+    /// Every name the program answers to (`python`, `python3`, …).
+    pub names: &'static [&'static str],
     /// The words that select a subcommand (`["stash", "list"]`); none for the program.
     pub words: Vec<&'static str>,
     pub syntax: Syntax,

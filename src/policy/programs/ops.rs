@@ -2697,6 +2697,9 @@ const SYSTEMCTL: Profile = Profile {
     ],
     check: Some(systemctl_check),
     config: Some(&SYSTEMCTL_CONFIG),
+    // `is-enabled` of a service with a SysV init script asks systemd's own script,
+    // `systemd-sysv-install`, which runs `getopt` and lists `/etc/rc?.d` with `ls`.
+    helpers: &["systemd-sysv-install", "getopt", "ls"],
     ..BASE
 };
 

@@ -60,7 +60,8 @@ pub struct Checker {
     policy: execgate::policy::Policy,
     cwd: PathBuf,
     netns: bool,
-    tables: std::collections::HashMap<&'static str, programs::OptionTable>,
+    /// Each program's table, by every name it answers to.
+    tables: std::collections::HashMap<&'static str, std::sync::Arc<programs::OptionTable>>,
     /// Per program and subcommand (`git log`), in name order.
     pub counts: BTreeMap<String, Count>,
     /// Every disagreement: the command as a shell line, and what it did.
@@ -78,7 +79,10 @@ impl Checker {
         let tables = programs::option_tables()
             .into_iter()
             .filter(|t| t.words.is_empty())
-            .map(|t| (t.program, t))
+            .flat_map(|t| {
+                let t = std::sync::Arc::new(t);
+                t.names.iter().map(move |n| (*n, t.clone()))
+            })
             .collect();
         Ok(Checker {
             sandbox,

@@ -140,6 +140,17 @@ impl Table {
         }
     }
 
+    /// The name to run it by: the first of its names installed here (`python3` where
+    /// there is no `python`), else its first.
+    pub fn program(&self) -> &'static str {
+        self.0
+            .names
+            .iter()
+            .copied()
+            .find(|n| super::installed(n))
+            .unwrap_or(self.0.program)
+    }
+
     /// `git log`, `npm`: the program and the words that select the subcommand.
     pub fn name(&self) -> String {
         std::iter::once(self.0.program)
@@ -153,11 +164,12 @@ impl Table {
     /// operands or none.
     pub fn commands(&self, rng: &mut Rng, n: usize) -> Vec<Vec<String>> {
         let harmless = self.harmless();
+        let program = self.program();
         let mut out: Vec<Vec<String>> = Vec::new();
         // An operand two times in three, else none: the program reads standard input
         // (`/dev/null`), or prints its help, which is what step 8 approves for most.
         let with = |words: Vec<String>, rng: &mut Rng| {
-            let mut argv = vec![self.0.program.to_string()];
+            let mut argv = vec![program.to_string()];
             argv.extend(self.0.words.iter().map(|w| w.to_string()));
             argv.extend(words);
             if rng.below(3) != 0 {

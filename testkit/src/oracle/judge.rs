@@ -101,7 +101,10 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, claim: &Claim<'_>) -> Vec<Disagre
         .as_ref()
         .is_some_and(|p| p.file_name().is_some_and(|n| n == "git"));
     for (path, words) in trace.execs.iter().skip(1) {
-        let system = ["/usr/", "/bin/"].iter().any(|d| path.starts_with(d));
+        // The system's programs (`/lib` and `/sbin` are `/usr`'s, merged, on Debian).
+        let system = ["/usr/", "/bin/", "/sbin/", "/lib/"]
+            .iter()
+            .any(|d| path.starts_with(d));
         // A helper is named whole, or by a prefix and `*` (`git-*`: git's own commands).
         let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
             helpers.iter().any(|h| match h.strip_suffix('*') {

@@ -917,7 +917,9 @@ const VERSION: Profile = Profile {
     ..BASE
 };
 
-/// `git help` shows a manual; `--web` starts a browser.
+/// `git help` alone, and its lists (`-a`, `-g`, `-c`), print; a manual (`git help log`,
+/// `git help --man`) is shown by `man`, `info` or a browser, or whatever viewer git's
+/// configuration names (`help.format`, `man.viewer`, `man.<tool>.cmd`).
 const HELP: Profile = Profile {
     names: &["help"],
     syntax: Syntax::Git,
@@ -935,8 +937,29 @@ const HELP: Profile = Profile {
         "-w, --web  code: starts a web browser",
     ],
     rest: Text,
+    check: Some(help_check),
     ..BASE
 };
+
+/// A manual asked for by name or by format runs its viewer (the oracle saw `git help
+/// --man` run `man`).
+fn help_check(r: &mut Reading<'_>) {
+    let viewer = ["info", "man"]
+        .iter()
+        .find_map(|k| r.given_of(k).map(|g| g.at));
+    let page = r.operands.first().map(|&(i, _)| Span::one(i));
+    if r.has("web") {
+        return; // Said already: it starts a browser.
+    }
+    if let Some(at) = page.or(viewer) {
+        r.add(
+            Effect::Code(
+                "`git help` shows a manual through `man`, `info` or a browser, or the viewer git's configuration names (`help.format`, `man.viewer`)".into(),
+            ),
+            at,
+        );
+    }
+}
 
 // ── Subcommands that list, or change refs ────────────────────────────────────────────
 
@@ -2696,6 +2719,10 @@ pub(in crate::policy::programs) mod tests {
 
     /// Everyday reading: harmless.
     const HARMLESS: &[&str] = &[
+        "git help",
+        "git help -a",
+        "git help -g",
+        "git help --config",
         "git status",
         "git status --short",
         "git status -sb",
@@ -2885,6 +2912,11 @@ pub(in crate::policy::programs) mod tests {
             "`git grep --textconv` runs the configured text-conversion programs",
         ),
         ("git help -w log", "`git help --web` starts a web browser"),
+        // The oracle saw `git help --man` run `man`: a manual is shown by a program
+        // git's configuration may name (`help.format`, `man.viewer`).
+        ("git help log", "`git help` shows a manual"),
+        ("git help --man", "`git help` shows a manual"),
+        ("git help -i config", "`git help` shows a manual"),
         (
             "git init --template=/tmp/t",
             "`git init --template` copies hooks",
