@@ -504,7 +504,7 @@ const FREE: Profile = Profile {
         "-L, --line",
         "-t, --total",
         "-v, --committed",
-        "-s, --seconds N",
+        "-s, --seconds N  follows",
         "-c, --count N",
         "-w, --wide",
         "-V",

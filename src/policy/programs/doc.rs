@@ -42,8 +42,8 @@ printed: step 8 may approve them, and a glob's wildcard may cover them. The mark
   (`sort -o-` writes a file named `-`) unless the mark says it is standard input or
   output;
 - **recurses**: the operands (or the working directory) are read as whole trees;
-- **follows**: it runs until stopped, printing what its input gains (`tail -f`):
-  harmless, and it never ends by itself;
+- **follows**: it runs until stopped, printing what its input gains (`tail -f`) or
+  printing again and again (`free -s 2`): harmless, and it never ends by itself;
 - **runs code**: it runs other code, so only a rule that names it approves it;
 - **runs a command it names**: it starts the command its value names, which the deny list
   and `policy.allowed_binaries` judge as a command of its own;

@@ -18,7 +18,7 @@
 //! or `writes` (its value is a path, `-` included: only `reads (- is stdin)` and `writes
 //! (- is stdout)` say that `-` is a standard stream), `recurses` (the operands, or the working directory,
 //! are read as whole trees), `follows` (it runs until stopped, printing what its input
-//! gains: harmless, and never ends by itself), `code: WHY` (it runs other code), `runs: WHY` (it starts
+//! gains or printing again: harmless, and never ends by itself), `code: WHY` (it runs other code), `runs: WHY` (it starts
 //! the command its value names, which execgate then judges too), `config: WHY` (it changes
 //! configuration or what the program is), `project: WHY` (it runs the project's own
 //! code: a Makefile's recipe, a package script), `repo: WHY` (it changes the repository it
@@ -55,8 +55,8 @@ pub enum Does {
     /// Its value is a path written, or standard output when it is `-` (`curl -o -`).
     WritesOrStdout,
     Recurses,
-    /// Runs until it is stopped, printing what its input gains (`tail -f`): harmless, and
-    /// endless by design.
+    /// Runs until it is stopped, printing what its input gains (`tail -f`) or printing
+    /// again and again (`free -s 2`): harmless, and endless by design.
     Follows,
     Code(&'static str),
     /// Starts the command its value names (a shell command line, or a program that gets

@@ -364,6 +364,7 @@ fn following_until_stopped_is_harmless_and_endless() {
         "tail --follow=name --retry",
         "docker logs -f web",
         "kubectl logs --follow web",
+        "free -s 3",
     ] {
         let u = read(cmd);
         assert!(u.endless, "{cmd}: endless");
