@@ -19,6 +19,11 @@ const TRACED: &str = "trace=execve,execveat,open,openat,openat2,creat,truncate,u
 rename,renameat,renameat2,chmod,fchmodat,?fchmodat2,chown,lchown,fchownat,link,linkat,symlink,\
 symlinkat,mkdir,mkdirat,rmdir,mknod,mknodat,connect,sendto,sendmsg,bind,chdir,fchdir";
 
+/// strace's flags: follow children; stop the program only at the calls traced, not at
+/// every one (`--seccomp-bpf`: a third faster here); no messages of its own; name what
+/// is behind each descriptor, sockets' kinds too; strings whole.
+const FLAGS: &[&str] = &["-f", "--seccomp-bpf", "-qq", "-yy", "-s", "4096"];
+
 /// What one run did.
 #[derive(Debug, Default)]
 pub struct Trace {
@@ -71,7 +76,8 @@ pub async fn run_in(
     } else {
         tokio::process::Command::new("strace")
     };
-    cmd.args(["-f", "-qq", "-yy", "-s", "4096", "-e", TRACED])
+    cmd.args(FLAGS)
+        .args(["-e", TRACED])
         .args(["-e", "inject=connect,sendto,sendmsg:error=ENETUNREACH"])
         // strace 6.1 takes a user's name, not a number: `nobody` is uid 65534.
         .args(["-u", RUN_USER])
