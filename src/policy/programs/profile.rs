@@ -358,7 +358,8 @@ pub struct Understanding {
     /// the branch NAME, or else overwrites the file NAME's changes). Policy judges them
     /// where the command will run; without a working directory each is a danger.
     pub if_present: Vec<IfPresent>,
-    /// It runs until stopped (`tail -f`): an option that follows its input was given.
+    /// It may run until stopped: an option that follows its input was given (`tail
+    /// -f`), or its script may loop for ever (sed's jump back to a label).
     pub endless: bool,
 }
 
@@ -519,6 +520,8 @@ pub struct Reading<'w> {
     pub(super) if_present: Vec<IfPresent>,
     /// Reading stopped at a word it could not account for.
     pub stopped: bool,
+    /// A check found that it may run until stopped (sed's jump back to a label).
+    pub endless: bool,
     /// The operands' roles, when a check decides them (else the profile's).
     pub(super) roles: Option<(&'static [Role], Role)>,
 }

@@ -31,6 +31,7 @@ pub(super) fn read(
         runs: Vec::new(),
         if_present: Vec::new(),
         stopped: false,
+        endless: false,
         roles: None,
     };
     let mut level = top;
@@ -63,7 +64,7 @@ pub(super) fn read(
         .roles
         .unwrap_or((level.profile.operands, level.profile.rest));
     finish(&mut r, first, rest);
-    let endless = r.given.iter().any(|g| g.opt.does == Does::Follows);
+    let endless = r.endless || r.given.iter().any(|g| g.opt.does == Does::Follows);
     Outcome {
         findings: r.findings,
         path: r.path,

@@ -88,6 +88,7 @@ fn sed_check(r: &mut Reading<'_>) {
                         at,
                         Runs::Script(command),
                     ),
+                    script::Reach::Loops => r.endless = true,
                     reach => {
                         if let Some(effect) = effect(reach) {
                             r.add(effect, at);
@@ -120,12 +121,33 @@ fn effect(reach: script::Reach) -> Option<Effect> {
         script::Reach::Runs(None) => {
             Effect::Code("the sed script runs its pattern space as a command (`e`, `s///e`)".into())
         }
+        // No effect: the reading is marked endless instead.
+        script::Reach::Loops => return None,
     })
 }
 
 #[cfg(test)]
 pub(in crate::policy::programs) mod tests {
     use super::super::testing::{Table, read};
+
+    /// A jump back to a label may loop for ever without reading more input (the
+    /// oracle's long run saw `:loop ; /a/bloop` spin on `data.csv`): the command may
+    /// not end, which the oracle then expects. A forward jump cannot loop.
+    #[test]
+    fn a_jump_back_to_a_label_may_loop_for_ever() {
+        for cmd in [
+            "sed -e ':loop ; /a/bloop ; :a' data.csv",
+            "sed ':x; tx' f",
+            "sed -n ':a;N;$!ba;p' f",
+        ] {
+            let u = read(cmd);
+            assert!(u.endless, "{cmd}: may loop");
+            assert!(u.understood(), "{cmd}: understood: {:?}", u.findings);
+        }
+        for cmd in ["sed '/a/bx; p; :x' f", "sed -n p f", "sed 'b; :x'"] {
+            assert!(!read(cmd).endless, "{cmd}: ends");
+        }
+    }
 
     fn findings(command: &str) -> Vec<String> {
         read(command)

@@ -57,6 +57,9 @@ pub enum Reach {
     Writes(String),
     /// `e COMMAND` (Some(command)), or `e` alone / `s///e` (None: runs the pattern space).
     Runs(Option<String>),
+    /// `b`, `t` or `T` jumps back to a label at or before it: the script may loop for
+    /// ever without reading more input.
+    Loops,
 }
 
 /// One script chunk as sed is given it: the text of one `-e`, of the first operand, and whether `--sandbox` was already in force when sed compiled it.
@@ -69,8 +72,15 @@ pub struct Chunk<'a> {
 pub fn read(chunks: &[Chunk<'_>]) -> Result<Vec<Reach>, String> {
     let cmds = parse(chunks)?;
     let mut out = Vec::new();
+    let mut labels: Vec<&[u8]> = Vec::new();
     for cmd in &cmds {
         match &cmd.op {
+            Op::Label(b':', label) => labels.push(label),
+            Op::Label(_, target) if labels.contains(&target.as_slice()) => {
+                if !out.contains(&Reach::Loops) {
+                    out.push(Reach::Loops);
+                }
+            }
             Op::Text(b'e', text) => out.push(Reach::Runs(shell_text(text))),
             Op::File(b'r' | b'R', name) => out.push(Reach::Reads(lossy(name))),
             Op::File(_, name) => out.push(Reach::Writes(lossy(name))),
@@ -959,18 +969,36 @@ mod tests {
     fn writes(s: &str) -> Reach {
         Reach::Writes(s.to_string())
     }
+    /// What the script reaches beyond sed: its effects (whether it may loop is
+    /// `loops`'s test).
     fn one(s: &str) -> Result<Vec<Reach>, String> {
-        read(&[Chunk {
-            text: s,
-            sandboxed: false,
-        }])
+        many(&[(s, false)])
     }
     fn many(parts: &[(&str, bool)]) -> Result<Vec<Reach>, String> {
         let chunks: Vec<Chunk<'_>> = parts
             .iter()
             .map(|&(text, sandboxed)| Chunk { text, sandboxed })
             .collect();
-        read(&chunks)
+        read(&chunks).map(|r| r.into_iter().filter(|r| *r != Reach::Loops).collect())
+    }
+
+    /// A jump to a label at or before it may loop; to one after it, or to the end,
+    /// cannot.
+    #[test]
+    fn loops() {
+        let loops = |s: &str| {
+            read(&[Chunk {
+                text: s,
+                sandboxed: false,
+            }])
+            .map(|r| r.contains(&Reach::Loops))
+        };
+        for s in [":a;N;ba", ":x\nt x", ":x;T x", "{:x};bx", ":x;p;bx;:y;by"] {
+            assert_eq!(loops(s), Ok(true), "{s:?}");
+        }
+        for s in ["bx;p;:x", "b;:x", "tx;:x", "p", ":x;b"] {
+            assert_eq!(loops(s), Ok(false), "{s:?}");
+        }
     }
 
     #[test]
