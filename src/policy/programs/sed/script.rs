@@ -76,10 +76,10 @@ pub fn read(chunks: &[Chunk<'_>]) -> Result<Vec<Reach>, String> {
     for cmd in &cmds {
         match &cmd.op {
             Op::Label(b':', label) => labels.push(label),
-            Op::Label(_, target) if labels.contains(&target.as_slice()) => {
-                if !out.contains(&Reach::Loops) {
-                    out.push(Reach::Loops);
-                }
+            Op::Label(_, target)
+                if labels.contains(&target.as_slice()) && !out.contains(&Reach::Loops) =>
+            {
+                out.push(Reach::Loops);
             }
             Op::Text(b'e', text) => out.push(Reach::Runs(shell_text(text))),
             Op::File(b'r' | b'R', name) => out.push(Reach::Reads(lossy(name))),
