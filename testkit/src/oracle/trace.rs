@@ -234,9 +234,12 @@ fn read_call(call: &str, cwd: &mut PathBuf, trace: &mut Trace) {
             ]
             .iter()
             .any(|flag| args.contains(flag));
+            // `O_PATH` names a file to reach it, and cannot read it (systemd's tools walk
+            // paths so).
+            let path_only = args.contains("O_PATH");
             if writes {
                 trace.writes.push((name.to_string(), path));
-            } else if !failed {
+            } else if !failed && !path_only {
                 // The path the descriptor it returned names: links followed.
                 let opened = descriptors(result).into_iter().next().map(PathBuf::from);
                 trace.reads.push(opened.unwrap_or(path));
@@ -322,6 +325,7 @@ mod tests {
         let text = r#"10  execve("/usr/bin/sh", ["sh", "-c", "cat a"], 0x7ffc /* 3 vars */) = 0
 10  openat(AT_FDCWD</tmp/sb>, "notes.txt", O_RDONLY) = 3</tmp/sb/notes.txt>
 10  openat(AT_FDCWD</tmp/sb>, "missing", O_RDONLY) = -1 ENOENT (No such file or directory)
+10  openat(AT_FDCWD</tmp/sb>, "/tmp", O_RDONLY|O_CLOEXEC|O_PATH|O_DIRECTORY) = 4</tmp>
 10  openat(AT_FDCWD</tmp/sb>, "link", O_RDONLY|O_CLOEXEC) = 3</tmp/sb/.env>
 11  openat(3</tmp/sb/dir>, "out", O_WRONLY|O_CREAT|O_TRUNC, 0666 <unfinished ...>
 10  connect(4<socket:[1]>, {sa_family=AF_INET, sin_port=htons(80)}, 16) = -1 ENETUNREACH (Network is unreachable)
