@@ -155,7 +155,7 @@ pub fn judge(trace: &Trace, sandbox: &Sandbox, claim: &Claim<'_>) -> Vec<Disagre
             out.push(Disagreement::Sent(call.clone()));
         }
     }
-    // A read is recorded by the file it opened (strace's `-y`: links followed), so it
+    // A read is recorded by the file it opened (strace's `-yy`: links followed), so it
     // is compared with the secrets' own real paths.
     let secrets: Vec<PathBuf> = sandbox
         .secrets()
