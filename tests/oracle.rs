@@ -383,78 +383,92 @@ async fn generated_safe_commands_do_only_what_safe_means() {
     verdict(&oracle, &format!("the option tables, seed {seed}"));
 }
 
-/// The sample of sed scripts from sed's grammar (`ORACLE_SED`, default 400), run with GNU
-/// sed where policy judges them safe: the sed reader (labels, bracket expressions, `s`
-/// flags, `e` and `w`) against sed itself.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn generated_sed_scripts_judged_safe_do_only_what_safe_means() {
-    use common::oracle::generate::{Rng, sed_commands};
-    if !can_run("generated_sed_scripts_judged_safe_do_only_what_safe_means") {
+/// The sample of one language's scripts (`size`: the variable that sets how many, and
+/// its default), drawn from its grammar with seed `ORACLE_SEED` (default 32), run with
+/// the real program where policy judges them safe or reads-only. A program not
+/// installed is named, and under CI one that CI installs fails the test.
+async fn language_sample(
+    test: &str,
+    size: (&str, u64),
+    draw: fn(&mut common::oracle::generate::Rng, usize) -> Vec<Vec<String>>,
+    what: &str,
+) {
+    if !can_run(test) {
         return;
     }
     let seed = setting("ORACLE_SEED", 32);
-    let count = setting("ORACLE_SED", 400) as usize;
+    let count = setting(size.0, size.1) as usize;
     let mut oracle = Checker::new().expect("the sandbox");
-    for argv in sed_commands(&mut Rng::new(seed), count) {
-        oracle.check(&argv, Duration::from_secs(10)).await;
-    }
-    verdict(&oracle, &format!("sed scripts, seed {seed}"));
-}
-
-/// The sample of awk programs from awk's grammar (`ORACLE_AWK`, default 300), run with
-/// awk, gawk or mawk where policy judges them safe: the awk reader (regular expression
-/// literals, strings, comments, division) against the real awks.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn generated_awk_programs_judged_safe_do_only_what_safe_means() {
-    use common::oracle::generate::{Rng, awk_commands};
-    if !can_run("generated_awk_programs_judged_safe_do_only_what_safe_means") {
-        return;
-    }
-    let seed = setting("ORACLE_SEED", 32);
-    let count = setting("ORACLE_AWK", 300) as usize;
-    let mut oracle = Checker::new().expect("the sandbox");
-    for argv in awk_commands(&mut Rng::new(seed), count) {
+    let mut missing = std::collections::BTreeSet::new();
+    for argv in draw(&mut common::oracle::generate::Rng::new(seed), count) {
         if installed(&argv[0]) {
             oracle.check(&argv, Duration::from_secs(10)).await;
+        } else {
+            missing.insert(argv[0].clone());
         }
     }
-    verdict(&oracle, &format!("awk programs, seed {seed}"));
+    eprintln!("{what}: not installed: {missing:?}");
+    let required: Vec<&String> = missing
+        .iter()
+        .filter(|p| CI_INSTALLS.contains(&p.as_str()))
+        .collect();
+    assert!(
+        std::env::var_os("CI").is_none() || required.is_empty(),
+        "not installed, though CI installs them: {required:?}"
+    );
+    verdict(&oracle, &format!("{what}, seed {seed}"));
 }
 
-/// The sample of jq filters from jq's grammar (`ORACLE_JQ`, default 300), run with jq
-/// where policy judges them safe or reads-only: the jq reader (its lexer, strings and
+/// sed scripts (`ORACLE_SED`, default 400), run with GNU sed: the sed reader (labels,
+/// bracket expressions, `s` flags, `e` and `w`) against sed itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_sed_scripts_judged_safe_do_only_what_safe_means() {
+    language_sample(
+        "generated_sed_scripts_judged_safe_do_only_what_safe_means",
+        ("ORACLE_SED", 400),
+        common::oracle::generate::sed_commands,
+        "sed scripts",
+    )
+    .await;
+}
+
+/// awk programs (`ORACLE_AWK`, default 300), run with awk, gawk or mawk: the awk reader
+/// (regular expression literals, strings, comments, division) against the real awks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_awk_programs_judged_safe_do_only_what_safe_means() {
+    language_sample(
+        "generated_awk_programs_judged_safe_do_only_what_safe_means",
+        ("ORACLE_AWK", 300),
+        common::oracle::generate::awk_commands,
+        "awk programs",
+    )
+    .await;
+}
+
+/// jq filters (`ORACLE_JQ`, default 300): the jq reader (its lexer, strings and
 /// interpolation, comments, `import`, the builtins that read beyond the input) against
 /// jq itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_jq_filters_judged_safe_do_only_what_safe_means() {
-    use common::oracle::generate::{Rng, jq_commands};
-    if !can_run("generated_jq_filters_judged_safe_do_only_what_safe_means") {
-        return;
-    }
-    let seed = setting("ORACLE_SEED", 32);
-    let count = setting("ORACLE_JQ", 300) as usize;
-    let mut oracle = Checker::new().expect("the sandbox");
-    for argv in jq_commands(&mut Rng::new(seed), count) {
-        oracle.check(&argv, Duration::from_secs(10)).await;
-    }
-    verdict(&oracle, &format!("jq filters, seed {seed}"));
+    language_sample(
+        "generated_jq_filters_judged_safe_do_only_what_safe_means",
+        ("ORACLE_JQ", 300),
+        common::oracle::generate::jq_commands,
+        "jq filters",
+    )
+    .await;
 }
 
-/// The sample of find commands from find's grammar (`ORACLE_FIND`, default 300), run
-/// with GNU find where policy judges them safe or reads-only: the find reader (starting
-/// points, values that look like operators, actions that run, write or remove) against
-/// find itself.
+/// find commands (`ORACLE_FIND`, default 300), run with GNU find: the find reader
+/// (starting points, values that look like operators, actions that run, write or
+/// remove) against find itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_find_expressions_judged_safe_do_only_what_safe_means() {
-    use common::oracle::generate::{Rng, find_commands};
-    if !can_run("generated_find_expressions_judged_safe_do_only_what_safe_means") {
-        return;
-    }
-    let seed = setting("ORACLE_SEED", 32);
-    let count = setting("ORACLE_FIND", 300) as usize;
-    let mut oracle = Checker::new().expect("the sandbox");
-    for argv in find_commands(&mut Rng::new(seed), count) {
-        oracle.check(&argv, Duration::from_secs(10)).await;
-    }
-    verdict(&oracle, &format!("find expressions, seed {seed}"));
+    language_sample(
+        "generated_find_expressions_judged_safe_do_only_what_safe_means",
+        ("ORACLE_FIND", 300),
+        common::oracle::generate::find_commands,
+        "find expressions",
+    )
+    .await;
 }

@@ -83,6 +83,14 @@ fn syntax(s: Syntax) -> &'static str {
     }
 }
 
+/// A line `- WHAT: a, b.`, unless there is nothing to list.
+fn listed(out: &mut String, what: &str, items: impl Iterator<Item = String>) {
+    let items: Vec<String> = items.collect();
+    if !items.is_empty() {
+        let _ = writeln!(out, "- {what}: {}.", items.join(", "));
+    }
+}
+
 fn mark(d: Does) -> String {
     match d {
         Does::Nothing => "harmless".into(),
@@ -224,36 +232,28 @@ fn program(out: &mut String, p: &Profile, path: &[&str], depth: usize) {
     if p.does != Does::Nothing {
         let _ = writeln!(out, "- Running it: {}.", mark(p.does));
     }
-    if !p.helpers.is_empty() {
-        let helpers: Vec<String> = p.helpers.iter().map(|h| format!("`{h}`")).collect();
-        let _ = writeln!(
-            out,
-            "- Starts, as part of what it is (not judged as a command): {}.",
-            helpers.join(", ")
-        );
-    }
-    if !p.keeps.is_empty() {
-        let keeps: Vec<String> = p.keeps.iter().map(|k| format!("`~/{k}`")).collect();
-        let _ = writeln!(
-            out,
-            "- Keeps for itself on every run, whatever its words: {}.",
-            keeps.join(", ")
-        );
-    }
+    // What it does as part of being what it is, whatever its words.
+    listed(
+        out,
+        "Starts, as part of what it is (not judged as a command)",
+        p.helpers.iter().map(|h| format!("`{h}`")),
+    );
+    listed(
+        out,
+        "Keeps for itself on every run, whatever its words",
+        p.keeps.iter().map(|k| format!("`~/{k}`")),
+    );
     if let Some(why) = p.phones_home {
         let _ = writeln!(
             out,
             "- Asks the network by itself, whatever its words: {why}."
         );
     }
-    if !p.sockets.is_empty() {
-        let sockets: Vec<String> = p.sockets.iter().map(|s| format!("`{s}`")).collect();
-        let _ = writeln!(
-            out,
-            "- Asks its service, through its local socket: {}.",
-            sockets.join(", ")
-        );
-    }
+    listed(
+        out,
+        "Asks its service, through its local socket",
+        p.sockets.iter().map(|s| format!("`{s}`")),
+    );
     let mut harmless = Vec::new();
     let mut marked = Vec::new();
     for line in p.options {

@@ -151,7 +151,7 @@ impl Checker {
         let claim = Claim {
             asked,
             helpers: table.map(|t| t.helpers).unwrap_or_default(),
-            reads: Some(self.said_reads(argv, &cwd)),
+            reads: Some(self.said_reads(argv, &understood, &cwd)),
             lists: vec![cwd.clone()],
             keeps: table
                 .map(|t| t.keeps.iter().map(|k| self.cwd.join(k)).collect())
@@ -186,8 +186,12 @@ impl Checker {
     /// profile finds it reads in its words, the configuration files its profile says it
     /// looks for (in the working directory and above it, and in `HOME`), and for git
     /// the repository, whose configuration execgate reads before it approves.
-    fn said_reads(&self, argv: &[String], cwd: &Path) -> Vec<PathBuf> {
-        let understood = programs::understand(argv, false);
+    fn said_reads(
+        &self,
+        argv: &[String],
+        understood: &programs::Understanding,
+        cwd: &Path,
+    ) -> Vec<PathBuf> {
         let real = |p: &Path| {
             let p = cwd.join(p);
             p.canonicalize().unwrap_or(p)
@@ -200,7 +204,7 @@ impl Checker {
                 _ => None,
             })
             .collect();
-        for config in programs::configs(&argv[0], &understood) {
+        for config in programs::configs(&argv[0], understood) {
             for file in config.files {
                 match file.place {
                     Place::Home => out.push(self.cwd.join(file.name)),
