@@ -133,6 +133,12 @@ fn the_shells_pass_the_words_the_analyser_found() {
         ("~ ~/x", &[]),
         ("* a? [ab]", &[]),
         ("{a,b} {}", &[]),
+        // A backslash inside double quotes (issue 33): `grep "a\|b"`.
+        (
+            "\"a\\|b\" \"\\w\\+\" \"x\\\\y\" \"q\\\"r\" \"\\'\" \"\\\\\"",
+            &[Sh, Bash, Zsh],
+        ),
+        ("a\\|b", &[]),
     ] {
         let installed_plain: Vec<Shell> = plain_for
             .iter()
@@ -182,6 +188,16 @@ fn args() -> impl Strategy<Value = String> {
         .prop_map(|cs| cs.into_iter().collect())
 }
 
+/// One double-quoted argument with backslashes among ordinary characters (`\"` and `\\`
+/// included), and nothing a shell could expand.
+fn quoted_backslashes() -> impl Strategy<Value = String> {
+    let parts: Vec<&str> = vec![
+        "a", "b", "|", " ", "'", "\\|", "\\+", "\\.", "\\w", "\\'", "\\\\", "\\\"",
+    ];
+    prop::collection::vec(prop::sample::select(parts), 0..12)
+        .prop_map(|ps| format!("\"{}\"", ps.concat()))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 300,
@@ -196,6 +212,13 @@ proptest! {
             "the alphabet runs nothing but printf"
         );
         check(&args).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn backslashes_in_double_quotes_reach_printf_as_found(arg in quoted_backslashes()) {
+        let plain_for = check(&arg).map_err(TestCaseError::fail)?;
+        let installed = Shell::ALL.iter().filter(|s| installed(**s).is_some()).count();
+        prop_assert_eq!(plain_for.len(), installed, "{} is plain in every shell", arg);
     }
 }
 

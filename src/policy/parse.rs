@@ -309,6 +309,7 @@ fn analyse_within(command: &str, shells: &[Shell], limits: Limits) -> Analysis {
     let mut walk = Walk {
         src: command,
         out: &mut a,
+        sh: shells.contains(&Shell::Sh),
         bash: shells.contains(&Shell::Bash),
         zsh: shells.contains(&Shell::Zsh),
         nesting: 0,
@@ -437,8 +438,8 @@ fn dedup_reasons(reasons: &mut Vec<String>) {
 
 /// Removes backslash escapes as bash does: outside quotes a backslash quotes the next
 /// character; inside double quotes only before `$`, `` ` ``, `"`, `\` and newline. (A
-/// backslash already makes the command not plain; this keeps the words the deny list and
-/// risk see the words bash would run.)
+/// backslash outside quotes already makes the command not plain; this keeps the words
+/// the deny list and risk see the words bash would run.)
 fn unescape(text: &str, in_double_quotes: bool) -> String {
     if !text.contains('\\') {
         return text.to_string();
@@ -519,16 +520,47 @@ fn first_error(root: Node<'_>) -> Node<'_> {
 
 /// Characters that decide plainness before any parsing: what bash reads differently
 /// from a human, or from tree-sitter.
+///
+/// A backslash inside double quotes is read alike by every shell (it escapes `$`, `` ` ``,
+/// `"`, `\` and a newline, and is itself before anything else: `grep "a\|b"`), and
+/// [`unescape`] reads it so; elsewhere outside single quotes it is not plain.
 fn characters(command: &str, out: &mut Vec<String>) {
-    let mut single = false;
+    #[derive(PartialEq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+    }
+    let mut quote = Quote::None;
+    let mut escaped = false;
     for (i, c) in command.char_indices() {
+        let was_escaped = std::mem::take(&mut escaped);
         let why = match c {
-            '\'' => {
-                single = !single;
+            '\'' if quote == Quote::None && !was_escaped => {
+                quote = Quote::Single;
+                None
+            }
+            '\'' if quote == Quote::Single => {
+                quote = Quote::None;
+                None
+            }
+            '"' if quote == Quote::None && !was_escaped => {
+                quote = Quote::Double;
+                None
+            }
+            '"' if quote == Quote::Double && !was_escaped => {
+                quote = Quote::None;
                 None
             }
             '\n' | '\r' => Some("newline or carriage return".to_string()),
-            '\\' if !single => Some("backslash escape".to_string()),
+            '\\' if quote == Quote::Double => {
+                escaped = !was_escaped;
+                None
+            }
+            '\\' if quote == Quote::None => {
+                escaped = !was_escaped;
+                Some("backslash escape".to_string())
+            }
             // A blank to bash as to a reader (shown escaped all the same).
             '\t' => None,
             c if is_look_alike(c) => Some(format!(
@@ -555,6 +587,8 @@ fn is_look_alike(c: char) -> bool {
 struct Walk<'s, 'a> {
     src: &'s str,
     out: &'a mut Analysis,
+    /// sh may be dash, which reads `&>` as `&` (a background job) and `>`.
+    sh: bool,
     /// Check what bash, and zsh, read differently from sh.
     bash: bool,
     zsh: bool,
@@ -1174,6 +1208,7 @@ impl Walk<'_, '_> {
                     target: value,
                 });
             }
+            _ if self.harmless_redirect(&children, &op) => {}
             _ => {
                 let what = format!("redirect `{op}`");
                 self.at(node, &what);
@@ -1185,6 +1220,36 @@ impl Walk<'_, '_> {
                     .join(" ");
                 self.out.redirects.push(Redirect { op, target });
             }
+        }
+    }
+
+    /// Whether a redirection only moves a standard stream: to or from the null device
+    /// (`2>/dev/null`, `>/dev/null`, `&>/dev/null`, `</dev/null`) or onto another
+    /// standard stream (`2>&1`, `1>&2`, `>&2`). It opens no file a program could use and
+    /// writes nowhere, so it leaves the command plain. Only the literal forms count: a
+    /// quoted or expanded target, another descriptor (`3>&1`), `>&FILE` (bash writes both
+    /// streams to FILE) or `>|` stay redirections; `&>` is plain only where sh is not
+    /// asked for, since dash reads it as `&` and `>`.
+    fn harmless_redirect(&self, children: &[Node<'_>], op: &str) -> bool {
+        let mut descriptor = None;
+        let mut target = None;
+        for child in children.iter().filter(|c| c.is_named()) {
+            match child.kind() {
+                "file_descriptor" if descriptor.is_none() => descriptor = Some(self.text(*child)),
+                _ if target.is_none() => target = Some((child.kind(), self.text(*child))),
+                _ => return false,
+            }
+        }
+        let standard = |fd: &str| matches!(fd, "0" | "1" | "2");
+        if descriptor.is_some_and(|fd| !standard(fd)) {
+            return false;
+        }
+        match (op, target) {
+            (">" | ">>" | "<", Some(("word", "/dev/null"))) => true,
+            ("&>" | "&>>", Some(("word", "/dev/null"))) => !self.sh && descriptor.is_none(),
+            (">&", Some(("number" | "word", fd))) => standard(fd) && fd != "0",
+            ("<&", Some(("number" | "word", "0"))) => true,
+            _ => false,
         }
     }
 
@@ -1254,7 +1319,14 @@ mod tests {
             ("cat <(ls)", "process substitution"),
             ("ls > out", "redirect `>`"),
             ("ls >> out", "redirect `>>`"),
-            ("ls 2>&1", "redirect"),
+            ("ls 2>/tmp/x", "redirect `>`"),
+            ("ls 3>&1", "redirect"),
+            ("ls >&out", "redirect"),
+            ("ls 2>\"/dev/null\"", "redirect"),
+            ("ls >|/dev/null", "redirect"),
+            ("ls 2>&-", "redirect"),
+            ("ls >/dev/null/x", "redirect"),
+            ("echo a\"b\\\\\"c\\d", "backslash"),
             ("cat <<EOF\nhi\nEOF", "heredoc"),
             ("cat <<< hi", "here-string"),
             ("(ls)", "subshell"),
@@ -1344,6 +1416,37 @@ mod tests {
                 }
             ]
         );
+    }
+
+    /// What agents write around a command without meaning anything by it: the standard
+    /// streams sent to the null device or to each other, a backslash inside double
+    /// quotes. Plain, with no redirection recorded (issue 33).
+    #[test]
+    fn harmless_plumbing_is_plain() {
+        for command in [
+            "cargo test 2>&1 | tail -30",
+            "ls src 2>/dev/null",
+            "git status >/dev/null",
+            "make >/dev/null 2>&1",
+            "cat README.md 1>&2",
+            "ls >&2",
+            "ls 2>>/dev/null",
+            "ls </dev/null",
+            "grep -n \"a\\|b\" src/main.rs",
+            "grep -n \"fn \\w\\+\" src/lib.rs",
+            "echo \"a\\\"b\"",
+        ] {
+            let a = analyse(command);
+            assert_eq!(a.not_plain, Vec::<String>::new(), "{command}");
+            assert_eq!(a.redirects, Vec::new(), "{command}");
+        }
+        assert_eq!(
+            words("grep -n \"a\\|b\" f"),
+            [vec!["grep", "-n", "a\\|b", "f"]]
+        );
+        // dash reads `&>` as a background job and a redirection.
+        assert!(analyse_for("ls &>/dev/null", &[Shell::Bash, Shell::Zsh]).plain());
+        assert!(!analyse_for("ls &>/dev/null", &[Shell::Sh]).plain());
     }
 
     #[test]
