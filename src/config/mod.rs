@@ -142,6 +142,15 @@ pub struct PolicyConfig {
     pub safe_bins: bool,
     /// Tool calls (a request's `tool`).
     pub tools: ToolsConfig,
+    /// Directories in which a request's cwd is its project when no git work tree holds
+    /// it (beside `exec.allowed_cwd_roots`): reads inside the project are harmless.
+    /// Default: [].
+    #[serde(deserialize_with = "path_list")]
+    pub project_roots: Vec<PathBuf>,
+    /// Whether a recursive read inside the project (`grep -r`, `rg`, `find`) may pass a
+    /// tree that holds secret files (`.env`, keys) without a human: the owner accepts
+    /// that the program may show them to the agent. Default: false (asked).
+    pub tree_reads_over_secrets: bool,
 }
 
 impl Default for PolicyConfig {
@@ -152,6 +161,8 @@ impl Default for PolicyConfig {
             allowed_binaries: vec![],
             safe_bins: true,
             tools: ToolsConfig::default(),
+            project_roots: vec![],
+            tree_reads_over_secrets: false,
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod patch;
 pub mod paths;
 pub mod progconfig;
 pub mod programs;
+pub mod project;
 pub mod risk;
 pub mod rules;
 pub mod shell;
@@ -314,8 +315,6 @@ impl Policy {
             .iter()
             .map(|c| programs::understand(&c.words, c.piped))
             .collect();
-        let (mut risk, mut risk_reasons) =
-            risk::assess_understood(&analysis, &understood, own_files, subject.cwd);
         // Every path the command reads or writes, judged by the one path policy where
         // the command runs: through the symlinks an earlier command made, by the file
         // it reaches. A write it refuses is dangerous; a read it refuses (a secret, a
@@ -324,11 +323,33 @@ impl Policy {
             .iter()
             .map(|u| judge_paths(paths, u, subject.cwd))
             .collect();
+        // A command that only reads, and only inside the request's project, is harmless
+        // where it runs (step 8).
+        let project = project_of(config, paths, subject);
+        let inside: Vec<Option<Result<(), String>>> = understood
+            .iter()
+            .zip(&judged)
+            .map(|(u, judged)| {
+                reads_inside(paths, u, judged, subject.cwd, project.as_deref(), config)
+            })
+            .collect();
+        let harmless: Vec<bool> = understood
+            .iter()
+            .zip(&inside)
+            .map(|(u, inside)| u.harmless() || matches!(inside, Some(Ok(()))))
+            .collect();
+        let (mut risk, mut risk_reasons) =
+            risk::assess_understood(&analysis, &understood, &harmless, own_files, subject.cwd);
         let add = |reasons: &mut Vec<String>, why: String| {
             if !reasons.contains(&why) {
                 reasons.push(why);
             }
         };
+        for (u, inside) in understood.iter().zip(&inside) {
+            if let Some(Err(why)) = inside {
+                add(&mut risk_reasons, format!("`{}`: {why}", u.program));
+            }
+        }
         for (u, judged) in understood.iter().zip(&judged) {
             let net = u
                 .findings
@@ -448,11 +469,13 @@ impl Policy {
                 .zip(&understood)
                 .zip(&judged)
                 .zip(&uncovered)
-                .map(|(((c, u), judged), uncovered)| rules::Segment {
+                .zip(&harmless)
+                .map(|((((c, u), judged), uncovered), harmless)| rules::Segment {
                     text: &c.text,
                     understanding: u,
                     paths: judged,
                     uncovered,
+                    harmless: *harmless,
                 })
                 .collect();
             let harmless_ok = config.policy.safe_bins
@@ -712,6 +735,81 @@ fn judge_paths(
             (p != "-").then(|| paths.refusal(p, access, cwd)).flatten()
         })
         .collect()
+}
+
+/// The request's project (`policy::project`): found from its cwd, as the uid git would
+/// run as there sees it.
+fn project_of(
+    config: &Config,
+    paths: &paths::Paths,
+    subject: Subject<'_>,
+) -> Option<std::path::PathBuf> {
+    let roots: Vec<std::path::PathBuf> = config
+        .exec
+        .allowed_cwd_roots
+        .iter()
+        .chain(&config.policy.project_roots)
+        .cloned()
+        .collect();
+    let uid = if subject.run {
+        Some(crate::sys::effective_uid())
+    } else {
+        subject.uid
+    };
+    project::of(subject.cwd, &roots, paths.homes(), uid)
+}
+
+/// Whether a command only reads, and only inside `project`: `None` when it does
+/// something else too (or nothing at all); else whether every path it reads, resolved,
+/// lies inside the project, is no secret nor anything else the path policy refuses
+/// (`judged`), and is a regular file or a directory whose tree holds nothing refused.
+fn reads_inside(
+    paths: &paths::Paths,
+    u: &Understanding,
+    judged: &[Option<paths::Refusal>],
+    cwd: Option<&Path>,
+    project: Option<&Path>,
+    config: &Config,
+) -> Option<Result<(), String>> {
+    let reads_only = u.profiled
+        && !u.findings.is_empty()
+        && u.findings.iter().all(|f| {
+            matches!(
+                f.effect,
+                programs::Effect::Reads(_) | programs::Effect::ReadsTree(_)
+            )
+        });
+    if !reads_only {
+        return None;
+    }
+    if judged.iter().any(Option::is_some) {
+        // The path policy's refusal is already a reason of its own.
+        return Some(Err("it reads what the path policy refuses".into()));
+    }
+    let (Some(cwd), Some(root)) = (cwd, project) else {
+        return Some(Err(
+            "its reads are judged only inside a project (a git work tree, or a directory under policy.project_roots), and this request has none"
+                .into(),
+        ));
+    };
+    let project = paths::Project {
+        root,
+        over_secrets: config.policy.tree_reads_over_secrets,
+    };
+    for f in &u.findings {
+        let (text, access) = match &f.effect {
+            programs::Effect::Reads(p) => (p, paths::Access::Read),
+            programs::Effect::ReadsTree(p) => (p, paths::Access::ReadTree),
+            _ => unreachable!("only reads are left"),
+        };
+        if text == "-" {
+            continue;
+        }
+        if let Some(why) = paths.outside(text, access, cwd, project) {
+            return Some(Err(why));
+        }
+    }
+    Some(Ok(()))
 }
 
 /// Why writing what the path policy refused is dangerous.

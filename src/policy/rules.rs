@@ -233,6 +233,9 @@ pub struct Segment<'a> {
     /// For a program without a profile, the words no wildcard covers
     /// ([`super::wildcard::uncovered`]); empty for a profiled one, whose profile decides.
     pub uncovered: &'a [super::wildcard::Uncovered],
+    /// Harmless where it runs: its profile finds nothing, or it only reads inside the
+    /// request's project.
+    pub harmless: bool,
 }
 
 /// How many leading words of a glob pattern are written out, before the first word with
@@ -466,7 +469,7 @@ impl Allowlist {
             });
             match hit {
                 Some(id) => used.push(id),
-                None if harmless_ok && seg.understanding.harmless() => {}
+                None if harmless_ok && seg.harmless => {}
                 None => return Vec::new(),
             }
         }
@@ -656,6 +659,7 @@ mod tests {
                 understanding: &u,
                 paths: &[],
                 uncovered: &uncovered,
+                harmless: u.harmless(),
             };
             let who = Who {
                 agent: "a",

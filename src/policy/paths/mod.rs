@@ -18,10 +18,16 @@
 //! - writing: all of those, and sensitive files (`names::sensitive`: shell start-up
 //!   files, authorized keys, the rc files programs read before they do anything).
 //!
-//! The parts: `names` judges text, `resolve` asks the filesystem where a path leads.
+//! Beside what is refused, one thing is vouched for: a read inside the request's project
+//! (`within`: it leads there, reaches a regular file or directory, and a tree read's
+//! tree holds nothing refused).
+//!
+//! The parts: `names` judges text, `resolve` asks the filesystem where a path leads,
+//! `within` whether a read stays inside the project.
 
 mod names;
 mod resolve;
+mod within;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +35,7 @@ use std::path::{Path, PathBuf};
 pub use names::{guard_settings, is_dotenv, is_path, is_secret, sensitive};
 use resolve::{FileId, Found};
 pub use resolve::{MAX_PATH_LEN, lexically_normal};
+pub use within::{MAX_TREE_ENTRIES, Project};
 
 use crate::config::Config;
 
@@ -241,6 +248,11 @@ impl Paths {
             self.known
                 .insert(found.id, (kind, format!("{what} (`{}`)", path.display())));
         }
+    }
+
+    /// Every home on the machine, as found when these settings were made.
+    pub fn homes(&self) -> &[PathBuf] {
+        &self.homes
     }
 
     /// Whether `path` (absolute, lexically normal) is execgate's own, compared without

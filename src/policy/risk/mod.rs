@@ -116,15 +116,19 @@ pub fn assess(analysis: &Analysis, own: &OwnFiles) -> (Risk, Vec<String>) {
         .iter()
         .map(|c| programs::understand(&c.words, c.piped))
         .collect();
-    assess_understood(analysis, &understood, own, None)
+    let harmless: Vec<bool> = understood.iter().map(Understanding::harmless).collect();
+    assess_understood(analysis, &understood, &harmless, own, None)
 }
 
 /// [`assess`], with each command's understanding already at hand (policy reads each
-/// command once, for risk and for the allowlist), and the working directory the command
-/// runs in, where dangers that depend on it are judged (`git checkout NAME`).
+/// command once, for risk and for the allowlist), whether each is harmless where it
+/// runs (`harmless`: its profile finds nothing, or it only reads inside the request's
+/// project), and the working directory the command runs in, where dangers that depend
+/// on it are judged (`git checkout NAME`).
 pub fn assess_understood(
     analysis: &Analysis,
     understood: &[Understanding],
+    harmless: &[bool],
     own: &OwnFiles,
     cwd: Option<&Path>,
 ) -> (Risk, Vec<String>) {
@@ -140,20 +144,22 @@ pub fn assess_understood(
         );
     }
     let mut reasons = Vec::new();
-    for (c, u) in analysis.commands.iter().zip(understood) {
+    for ((c, u), harmless) in analysis.commands.iter().zip(understood).zip(harmless) {
         if !c.assignments.is_empty() || c.heredoc.is_some() {
             reasons.push("not a plain command: a human must look at it".to_string());
         } else if !u.profiled {
             reasons.push(format!("`{}` is not a program execgate knows", u.program));
-        } else if !u.harmless() {
+        } else if !harmless {
             reasons.extend(u.reasons(3));
         }
     }
     if reasons.is_empty() && !analysis.commands.is_empty() {
-        return (
-            Risk::Safe,
-            vec!["read-only: every word understood, no path operands".into()],
-        );
+        let why = if understood.iter().all(Understanding::harmless) {
+            "read-only: every word understood, no path operands"
+        } else {
+            "read-only: every word understood, and it reads only inside the project"
+        };
+        return (Risk::Safe, vec![why.into()]);
     }
     reasons.dedup();
     if reasons.is_empty() {

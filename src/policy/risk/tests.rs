@@ -108,7 +108,8 @@ risk!(mkfs, "mkfs.ext4 /dev/sdb1", Dangerous);
 risk!(dd_device, "dd if=/dev/zero of=/dev/sda", Dangerous);
 risk!(dd_of_file, "dd if=a of=b", Dangerous);
 risk!(redirect_to_disk, "echo x > /dev/sda", Dangerous);
-risk!(redirect_to_null_is_not, "ls > /dev/null", NeedsReview);
+risk!(redirect_to_null_is_not, "ls > /dev/null", Safe);
+risk!(redirect_to_a_file_needs_review, "ls > /tmp/x", NeedsReview);
 risk!(tee_device, "echo x | tee /dev/nvme0n1", Dangerous);
 risk!(redirect_to_passwd, "echo x >> /etc/passwd", Dangerous);
 risk!(
