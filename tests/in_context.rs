@@ -223,3 +223,64 @@ fn a_tree_read_of_a_project_with_secrets_passes_only_where_the_owner_says() {
     assert_asked(&m, "cat .env", "secret");
     let _ = &m.home;
 }
+
+#[test]
+fn cd_into_the_project_moves_the_judgement_there() {
+    let m = machine();
+    for line in [
+        "cd src && cat main.rs",
+        "cd web && cat package.json 2>&1 | head -20",
+        "cd src/api; grep -n print main.py",
+        "cd src && cd api && ls",
+        "cd src && git status",
+        "bash -lc 'cat README.md'",
+        "zsh -lc 'cd src && ls -la'",
+    ] {
+        assert_approved(&m, line);
+    }
+    for (line, why) in [
+        ("cd /etc && cat shadow", "leaves the project"),
+        ("cd /etc && cat hostname", "leaves the project"),
+        ("cd web && cat key-link", "secret"),
+        ("cd nowhere && ls", "no such directory"),
+        ("cd src && cat ../../../.ssh/id_rsa", "secret"),
+        ("cd .. && ls", "leaves the project"),
+        ("cd src && ls > /tmp/x", "redirect"),
+        ("bash -lc 'cat /etc/hostname'", "outside the project"),
+    ] {
+        assert_asked(&m, line, why);
+    }
+    // After `;` the rest runs where the line started if `cd` fails: judged there too.
+    std::fs::create_dir_all(m.project.join("a/b")).unwrap();
+    assert_asked(&m, "cd a/b; cat ../../README.md", "where the line started");
+    assert_approved(&m, "cd a/b && cat ../../README.md");
+}
+
+#[test]
+fn a_rule_covers_its_command_and_the_plumbing_agents_put_around_it() {
+    let m = machine();
+    m.rules(&[
+        ("npm test *", RuleKind::Glob),
+        ("cargo test *", RuleKind::Glob),
+        ("make test", RuleKind::Exact),
+    ]);
+    for line in [
+        "npm test",
+        "cd web && npm test 2>&1 | tail -30",
+        "cd web && npm test -- --watch=false 2>/dev/null",
+        "make test 2>&1 | tail -5",
+        "cargo test --lib 2>&1 | grep -n FAILED",
+        "cd src && make test",
+    ] {
+        assert_approved(&m, line);
+    }
+    for (line, why) in [
+        ("cd web && npm test > /tmp/out", "redirect"),
+        ("npm test 2>&1 | sh", ""),
+        ("cd web && npm test && rm -rf node_modules", "rm"),
+        ("cd /tmp && make test", "leaves the project"),
+        ("make test 2>&1 | tee out.log", "tee"),
+    ] {
+        assert_asked(&m, line, why);
+    }
+}

@@ -14,6 +14,7 @@
 //! program execgate has no profile for.
 
 pub mod gitrepo;
+pub mod habits;
 pub mod parse;
 pub mod patch;
 pub mod paths;
@@ -92,6 +93,9 @@ impl<'a> Subject<'a> {
         }
     }
 }
+
+/// How many habits (`cd DIR &&`, `bash -lc`) one line is followed through.
+const MAX_HABITS: usize = 4;
 
 /// What policy concluded before any human is involved.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -274,7 +278,95 @@ impl Policy {
         verdict
     }
 
+    /// The command as written, then, if that is not approved, what runs inside an
+    /// agent's habit (`cd DIR &&`, `bash -lc 'SCRIPT'`) where it runs.
     fn evaluate_within(
+        &self,
+        settings: &Settings,
+        subject: Subject<'_>,
+        now: DateTime<Utc>,
+    ) -> Verdict {
+        self.evaluate_habits(settings, subject, now, 0)
+    }
+
+    /// [`Policy::evaluate_within`], `depth` habits deep.
+    fn evaluate_habits(
+        &self,
+        settings: &Settings,
+        subject: Subject<'_>,
+        now: DateTime<Utc>,
+        depth: usize,
+    ) -> Verdict {
+        let written = self.evaluate_written(settings, subject, now);
+        // Run mode judges the line as written: the run is checked again just before it
+        // starts, and its repository neutralised, where the request says it runs.
+        let CommandRef::Line(line) = subject.command else {
+            return written;
+        };
+        // What is approved, refused or dangerous as written stays so.
+        if subject.run
+            || depth >= MAX_HABITS
+            || !matches!(written.outcome, Outcome::Ask)
+            || written.risk == Risk::Dangerous
+        {
+            return written;
+        }
+        self.in_context(settings, subject, line, written, now, depth)
+    }
+
+    /// `line` judged by what runs inside its habit, if it has one execgate understands
+    /// (`habits`): the rest of the line after `cd DIR &&` in DIR, the script a shell is
+    /// started for. What matched the line as written (an exact rule) was tried first;
+    /// the verdict keeps the line as written, what "always" stores and a human sees.
+    fn in_context(
+        &self,
+        settings: &Settings,
+        subject: Subject<'_>,
+        line: &str,
+        mut written: Verdict,
+        now: DateTime<Utc>,
+        depth: usize,
+    ) -> Verdict {
+        let project = project_of(&settings.config, &settings.paths, subject);
+        let inner = match habits::inner(line, subject.shells(), subject.cwd, project.as_deref()) {
+            Ok(Some(inner)) => inner,
+            Ok(None) => return written,
+            Err(why) => {
+                written.risk_reasons.push(why);
+                return written;
+            }
+        };
+        let moved = Subject {
+            command: CommandRef::Line(&inner.line),
+            cwd: inner.cwd.as_deref().or(subject.cwd),
+            ..subject
+        };
+        let mut verdict = self.evaluate_habits(settings, moved, now, depth + 1);
+        // If `cd` can fail and the rest still run, the rest must pass where it started.
+        if inner.also_where_it_started && matches!(verdict.outcome, Outcome::Approve { .. }) {
+            let stayed = Subject {
+                command: CommandRef::Line(&inner.line),
+                ..subject
+            };
+            let there = self.evaluate_habits(settings, stayed, now, depth + 1);
+            if !matches!(there.outcome, Outcome::Approve { .. }) {
+                verdict = there;
+                verdict.risk_reasons.insert(
+                    0,
+                    "if `cd` fails, the rest runs where the line started, and is judged there too"
+                        .into(),
+                );
+            }
+        }
+        verdict.risk_reasons.insert(0, inner.taken);
+        verdict.normalized = written.normalized;
+        verdict.plain &= written.plain;
+        verdict.always_kind = written.always_kind;
+        verdict
+    }
+
+    /// Steps 3–10 for the command as written.
+    fn evaluate_written(
         &self,
         settings: &Settings,
         subject: Subject<'_>,
