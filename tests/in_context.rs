@@ -263,6 +263,7 @@ fn a_rule_covers_its_command_and_the_plumbing_agents_put_around_it() {
         ("npm test *", RuleKind::Glob),
         ("cargo test *", RuleKind::Glob),
         ("make test", RuleKind::Exact),
+        ("python -m pytest *", RuleKind::Glob),
     ]);
     for line in [
         "npm test",
@@ -271,6 +272,8 @@ fn a_rule_covers_its_command_and_the_plumbing_agents_put_around_it() {
         "make test 2>&1 | tail -5",
         "cargo test --lib 2>&1 | grep -n FAILED",
         "cd src && make test",
+        "python -m pytest -x tests 2>&1 | tail -30",
+        "cd tests && python -m pytest -q test_api.py",
     ] {
         assert_approved(&m, line);
     }
@@ -280,6 +283,8 @@ fn a_rule_covers_its_command_and_the_plumbing_agents_put_around_it() {
         ("cd web && npm test && rm -rf node_modules", "rm"),
         ("cd /tmp && make test", "leaves the project"),
         ("make test 2>&1 | tee out.log", "tee"),
+        ("python -m pip install -e . 2>&1 | tail", "pip"),
+        ("cd tests && python -m pytest > /tmp/log", "redirect"),
     ] {
         assert_asked(&m, line, why);
     }

@@ -568,7 +568,8 @@ pub fn too_broad(pattern: &str) -> Option<String> {
         }
         [first, rest @ ..]
             if super::risk::is_wrapper_or_interpreter(first)
-                && rest.iter().any(|w| w.contains('*')) =>
+                && rest.iter().any(|w| w.contains('*'))
+                && !super::programs::fixes_what_runs(&words[..literal_words(pattern)]) =>
         {
             Some(format!(
                 "`{first}` runs other programs, so `{pattern}` would approve anything"
@@ -686,6 +687,34 @@ mod tests {
             "tmux new sh -c id",
         ] {
             assert_eq!(approved(command), Vec::<i64>::new(), "{command}");
+        }
+    }
+
+    /// A glob over an interpreter is "run anything" unless the words before its
+    /// wildcard fix what runs: the project's own test runner (issue 33).
+    #[test]
+    fn a_glob_over_an_interpreter_is_too_broad_unless_its_words_fix_what_runs() {
+        for fixed in [
+            "python -m pytest *",
+            "python3 -m pytest *",
+            "python3.12 -m unittest *",
+            "uv run pytest *",
+            "npx tsc *",
+            "pnpm run test *",
+        ] {
+            assert_eq!(too_broad(fixed), None, "{fixed}");
+        }
+        for open in [
+            "python -m pip *",
+            "python -m *",
+            "python -c *",
+            "python *",
+            "python script.py *",
+            "bash -c *",
+            "timeout 5 *",
+            "node *",
+        ] {
+            assert!(too_broad(open).is_some(), "{open}");
         }
     }
 

@@ -134,6 +134,13 @@ pub fn is_python(program: &str) -> bool {
     matches!(family, "python" | "pypy")
 }
 
+/// Whether `words`, the words a glob writes out before its wildcard, fix what an
+/// interpreter runs (`python -m pytest`): the wildcard then covers the runner's
+/// arguments, which its profile reads, not other code.
+pub fn fixes_what_runs(words: &[String]) -> bool {
+    python::runs_a_test_runner(words)
+}
+
 /// Whether execgate has a profile for this program word.
 pub fn is_profiled(program: &str) -> bool {
     lookup(program).is_some()

@@ -89,6 +89,18 @@ const PYTHON_CONFIG: Config = Config {
 /// Modules that run the project's own tests.
 const TEST_RUNNERS: &[&str] = &["pytest", "py.test", "unittest"];
 
+/// Whether `words` (a glob's written-out words) fix what Python runs: `python -m
+/// pytest` (or another of the project's test runners), and nothing a later word could
+/// change into other code (`python -m pip` installs, `python -c` runs anything).
+pub(super) fn runs_a_test_runner(words: &[String]) -> bool {
+    match words {
+        [python, m, module] => {
+            super::is_python(python) && m == "-m" && TEST_RUNNERS.contains(&module.as_str())
+        }
+        _ => false,
+    }
+}
+
 /// `-X` options CPython knows that only change how it runs.
 const X_OPTIONS: &[&str] = &[
     "faulthandler",
