@@ -259,6 +259,22 @@ pub struct Grants<'a> {
     pub always_refused: Option<&'a str>,
     pub session: bool,
     pub rule: Option<&'a str>,
+    /// A glob rule the owner's approvals today suggest: for which agent, its pattern,
+    /// and how many approvals it would have saved.
+    pub suggested: Option<(&'a str, &'a str, usize)>,
+}
+
+/// The offer of a rule the owner's approvals suggest, in two parts: what it is about,
+/// and the command that adds it (which a chat shows as code).
+pub fn suggested_rule(agent: &str, pattern: &str, saves: usize) -> (String, String) {
+    (
+        format!("You approved {saves} like this today. A rule would cover them: "),
+        format!(
+            "execgate allow add --agent {} --glob '{}'",
+            visible(agent),
+            clip_chars(&visible(pattern), 200)
+        ),
+    )
 }
 
 /// The approval prompt, plain text, one field a line.
@@ -294,6 +310,10 @@ pub fn prompt(r: &Record, grants: Grants<'_>, now: DateTime<Utc>) -> String {
             lines.push(grant);
         }
         (None, None) => {}
+    }
+    if let Some((agent, pattern, saves)) = grants.suggested {
+        let (lead, add) = suggested_rule(agent, pattern, saves);
+        lines.push(format!("{lead}{add}"));
     }
     lines.join("\n")
 }

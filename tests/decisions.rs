@@ -198,7 +198,7 @@ async fn always_never_widens_trust() {
         "LD_PRELOAD=/tmp/evil.so git status",
         "sudo -u root git status",
         "rm -rf build",
-        "bash -c 'echo hi'",
+        "bash -c 'echo hi; make'",
         "python3 -c 'print(1)'",
         "env FOO=1 make",
         "sudo ls",

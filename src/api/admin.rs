@@ -37,6 +37,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/events", get(super::events::stream))
         .route("/v1/runs", get(list_runs))
         .route("/v1/allowlist", get(list_rules).post(add_rule))
+        .route("/v1/allowlist/suggestions", get(suggest_rules))
         .route("/v1/allowlist/{id}", delete(remove_rule))
         .fallback(super::not_found)
         .method_not_allowed_fallback(super::method_not_allowed)
@@ -150,6 +151,23 @@ async fn list_rules(
 ) -> Result<Json<Vec<WithShown<Rule, ShownRule>>>, ApiError> {
     let rules = state.approvals.rules().await?;
     Ok(Json(rules.into_iter().map(WithShown::rule).collect()))
+}
+
+/// `GET /v1/allowlist/suggestions?days=30&min=3`: the glob rules that would have saved
+/// the owner the most prompts (docs/api.md).
+async fn suggest_rules(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Vec<crate::policy::suggest::Suggestion>>, ApiError> {
+    let (mut days, mut min) = (30u32, 3usize);
+    for (k, v) in parse_query(query.as_deref(), &["days", "min"])? {
+        let n = query_number(&v, &k)?;
+        match k.as_str() {
+            "days" => days = n.clamp(1, 365) as u32,
+            _ => min = n.clamp(1, 1_000) as usize,
+        }
+    }
+    Ok(Json(state.approvals.suggestions(days, min).await?))
 }
 
 #[derive(Deserialize)]

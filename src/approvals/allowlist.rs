@@ -5,8 +5,12 @@ use chrono::{DateTime, Utc};
 
 use super::Approvals;
 use crate::model::{AgentName, Rule, RuleKind};
+use crate::policy::suggest::Suggestion;
 use crate::policy::{rules, shell};
-use crate::store::{NewRule, StoreError};
+use crate::store::{NewRule, RequestFilter, StoreError};
+
+/// How many of the newest requests suggestions are made from.
+pub const SUGGEST_FROM: u32 = 5_000;
 
 /// A rule as the owner asked for it, before it is checked.
 #[derive(Clone, Debug)]
@@ -124,6 +128,33 @@ impl Approvals {
             tracing::warn!(rule = rule.id, warning = %w, "allowlist rule added with a warning");
         }
         Ok(AddedRule { rule, warnings })
+    }
+
+    /// The glob rules worth suggesting to the owner (`policy::suggest`), from the newest
+    /// [`SUGGEST_FROM`] requests of the last `days` days: each that would have approved
+    /// at least `min` of those a human approved, and none a human denied. The work runs
+    /// on a blocking thread: each candidate judges the history again.
+    pub async fn suggestions(
+        &self,
+        days: u32,
+        min: usize,
+    ) -> Result<Vec<Suggestion>, super::ApprovalError> {
+        let now = Utc::now();
+        let since = now - chrono::Duration::days(i64::from(days));
+        let mut history = self
+            .store
+            .list(&RequestFilter {
+                status: None,
+                agent: None,
+                limit: SUGGEST_FROM,
+                before: None,
+            })
+            .await?;
+        history.retain(|r| r.created_at >= since);
+        let policy = std::sync::Arc::clone(&self.policy);
+        tokio::task::spawn_blocking(move || policy.suggest(&history, min, now))
+            .await
+            .map_err(|_| super::ApprovalError::Analysis)
     }
 
     /// Removes a rule and puts the allowlist without it in force. False when no rule had

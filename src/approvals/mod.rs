@@ -25,9 +25,10 @@ use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
 use crate::model::{
-    Answer, Decision, GrantDraft, Record, Remember, RequestSpec, RuleKind, Status, Via,
+    Answer, CommandRef, Decision, GrantDraft, Record, Remember, RequestSpec, RuleKind, Status, Via,
     not_approved_error,
 };
+use crate::policy::suggest::{self, Suggestion};
 use crate::policy::{Outcome, Policy, Settings, Subject};
 use crate::store::{NewRequest, NewRule, RequestFilter, Resolution, Store, StoreError};
 
@@ -41,6 +42,10 @@ pub enum Submitted {
     /// yet: this is that request, still pending (see `late`).
     Waiting(Record),
 }
+
+/// How many approvals by a human of commands alike, in a day, make the approval message
+/// offer the glob rule that would have approved them.
+pub const SUGGEST_AFTER: usize = 3;
 
 /// A request policy put to a human, not yet registered or stored.
 pub struct ForHuman {
@@ -56,6 +61,8 @@ pub struct ForHuman {
     always_refusal: Option<String>,
     /// The asker's own name for the call (`call_id`), for withdrawing it.
     call_id: Option<String>,
+    /// The glob rule the owner's recent approvals of commands like this one suggest.
+    suggested: Option<Suggestion>,
 }
 
 impl ForHuman {
@@ -94,6 +101,9 @@ pub struct Offer {
     /// and its kind; None where no grant is offered.
     pub rule: Option<String>,
     pub rule_kind: Option<RuleKind>,
+    /// A glob rule that would have approved this request and the ones like it a human
+    /// approved today (`policy::suggest`), offered beside the grants.
+    pub suggested: Option<Suggestion>,
 }
 
 /// What transports hear about.
@@ -158,6 +168,8 @@ struct Pending {
     /// The asker's own name for the call, by which it may withdraw it
     /// ([`Approvals::withdraw`]).
     call_id: Option<String>,
+    /// The glob rule the owner's recent approvals suggest, offered with the request.
+    suggested: Option<Suggestion>,
 }
 
 /// The pending requests, with a count per uid kept beside them so that the cap is checked
@@ -400,6 +412,7 @@ impl Approvals {
                 late: false,
                 late_key,
                 always_refusal,
+                suggested: self.suggested_rule(&new.spec, now).await,
                 new,
                 settings,
                 verdict,
@@ -419,6 +432,7 @@ impl Approvals {
             verdict,
             always_refusal,
             call_id,
+            suggested,
         } = ask;
         let config = settings.config();
         let expires_at = new.created_at + TimeDelta::seconds(config.approval.timeout_secs as i64);
@@ -456,6 +470,7 @@ impl Approvals {
                     // its id is kept out of circulation for a day, as if shown.
                     shown: self.store.shared().is_some(),
                     call_id,
+                    suggested,
                 },
             );
         }
@@ -999,13 +1014,20 @@ impl Approvals {
     /// others would be refused (the page hides a button it would refuse, with the reason).
     pub fn offer(&self, record: &Record) -> Offer {
         // One look at the live entry: its refusal and the rule a grant would save.
-        let live = self.lock().get(&record.id).map(|p| {
+        let (live, suggested) = {
+            let pending = self.lock();
+            let p = pending.get(&record.id);
             (
-                p.always_refusal.clone(),
-                p.normalized.clone(),
-                p.always_kind,
+                p.map(|p| {
+                    (
+                        p.always_refusal.clone(),
+                        p.normalized.clone(),
+                        p.always_kind,
+                    )
+                }),
+                p.and_then(|p| p.suggested.clone()),
             )
-        });
+        };
         // Not live here: pending on another node, whose verdict was stored with it.
         let stored = || {
             record
@@ -1031,7 +1053,54 @@ impl Approvals {
             session_refused,
             rule,
             rule_kind,
+            suggested,
         }
+    }
+
+    /// The glob rule to offer with a request for a human, if the owner approved commands
+    /// like it (the same [`suggest::candidate`]) at least [`SUGGEST_AFTER`] times in the
+    /// last day, it would have approved each, and none the owner denied. Asked of this
+    /// agent's newest requests only: a bound on the work per ask.
+    async fn suggested_rule(&self, spec: &RequestSpec, now: DateTime<Utc>) -> Option<Suggestion> {
+        let CommandRef::Line(line) = spec.command.as_ref() else {
+            return None;
+        };
+        if spec.run {
+            return None;
+        }
+        let pattern = suggest::candidate(line)?;
+        let history = self
+            .store
+            .list(&RequestFilter {
+                status: None,
+                agent: Some(spec.agent.as_str().to_string()),
+                limit: 200,
+                before: None,
+            })
+            .await
+            .ok()?;
+        let since = now - TimeDelta::days(1);
+        let alike: Vec<Record> = history
+            .into_iter()
+            .filter(|r| r.created_at >= since)
+            .filter(|r| match r.command.as_ref() {
+                CommandRef::Line(l) => suggest::candidate(l).as_deref() == Some(pattern.as_str()),
+                _ => false,
+            })
+            .collect();
+        if alike.len() < SUGGEST_AFTER {
+            return None;
+        }
+        let policy = Arc::clone(&self.policy);
+        tokio::task::spawn_blocking(move || {
+            policy
+                .suggest(&alike, SUGGEST_AFTER, now)
+                .into_iter()
+                .find(|s| s.pattern == pattern)
+        })
+        .await
+        .ok()
+        .flatten()
     }
 }
 

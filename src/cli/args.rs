@@ -298,4 +298,16 @@ pub enum AllowVerb {
     List(JsonFlag),
     /// Remove a rule by id.
     Rm { id: i64 },
+    /// Suggest glob rules from history: each would have approved at least MIN requests
+    /// a human approved in the last DAYS days, and none a human denied.
+    Suggest {
+        /// How far back to look.
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+        /// How many approvals a rule must have saved to be suggested.
+        #[arg(long, default_value_t = 3)]
+        min: u32,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
 }

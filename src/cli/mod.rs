@@ -18,10 +18,11 @@ use serde_json::{Value, json};
 use crate::client::Client;
 use crate::config::Config;
 use crate::model::{Answer, Decision, Record, Rule, Status, parse_duration};
+use crate::policy::suggest::Suggestion;
 use crate::render;
 use crate::runs::RunEntry;
 use crate::text::visible;
-use print::{print_json, print_record, print_records, print_rules, print_runs};
+use print::{print_json, print_record, print_records, print_rules, print_runs, print_suggestions};
 
 /// Runs a client verb; returns the process exit code.
 pub async fn run(global: &Global, verb: Verb) -> i32 {
@@ -229,6 +230,16 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
                 print_json(&rules);
             } else {
                 print_rules(&rules);
+            }
+            Ok(0)
+        }
+        Verb::Allow(AllowVerb::Suggest { days, min, json }) => {
+            let path = format!("/v1/allowlist/suggestions?days={days}&min={min}");
+            let found: Vec<Suggestion> = expect(&admin, Method::GET, &path, None).await?;
+            if json.json {
+                print_json(&found);
+            } else {
+                print_suggestions(&found, days);
             }
             Ok(0)
         }

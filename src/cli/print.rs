@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use crate::model::{Record, Rule};
+use crate::policy::suggest::Suggestion;
 use crate::render;
 use crate::runs::RunEntry;
 use crate::text::{clip_chars, visible};
@@ -173,6 +174,27 @@ pub(super) fn print_rules(rules: &[Rule]) {
         })
         .collect();
     print_table(["ID", "SCOPE", "KIND", "USES", "LASTS", "PATTERN"], &rows);
+}
+
+/// `execgate allow suggest`: each rule, what it would have saved, and how to add it.
+pub(super) fn print_suggestions(found: &[Suggestion], days: u32) {
+    if found.is_empty() {
+        println!("(none: no glob would have approved enough of the last {days} days' prompts)");
+        return;
+    }
+    let rows: Vec<[String; 4]> = found
+        .iter()
+        .map(|s| {
+            [
+                s.saves.to_string(),
+                clip_chars(&visible(&s.agent), 32),
+                clip_chars(&visible(&s.pattern), 60),
+                clip_chars(&visible(&s.examples.join(" · ")), 80),
+            ]
+        })
+        .collect();
+    print_table(["SAVES", "AGENT", "PATTERN", "EXAMPLES"], &rows);
+    println!("add one with: execgate allow add --agent AGENT --glob 'PATTERN'");
 }
 
 pub(super) fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {

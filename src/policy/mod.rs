@@ -24,6 +24,7 @@ pub mod project;
 pub mod risk;
 pub mod rules;
 pub mod shell;
+pub mod suggest;
 pub mod tools;
 pub mod wildcard;
 
@@ -219,6 +220,14 @@ impl Policy {
         Ok(())
     }
 
+    /// These settings with `rules` as the whole allowlist: a policy to try rules on.
+    pub fn with_rules(&self, rules: &[Rule]) -> Policy {
+        Policy {
+            current: RwLock::new(self.settings()),
+            allowlist: RwLock::new(Arc::new(rules::Allowlist::compile(rules))),
+        }
+    }
+
     /// Replaces the compiled allowlist (after any rule is added, removed or saved).
     pub fn set_rules(&self, rules: &[Rule]) {
         let compiled = Arc::new(rules::Allowlist::compile(rules));
@@ -359,10 +368,30 @@ impl Policy {
             }
         }
         verdict.risk_reasons.insert(0, inner.taken);
-        verdict.normalized = written.normalized;
-        verdict.plain &= written.plain;
-        verdict.always_kind = written.always_kind;
-        verdict
+        if matches!(verdict.outcome, Outcome::Approve { .. }) {
+            verdict.normalized = written.normalized;
+            verdict.plain &= written.plain;
+            verdict.always_kind = written.always_kind;
+            return verdict;
+        }
+        // Not approved inside either: the line as written, with what the inside showed
+        // (a secret reached from DIR, a refusal of the deny list), at its worst.
+        if let Outcome::Deny { .. } = verdict.outcome {
+            written.outcome = verdict.outcome;
+        }
+        let rank = |r: Risk| Risk::ALL.iter().position(|x| *x == r);
+        if rank(verdict.risk) > rank(written.risk) {
+            written.risk = verdict.risk;
+        }
+        for why in verdict.risk_reasons {
+            if !written.risk_reasons.contains(&why) {
+                written.risk_reasons.push(why);
+            }
+        }
+        if written.risk == Risk::Dangerous {
+            written.risk_reasons.retain(|r| !r.starts_with("read-only"));
+        }
+        written
     }
 
     /// Steps 3–10 for the command as written.
@@ -417,12 +446,16 @@ impl Policy {
             .collect();
         // A command that only reads, and only inside the request's project, is harmless
         // where it runs (step 8).
-        let project = project_of(config, paths, subject);
+        // Found only for a command that reads: finding it walks up the directories.
+        let project = std::cell::OnceCell::new();
         let inside: Vec<Option<Result<(), String>>> = understood
             .iter()
             .zip(&judged)
             .map(|(u, judged)| {
-                reads_inside(paths, u, judged, subject.cwd, project.as_deref(), config)
+                reads_only(u).then(|| {
+                    let project = project.get_or_init(|| project_of(config, paths, subject));
+                    reads_inside(paths, judged, u, subject.cwd, project.as_deref(), config)
+                })
             })
             .collect();
         let harmless: Vec<bool> = understood
@@ -851,38 +884,39 @@ fn project_of(
     project::of(subject.cwd, &roots, paths.homes(), uid)
 }
 
-/// Whether a command only reads, and only inside `project`: `None` when it does
-/// something else too (or nothing at all); else whether every path it reads, resolved,
-/// lies inside the project, is no secret nor anything else the path policy refuses
-/// (`judged`), and is a regular file or a directory whose tree holds nothing refused.
-fn reads_inside(
-    paths: &paths::Paths,
-    u: &Understanding,
-    judged: &[Option<paths::Refusal>],
-    cwd: Option<&Path>,
-    project: Option<&Path>,
-    config: &Config,
-) -> Option<Result<(), String>> {
-    let reads_only = u.profiled
+/// Whether a command does nothing but read paths (and reads at least one).
+fn reads_only(u: &Understanding) -> bool {
+    u.profiled
         && !u.findings.is_empty()
         && u.findings.iter().all(|f| {
             matches!(
                 f.effect,
                 programs::Effect::Reads(_) | programs::Effect::ReadsTree(_)
             )
-        });
-    if !reads_only {
-        return None;
-    }
+        })
+}
+
+/// Whether a command that only reads ([`reads_only`]) reads only inside `project`:
+/// every path it reads, resolved, lies inside the project, is no secret nor anything
+/// else the path policy refuses (`judged`), and is a regular file or a directory whose
+/// tree holds nothing refused. `Err`: why not.
+fn reads_inside(
+    paths: &paths::Paths,
+    judged: &[Option<paths::Refusal>],
+    u: &Understanding,
+    cwd: Option<&Path>,
+    project: Option<&Path>,
+    config: &Config,
+) -> Result<(), String> {
     if judged.iter().any(Option::is_some) {
         // The path policy's refusal is already a reason of its own.
-        return Some(Err("it reads what the path policy refuses".into()));
+        return Err("it reads what the path policy refuses".into());
     }
     let (Some(cwd), Some(root)) = (cwd, project) else {
-        return Some(Err(
+        return Err(
             "its reads are judged only inside a project (a git work tree, or a directory under policy.project_roots), and this request has none"
                 .into(),
-        ));
+        );
     };
     let project = paths::Project {
         root,
@@ -894,14 +928,12 @@ fn reads_inside(
             programs::Effect::ReadsTree(p) => (p, paths::Access::ReadTree),
             _ => unreachable!("only reads are left"),
         };
-        if text == "-" {
-            continue;
-        }
+        // A `-` that is a read path (not standard input) is a file named `-`.
         if let Some(why) = paths.outside(text, access, cwd, project) {
-            return Some(Err(why));
+            return Err(why);
         }
     }
-    Some(Ok(()))
+    Ok(())
 }
 
 /// Why writing what the path policy refused is dangerous.

@@ -124,7 +124,25 @@ pub fn approval(r: &Record, offer: &Offer<'_>, now: DateTime<Utc>) -> Card {
         tail.text(&format!("\nOr react: {reactions}"));
     }
     grant_help(&mut tail, r, grants);
+    suggested_rule(&mut tail, grants);
     assemble(head, r, tail)
+}
+
+/// The glob rule the owner's approvals today suggest, with how to add it.
+fn suggested_rule(out: &mut Html, grants: &crate::approvals::Offer) {
+    let Some(s) = &grants.suggested else {
+        return;
+    };
+    let (lead, add) = render::suggested_rule(
+        &clip_utf16(&s.agent, FIELD_SHOWN),
+        &clip_utf16(&s.pattern, REASON_SHOWN),
+        s.saves,
+    );
+    out.text("\n")
+        .text(&lead)
+        .tag("<code>")
+        .text(&add)
+        .tag("</code>");
 }
 
 /// The message once the request is over: what happened, how, by whom and when, above
@@ -422,6 +440,7 @@ mod tests {
             },
             rule: always_refused.is_none().then(|| "make test".into()),
             rule_kind: always_refused.is_none().then_some(RuleKind::Exact),
+            suggested: None,
         }
     }
 
@@ -430,6 +449,7 @@ mod tests {
         session_refused: None,
         rule: None,
         rule_kind: None,
+        suggested: None,
     };
 
     fn offer(map: &ReactionMap) -> Offer<'_> {

@@ -69,6 +69,10 @@ pub async fn run(
                             always_refused: offer.always_refused.as_deref(),
                             session: offer.session_refused.is_none(),
                             rule: offer.rule.as_deref(),
+                            suggested: offer
+                                .suggested
+                                .as_ref()
+                                .map(|s| (s.agent.as_str(), s.pattern.as_str(), s.saves)),
                         };
                         render::prompt(&r, grants, Utc::now())
                     }

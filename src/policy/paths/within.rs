@@ -8,7 +8,7 @@ use std::os::unix::fs::DirEntryExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::{Access, FileId, Paths, is_secret, lexically_normal, resolve};
+use super::{Access, FileId, Kind, Paths, lexically_normal, resolve};
 
 /// At most this many entries of a tree are looked at; a bigger tree is not vouched for.
 pub const MAX_TREE_ENTRIES: usize = 50_000;
@@ -38,7 +38,6 @@ impl Paths {
         if text.is_empty() || text.contains('\0') || text.starts_with('~') {
             return Some(format!("`{text}` is not a path in the project"));
         }
-        let text = text.strip_prefix("file://").unwrap_or(text);
         let absolute = cwd.join(text);
         let outside = || Some(format!("`{text}` lies outside the project"));
         if !lexically_normal(&absolute).starts_with(root) {
@@ -116,11 +115,20 @@ impl Paths {
                 let Ok(kind) = entry.file_type() else {
                     return Some(format!("`{shown}` could not be looked at"));
                 };
-                if is_secret(&shown) && !project.over_secrets {
-                    return Some(format!(
-                        "`{text}` holds a secret, `{}`, which a recursive read would show (policy.tree_reads_over_secrets)",
-                        path.strip_prefix(project.root).unwrap_or(&path).display()
-                    ));
+                // By name: a secret (which the owner may let tree reads pass), guard
+                // settings, execgate's own files.
+                if let Some(r) = self.by_text(&shown, Access::Read, None)
+                    && !(r.kind == Kind::Secret && project.over_secrets)
+                    && !(r.kind == Kind::Guard && git_file_without_credentials(&path))
+                {
+                    let inside = path.strip_prefix(project.root).unwrap_or(&path);
+                    return Some(match r.kind {
+                        Kind::Secret => format!(
+                            "`{text}` holds a secret, `{}`, which a recursive read would show (policy.tree_reads_over_secrets)",
+                            inside.display()
+                        ),
+                        _ => format!("`{text}` holds {}", r.what),
+                    });
                 }
                 if kind.is_symlink() {
                     // Where a link leads matters only to a program that follows it, but
@@ -155,9 +163,36 @@ impl Paths {
     }
 }
 
+/// Whether `path`, a guard setting by name, is a file of a git directory that holds no
+/// credentials: a tree read shows it to the agent, which may read the repository's
+/// configuration and hooks (writing them is what switches a guard off), but not a
+/// password or token kept in a remote's URL (`https://user:TOKEN@host/…`).
+fn git_file_without_credentials(path: &Path) -> bool {
+    use std::io::Read;
+    let in_git = path.components().any(|c| c.as_os_str() == ".git");
+    if !in_git {
+        return false;
+    }
+    if path.file_name().is_none_or(|n| n != "config") {
+        return true;
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut text = String::new();
+    if file.take(1 << 20).read_to_string(&mut text).is_err() {
+        return false;
+    }
+    !text.lines().any(|line| {
+        line.split("://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .is_some_and(|authority| authority.contains('@'))
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::Kind;
     use super::*;
     use std::os::unix::fs::symlink;
 
@@ -172,6 +207,8 @@ mod tests {
         std::fs::write(root.join("home/.ssh/id_x"), "key").unwrap();
         std::fs::write(project.join("src/main.rs"), "fn main() {}").unwrap();
         std::fs::write(project.join("conf/.env"), "TOKEN=x").unwrap();
+        std::fs::create_dir_all(project.join("agent/.claude")).unwrap();
+        std::fs::write(project.join("agent/.claude/settings.json"), "{}").unwrap();
         symlink(root.join("home/.ssh/id_x"), project.join("keylink")).unwrap();
         symlink("../src", project.join("conf/src")).unwrap();
         std::fs::create_dir_all(project.join("other")).unwrap();
@@ -209,6 +246,7 @@ mod tests {
             ("../pipe", Access::Read, "not a regular file"),
             ("../conf", Access::ReadTree, "holds a secret"),
             ("../other", Access::ReadTree, "links outside"),
+            ("../agent", Access::ReadTree, "Claude Code's settings"),
             ("~/x", Access::Read, "not a path"),
             ("/etc/hostname", Access::Read, "outside"),
         ] {
@@ -216,6 +254,19 @@ mod tests {
             assert!(got.contains(why), "{text}: {got}");
         }
         assert!(judge("..", Access::ReadTree).is_some());
+        // A repository's own files are read like the project's, but for a remote URL
+        // that carries credentials.
+        std::fs::create_dir_all(project.join("lib/.git/hooks")).unwrap();
+        std::fs::write(project.join("lib/.git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        let config = project.join("lib/.git/config");
+        std::fs::write(&config, "[remote \"o\"]\n\turl = https://github.com/a/b\n").unwrap();
+        assert_eq!(judge("../lib", Access::ReadTree), None);
+        std::fs::write(
+            &config,
+            "[remote \"o\"]\n\turl = https://me:ghp_x@github.com/a/b\n",
+        )
+        .unwrap();
+        assert!(judge("../lib", Access::ReadTree).is_some());
         // The owner may let tree reads pass over secret files by name.
         let over = Project {
             over_secrets: true,

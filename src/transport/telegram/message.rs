@@ -64,6 +64,7 @@ mod tests {
             session_refused: (!session).then(|| "no".into()),
             rule: None,
             rule_kind: None,
+            suggested: None,
         };
         assert_eq!(
             buttons(keyboard(id, &offer(true, true))),

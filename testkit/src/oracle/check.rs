@@ -19,9 +19,13 @@ use super::trace;
 
 /// Whether `verdict` asks a human only because the command reads files it names, all
 /// of them said: every finding a read, nothing started, plain, and every reason one of
-/// its reads, none of them a secret (a human asked about a secret was told of it).
+/// its reads or why they are not vouched for as inside a project, none of them a secret
+/// named as such (a human asked about a secret was told of it) but one in a tree it
+/// reads.
 fn reads_only(verdict: &execgate::policy::Verdict, understood: &programs::Understanding) -> bool {
     let prefix = format!("`{}` reads ", understood.program);
+    // Why its reads are not vouched for as inside a project (outside it, no project).
+    let why_not_inside = format!("`{}`: ", understood.program);
     verdict.plain
         && understood.understood()
         && understood.runs.is_empty()
@@ -30,10 +34,12 @@ fn reads_only(verdict: &execgate::policy::Verdict, understood: &programs::Unders
             .findings
             .iter()
             .all(|f| matches!(f.effect, Effect::Reads(_) | Effect::ReadsTree(_)))
-        && verdict
-            .risk_reasons
-            .iter()
-            .all(|r| r.starts_with(&prefix) && !r.contains("secret"))
+        && verdict.risk_reasons.iter().all(|r| {
+            // A secret in a tree it reads is in what it said it reads.
+            let in_tree = r.contains("which a recursive read would show");
+            (r.starts_with(&prefix) && !r.contains("secret"))
+                || (r.starts_with(&why_not_inside) && (in_tree || !r.contains("secret")))
+        })
 }
 
 /// How long a command that runs until stopped (`tail -f`) is watched.
