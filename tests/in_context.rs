@@ -289,3 +289,21 @@ fn a_rule_covers_its_command_and_the_plumbing_agents_put_around_it() {
         assert_asked(&m, line, why);
     }
 }
+
+/// What the corpus of real agents' commands showed slipping through (issue 33): a secret
+/// named where git takes a word for a revision or a path, the user's configuration, a
+/// working tree deleted under the owner's `git *`.
+#[test]
+fn git_words_that_reach_outside_the_project_are_asked() {
+    let m = machine();
+    std::fs::create_dir_all(m.project.join("apps/api")).unwrap();
+    std::fs::write(m.project.join("apps/api/.env"), "TOKEN=x\n").unwrap();
+    assert_asked(&m, "git diff apps/api/.env 2>&1", "secret");
+    assert_asked(&m, "git log -p .env", "secret");
+    assert_asked(&m, "git config --global core.excludesfile", ".gitconfig");
+    assert_approved(&m, "git config core.excludesfile");
+    assert_approved(&m, "git diff src/main.rs");
+    m.rules(&[("git *", RuleKind::Glob)]);
+    assert_asked(&m, "git worktree remove /tmp/elsewhere", "writes");
+    assert_approved(&m, "git log --oneline -5 2>&1 | head");
+}

@@ -526,8 +526,18 @@ fn finish(r: &mut Reading<'_>, first: &'static [Role], rest: Role) {
                 Some(Effect::ReadsTree(w.to_string()))
             }
             Role::Write | Role::Output => Some(Effect::Writes(w.to_string())),
-            // After `--`, git reads every operand as a path.
-            Role::Revision if is_revision(w) && r.dashdash.is_none_or(|d| i < d) => None,
+            // After `--`, git reads every operand as a path; before it, a word git would
+            // take for a path if no revision has its name is read as the path too when
+            // its name is a secret's or a guard setting's (`git diff .env`, `git log -p
+            // apps/api/.env`): judged by the path policy, not assumed a branch.
+            Role::Revision
+                if is_revision(w)
+                    && r.dashdash.is_none_or(|d| i < d)
+                    && !paths::is_secret(w)
+                    && paths::guard_settings(w).is_none() =>
+            {
+                None
+            }
             Role::Revision => Some(Effect::Reads(w.to_string())),
             Role::Code(why) => Some(Effect::Code(format!("{why} `{w}`"))),
             Role::Runs(_) | Role::RunsScript(_) => unreachable!("taken above"),

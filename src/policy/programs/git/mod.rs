@@ -10,7 +10,7 @@
 //! and what loses work (`reset --hard`, `push --force`, `branch -D`, `clean -f`) is
 //! `danger`. Which hooks each subcommand can run is [`hooks_run_by`].
 
-use super::profile::Role::{Nothing, Read, Revision, Text};
+use super::profile::Role::{Nothing, Read, Revision, Text, Write};
 use super::profile::{BASE, Effect, Profile, Reading, Role, Runs, Span, Syntax, concat};
 use super::spec::Does;
 
@@ -1352,6 +1352,14 @@ fn config_check(r: &mut Reading<'_>) {
 }
 
 fn config_get_check(r: &mut Reading<'_>) {
+    // `--global` and `--system` read the user's and the machine's configuration, outside
+    // the project: the files, judged by the path policy (the user's is a guard setting).
+    for (scope, file) in [("global", "~/.gitconfig"), ("system", "/etc/gitconfig")] {
+        if let Some(g) = r.given_of(scope) {
+            let at = g.at;
+            r.add(Effect::Reads(file.into()), at);
+        }
+    }
     // A pattern or a URL picks the keys: any of them may hold a token.
     for option in ["regexp", "url"] {
         if let Some(g) = r.given_of(option) {
@@ -2271,7 +2279,8 @@ const WORKTREE: Profile = Profile {
             names: &["remove"],
             syntax: Syntax::Git,
             options: &["-f, --force  danger: deletes a working tree with uncommitted changes"],
-            rest: Text,
+            // The working tree's directory is deleted: a write, judged where it lies.
+            rest: Write,
             does: Does::Repo("deletes a working tree"),
             ..BASE
         },
