@@ -42,6 +42,7 @@ pub mod corpus;
 pub mod db;
 pub mod events;
 pub mod fake_telegram;
+pub mod fatigue;
 pub mod heavy;
 pub mod matrix_owner;
 pub mod oracle;
