@@ -284,6 +284,16 @@ fn a_rule_covers_its_command_and_the_plumbing_agents_put_around_it() {
         ("cd /tmp && make test", "leaves the project"),
         ("make test 2>&1 | tee out.log", "tee"),
         ("python -m pip install -e . 2>&1 | tail", "pip"),
+        (
+            "python -m pytest --basetemp=/home/u",
+            "removes the directory",
+        ),
+        (
+            "python -m pytest --basete /home/u tests",
+            "removes the directory",
+        ),
+        ("python -m pytest -c /tmp/evil.ini", "configuration"),
+        ("python -m pytest --rootdir=/ tests", "configuration"),
         ("cd tests && python -m pytest > /tmp/log", "redirect"),
     ] {
         assert_asked(&m, line, why);

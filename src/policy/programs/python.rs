@@ -101,6 +101,41 @@ pub(super) fn runs_a_test_runner(words: &[String]) -> bool {
     }
 }
 
+/// What a word of pytest's own command line does beyond running the project's tests, if
+/// anything: `--basetemp DIR` empties DIR first; `-c`/`--config-file`, `--rootdir`,
+/// `--confcutdir`, `-o`/`--override-ini` and `--inifile` change which configuration (and
+/// so which files and options) it takes. pytest's argparse takes an unambiguous prefix
+/// of a long option, so any prefix of those is read as it (`--basete=/home/u`).
+fn pytest_option(word: &str) -> Option<Effect> {
+    const DELETES: &[&str] = &["--basetemp"];
+    const CONFIG: &[&str] = &[
+        "--config-file",
+        "--rootdir",
+        "--confcutdir",
+        "--override-ini",
+        "--inifile",
+    ];
+    let name = word.split('=').next().unwrap_or(word);
+    let abbreviates = |long: &&str| name.len() > 3 && long.starts_with(name);
+    if name.starts_with("--") {
+        if DELETES.iter().any(abbreviates) {
+            return Some(Effect::Danger(format!(
+                "`{word}`: pytest removes the directory `--basetemp` names before the run"
+            )));
+        }
+        if CONFIG.iter().any(abbreviates) {
+            return Some(Effect::Config(format!(
+                "`{word}` gives pytest another configuration or root"
+            )));
+        }
+    } else if word.starts_with("-c") || word.starts_with("-o") {
+        return Some(Effect::Config(format!(
+            "`{word}` gives pytest another configuration file or setting"
+        )));
+    }
+    None
+}
+
 /// `-X` options CPython knows that only change how it runs.
 const X_OPTIONS: &[&str] = &[
     "faulthandler",
@@ -167,6 +202,14 @@ fn python_check(r: &mut Reading<'_>) {
                 Effect::Project(format!("`-m {module}` runs the project's tests")),
                 g.at,
             );
+            if module != "unittest" {
+                let at = g.at.last;
+                for (i, word) in r.words[at + 1..].to_vec().iter().enumerate() {
+                    if let Some(effect) = pytest_option(word) {
+                        r.add(effect, Span::one(at + 1 + i));
+                    }
+                }
+            }
         } else if module == "pip" {
             if !safe_path {
                 r.add(
