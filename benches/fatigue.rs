@@ -60,13 +60,13 @@ fn main() {
 }
 
 fn table(figures: &[Figures]) {
-    print!("{:<44}", "");
+    print!("{:<50}", "");
     for f in figures {
         print!("{:>16}", f.rules.name());
     }
     println!();
     let row = |label: String, cell: &dyn Fn(&Figures) -> String| {
-        print!("{label:<44}");
+        print!("{label:<50}");
         for f in figures {
             print!("{:>16}", cell(f));
         }
