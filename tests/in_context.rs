@@ -315,5 +315,8 @@ fn git_words_that_reach_outside_the_project_are_asked() {
     assert_approved(&m, "git diff src/main.rs");
     m.rules(&[("git *", RuleKind::Glob)]);
     assert_asked(&m, "git worktree remove /tmp/elsewhere", "writes");
+    // No wildcard covers a read outside the project.
+    assert_asked(&m, "git add ../../../src/domain/workspace.ts", "");
+    assert_approved(&m, "git add src/main.rs");
     assert_approved(&m, "git log --oneline -5 2>&1 | head");
 }

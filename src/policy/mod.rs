@@ -463,6 +463,34 @@ impl Policy {
             .zip(&inside)
             .map(|(u, inside)| u.harmless() || matches!(inside, Some(Ok(()))))
             .collect();
+        // Which reads lie outside the project, where the request has one: no glob's
+        // wildcard covers them (`git *` does not cover `git add ../../x`).
+        let outside: Vec<Vec<bool>> = understood
+            .iter()
+            .map(|u| {
+                u.findings
+                    .iter()
+                    .map(|f| {
+                        // A tree's walk was judged above; here, where a file lies.
+                        let programs::Effect::Reads(p) = &f.effect else {
+                            return false;
+                        };
+                        let access = paths::Access::Read;
+                        let Some(cwd) = subject.cwd else {
+                            return false;
+                        };
+                        let project = project.get_or_init(|| project_of(config, paths, subject));
+                        project.as_deref().is_some_and(|root| {
+                            let project = paths::Project {
+                                root,
+                                over_secrets: config.policy.tree_reads_over_secrets,
+                            };
+                            p != "-" && paths.outside(p, access, cwd, project).is_some()
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
         let (mut risk, mut risk_reasons) =
             risk::assess_understood(&analysis, &understood, &harmless, own_files, subject.cwd);
         let add = |reasons: &mut Vec<String>, why: String| {
@@ -595,13 +623,17 @@ impl Policy {
                 .zip(&judged)
                 .zip(&uncovered)
                 .zip(&harmless)
-                .map(|((((c, u), judged), uncovered), harmless)| rules::Segment {
-                    text: &c.text,
-                    understanding: u,
-                    paths: judged,
-                    uncovered,
-                    harmless: *harmless,
-                })
+                .zip(&outside)
+                .map(
+                    |(((((c, u), judged), uncovered), harmless), outside)| rules::Segment {
+                        text: &c.text,
+                        understanding: u,
+                        paths: judged,
+                        uncovered,
+                        harmless: *harmless,
+                        outside,
+                    },
+                )
                 .collect();
             let harmless_ok = config.policy.safe_bins
                 && (!subject.run || inside_roots(subject.cwd, &config.exec.allowed_cwd_roots));

@@ -125,9 +125,17 @@ mod tests {
         assert!(git.success());
         std::fs::create_dir_all(home.join("notes")).unwrap();
         assert_eq!(of(Some(&home.join("notes")), none, &homes, None), None);
-        assert_eq!(of(Some(&home), &[root.clone()], &homes, None), None);
         assert_eq!(
-            of(Some(&root.join("home")), &[root.clone()], &homes, None),
+            of(Some(&home), std::slice::from_ref(&root), &homes, None),
+            None
+        );
+        assert_eq!(
+            of(
+                Some(&root.join("home")),
+                std::slice::from_ref(&root),
+                &homes,
+                None
+            ),
             None
         );
         // The system's places are never one.

@@ -236,6 +236,9 @@ pub struct Segment<'a> {
     /// Harmless where it runs: its profile finds nothing, or it only reads inside the
     /// request's project.
     pub harmless: bool,
+    /// For each of its findings, whether it reads outside the request's project (false
+    /// for all when the request has none): no wildcard covers such a read.
+    pub outside: &'a [bool],
 }
 
 /// How many leading words of a glob pattern are written out, before the first word with
@@ -425,7 +428,8 @@ impl Allowlist {
     /// command, or one rule per segment. Globs are matched per segment, never across
     /// separators, and never approve a dangerous command. A glob approves a segment only
     /// when what its wildcard covers is understood and harmless enough
-    /// (docs/decisions.md step 7): operands and harmless options, never code it did not name, a write, a
+    /// (docs/decisions.md step 7): operands and harmless options (reads inside the request's
+    /// project, where it has one), never code it did not name, a write, a
     /// change of configuration or a word execgate cannot account for. Empty: no approval.
     ///
     /// With `harmless_ok` (step 8 could approve here), a segment no rule matches still
@@ -464,6 +468,11 @@ impl Allowlist {
                     |r| {
                         u.glob_refusal(r.literal, seg.paths).is_none()
                             && !seg.uncovered.iter().any(|w| w.at >= r.literal)
+                            && !u
+                                .findings
+                                .iter()
+                                .zip(seg.outside)
+                                .any(|(f, out)| *out && f.at.last >= r.literal)
                     },
                 )
             });
@@ -661,6 +670,7 @@ mod tests {
                 paths: &[],
                 uncovered: &uncovered,
                 harmless: u.harmless(),
+                outside: &[],
             };
             let who = Who {
                 agent: "a",

@@ -913,7 +913,7 @@ pub const CORPUS: &[Case] = &[
     case!(Tools, "kubectl config view --flatten", P, R, X, "redact"),
     case!(Tools, "kubectl config view", P, R, Y, ""),
     case!(Tools, "docker inspect -f '{{json .Spec}}' web", P, R, X, "environment"),
-    case!(Tools, "docker inspect -f '{{.State.Status}}' web", P, S, Y, ""),
+    case!(Tools, "docker inspect -f '{{.State.Status}}' web", P, R, Y, ""),
     // `-` is a standard stream only where the program says so.
     case!(Tools, "sort -o- data.txt", P, R, X, "writes `-`"),
     case!(Tools, "sort -o - data.txt", P, R, X, "writes `-`"),

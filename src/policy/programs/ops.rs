@@ -60,8 +60,33 @@ const DOCKER: Profile = Profile {
     config: Some(&DOCKER_CONFIG),
     // The daemon's socket, as the client finds it without `-H` or a context.
     sockets: &["/var/run/docker.sock", "/run/docker.sock"],
+    check: Some(docker_daemon),
     ..BASE
 };
+
+/// Every docker subcommand asks the Docker daemon: the machine's
+/// (its containers, images and logs lie outside the project, and the daemon acts as
+/// root), or another machine's where a context or `DOCKER_HOST` points. Unless a finding
+/// says so already (`docker pull` reaches a registry), a human is told; a glob the owner
+/// writes (`docker *`) may cover it, as it covers the network.
+fn docker_daemon(r: &mut Reading<'_>) {
+    // With no subcommand it prints its version or its help.
+    let no_subcommand = r.path.is_empty();
+    if no_subcommand
+        || r.findings
+            .iter()
+            .any(|f| matches!(f.effect, Effect::Net(_)))
+    {
+        return;
+    }
+    r.add(
+        Effect::Net(
+            "asks the Docker daemon: the machine's containers, outside the project (a context or DOCKER_HOST may put it on another machine)"
+                .into(),
+        ),
+        Span::one(0),
+    );
+}
 
 /// The client configuration every docker command reads (`$DOCKER_CONFIG/config.json`,
 /// by default `~/.docker/config.json`): only keys that change what is printed, and the
@@ -955,6 +980,7 @@ const COMPOSE: Profile = Profile {
 const DOCKER_COMPOSE: Profile = Profile {
     names: &["docker-compose"],
     config: Some(&DOCKER_COMPOSE_CONFIG),
+    check: Some(docker_daemon),
     ..COMPOSE
 };
 
@@ -3980,6 +4006,20 @@ pub(in crate::policy::programs) mod tests {
 
     /// Harmless.
     const HARMLESS: &[&str] = &[
+        "systemctl",
+        "systemctl --user list-units",
+        "systemctl list-timers --all",
+        "systemctl list-unit-files --type=service --state=enabled",
+        "systemctl is-active nginx",
+        "systemctl is-enabled nginx",
+        "systemctl is-failed nginx",
+        "systemctl list-dependencies nginx",
+        "systemctl log-level",
+    ];
+
+    /// Under `docker *`, `kubectl *`: the network and ordinary reads only.
+    const COVERED: &[&str] = &[
+        // docker asks its daemon on every run: what it reads lies outside the project.
         "docker ps -a",
         "docker ps -aq --filter status=exited",
         "docker images",
@@ -4006,19 +4046,6 @@ pub(in crate::policy::programs) mod tests {
         "docker compose logs -f web",
         "docker compose config --services",
         "docker-compose ps",
-        "systemctl",
-        "systemctl --user list-units",
-        "systemctl list-timers --all",
-        "systemctl list-unit-files --type=service --state=enabled",
-        "systemctl is-active nginx",
-        "systemctl is-enabled nginx",
-        "systemctl is-failed nginx",
-        "systemctl list-dependencies nginx",
-        "systemctl log-level",
-    ];
-
-    /// Under `docker *`, `kubectl *`: the network and ordinary reads only.
-    const COVERED: &[&str] = &[
         // kubectl asks its API server on every run, whatever the subcommand (the oracle
         // saw each of these connect).
         "kubectl version --client",
