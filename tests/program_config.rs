@@ -242,6 +242,12 @@ async fn docker_compose_files_that_reach_elsewhere_are_asked_about() {
     let compose = "services:\n  web:\n    image: nginx\n    ports:\n      - \"8080:80\"\n";
     let proj = project(dir.path(), &[("compose.yaml", compose)]);
     let d = daemon().await;
+    // docker asks its daemon, outside the project: the owner's rule approves it, as long
+    // as the project's files keep it on this machine's daemon and files.
+    let (status, _) = d
+        .add_rule(json!({"agent": null, "pattern": "docker compose ps", "kind": "exact"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
     approved(&d, "docker compose ps", &proj).await;
     agent_writes(&proj.join(".env"), "TAG=latest\n");
     approved(&d, "docker compose ps", &proj).await;
