@@ -658,7 +658,10 @@ fn simple_commands(line: &str) -> Vec<Vec<String>> {
     commands
         .into_iter()
         .map(|ws| {
-            let mut ws: Vec<String> = ws.into_iter().skip_while(|w| is_assignment(w)).collect();
+            let mut ws: Vec<String> = ws
+                .into_iter()
+                .skip_while(|w| execgate::policy::shell::is_assignment(w))
+                .collect();
             // redirections and their targets
             let mut out = Vec::new();
             let mut skip = false;
@@ -679,17 +682,6 @@ fn simple_commands(line: &str) -> Vec<Vec<String>> {
         })
         .filter(|ws| !ws.is_empty())
         .collect()
-}
-
-fn is_assignment(word: &str) -> bool {
-    match word.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-        }
-        None => false,
-    }
 }
 
 #[cfg(test)]
