@@ -467,7 +467,12 @@ impl Policy {
         // wildcard covers them (`git *` does not cover `git add ../../x`).
         let outside: Vec<Vec<bool>> = understood
             .iter()
-            .map(|u| {
+            .zip(&inside)
+            .map(|(u, inside)| {
+                // Every read of a command found to read only inside is inside: not again.
+                if matches!(inside, Some(Ok(()))) {
+                    return vec![false; u.findings.len()];
+                }
                 u.findings
                     .iter()
                     .map(|f| {
