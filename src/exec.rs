@@ -18,7 +18,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep_until};
 
-use crate::model::{self, ExecResult};
+use crate::confine;
+use crate::model::{self, Confine, ExecResult};
 use crate::workdir::WorkDir;
 
 /// How long a timed-out group has between SIGTERM and SIGKILL to clean up after itself.
@@ -61,6 +62,10 @@ pub struct RunSpec {
     /// The child's complete environment; nothing is inherited from the daemon. Filled by
     /// `runs` just before the run, when the repository the command will meet is read.
     pub env: Vec<(String, String)>,
+    /// The kernel's hold on the child (docs/decisions.md#confinement), put on it before
+    /// it execs: what the verdict says, and its ruleset. None: not confined. Filled by
+    /// `runs` just before the run.
+    pub confine: Option<(Confine, confine::Prepared)>,
 }
 
 /// The environment a command gets: `PATH`, `HOME`, `LANG` and `USER` from the daemon's own
@@ -111,15 +116,22 @@ pub async fn run(spec: RunSpec) -> ExecResult {
     };
     let mut command = Command::new(&program);
     let dir = spec.cwd.raw_fd();
-    // SAFETY: fchdir is async-signal-safe, and `dir` stays open until `spawn` returns
-    // (`spec` owns it). Not `current_dir`: that looks the path up again, in the child.
+    let ruleset = spec.confine.as_ref().map(|(_, r)| r.raw_fd());
+    // SAFETY: fchdir and `confine::restrict` are async-signal-safe, and `dir` and the
+    // ruleset stay open until `spawn` returns (`spec` owns them). Not `current_dir`:
+    // that looks the path up again, in the child. The ruleset goes on after the change
+    // of directory (the directory was opened before) and before exec, so the program
+    // and everything it starts are held from their first instruction; a failure to put
+    // it on fails the spawn: nothing runs unconfined that was to be confined.
     unsafe {
         command.pre_exec(move || {
-            if libc::fchdir(dir) == 0 {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
+            if libc::fchdir(dir) != 0 {
+                return Err(io::Error::last_os_error());
             }
+            if let Some(fd) = ruleset {
+                confine::restrict(fd)?;
+            }
+            Ok(())
         });
     }
     command
@@ -141,6 +153,12 @@ pub async fn run(spec: RunSpec) -> ExecResult {
     let started = Instant::now();
     let mut child = match command.spawn() {
         Ok(child) => child,
+        Err(e) if spec.confine.is_some() => {
+            return failed(format!(
+                "cannot start `{}` confined (its confinement could not be put on, or it could not start under it): {e}",
+                program.display()
+            ));
+        }
         Err(e) => return failed(format!("cannot start `{}`: {e}", program.display())),
     };
     // The group id is the child's pid (`process_group(0)`); keep it, since `Child::id`
@@ -252,14 +270,19 @@ pub async fn run(spec: RunSpec) -> ExecResult {
         timed_out,
         duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
         stdout: out.text,
-        stderr: err.text,
         stdout_truncated: out.truncated,
         stderr_truncated: err.truncated,
         stdout_bytes: out.total,
         stderr_bytes: err.total,
         stdout_lossy: out.lossy,
         stderr_lossy: err.lossy,
+        kernel_refused: match spec.confine {
+            Some(_) => confine::refusals(&err.text),
+            None => Vec::new(),
+        },
+        stderr: err.text,
         error: (!problems.is_empty()).then(|| problems.join("; ")),
+        confinement: Some(spec.confine.map_or(Confine::None, |(c, _)| c)),
     }
 }
 
@@ -508,6 +531,7 @@ mod tests {
             timeout: Duration::from_secs(5),
             max_output_bytes: MIB,
             env: vec![("PATH".into(), DEFAULT_PATH.into())],
+            confine: None,
         }
     }
 

@@ -84,6 +84,7 @@ pub mod cli;
 pub mod client;
 pub mod cluster;
 pub mod config;
+pub mod confine;
 pub mod daemon;
 pub mod exec;
 pub mod model;

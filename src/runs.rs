@@ -8,6 +8,7 @@
 //! command than its record does not start.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
@@ -16,7 +17,8 @@ use tokio::sync::Semaphore;
 
 use crate::config::Config;
 use crate::exec::{self, RunSpec};
-use crate::model::{AskFallback, ExecResult, Record, Security, Via};
+use crate::model::{AskFallback, Confine, ConfineDefault, ExecResult, Record, Security, Via};
+use crate::policy::confinement::Place;
 use crate::policy::{Policy, Subject, gitrepo, progconfig};
 use crate::store::Store;
 
@@ -138,12 +140,48 @@ impl Runs {
         // system that does not answer holds a blocking thread, not the daemon.
         let mut env = exec::minimal_env(&config.exec.env_passthrough);
         let judge = rests_on_policy(record, config);
+        let confine = confinement_of(record, config);
+        // A confined verdict runs confined or not at all.
+        if confine != Confine::None
+            && let None = crate::confine::abi()
+        {
+            return self
+                .not_run(
+                    record,
+                    format!(
+                        "this kernel has no Landlock, and the command was approved to run confined ({confine}); set exec.confine = \"none\" to run approved commands unconfined"
+                    ),
+                )
+                .await;
+        }
+        // Its own temporary directory, the one place beside the project a writing
+        // confinement may write; removed with everything in it when the run ends.
+        let tmp = match confine {
+            Confine::Workspace | Confine::WorkspaceNetwork | Confine::ProjectWork => {
+                match tempfile::Builder::new().prefix("execgate-run-").tempdir() {
+                    Ok(dir) => Some(dir),
+                    Err(e) => {
+                        return self
+                            .not_run(
+                                record,
+                                format!("cannot make the run's temporary directory: {e}"),
+                            )
+                            .await;
+                    }
+                }
+            }
+            _ => None,
+        };
+        if let Some(tmp) = &tmp {
+            env.push(("TMPDIR".into(), tmp.path().to_string_lossy().into_owned()));
+        }
         let (policy, record_now, here_now, env_now) = (
             Arc::clone(&self.policy),
             record.clone(),
             here.clone(),
             env.clone(),
         );
+        let tmp_path = tmp.as_ref().map(|t| t.path().to_path_buf());
         let read = off_the_workers(move || {
             let repo = gitrepo::inspect(&here_now, Some(crate::sys::effective_uid()));
             let subject = Subject {
@@ -163,16 +201,34 @@ impl Runs {
                         .or_else(|| progconfig::refusal(subject))
                 })
                 .flatten();
-            (refusal, git_neutralised(repo, &env_now))
+            let path = env_now
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "PATH")
+                .map_or(exec::DEFAULT_PATH, |(_, v)| v.as_str());
+            let home = env_now
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "HOME")
+                .map(|(_, v)| PathBuf::from(v));
+            let place = Place {
+                path,
+                tmp: tmp_path.as_deref(),
+                home: home.as_deref(),
+            };
+            let prepared = policy
+                .confinement_plan(&policy.settings(), subject, confine, &place)
+                .and_then(|plan| plan.map(|p| p.prepare()).transpose());
+            (refusal, git_neutralised(repo, &env_now), Some(prepared))
         })
         .await;
-        let (refusal, neutralised) = read.unwrap_or_else(|| {
+        let (refusal, neutralised, prepared) = read.unwrap_or_else(|| {
             tracing::warn!("the repository could not be read in time before a run; neutralising the keys every run gets");
             let why = format!(
                 "git: the repository could not be read within {} s",
                 REPOSITORY_READ.as_secs()
             );
-            (judge.then_some(why), gitrepo::neutralising_env(None, &env).0)
+            (judge.then_some(why), gitrepo::neutralising_env(None, &env).0, None)
         });
         if let Some(why) = refusal {
             tracing::warn!(short_id = %record.short_id, %why, "not running: the repository, the command's paths or a configuration file changed since policy approved the command");
@@ -200,8 +256,33 @@ impl Runs {
                 .await;
         }
         spec.env = env;
-        tracing::info!(short_id = %record.short_id, "running an approved command");
+        spec.confine = match prepared {
+            Some(Ok(Some(ruleset))) => Some((confine, ruleset)),
+            Some(Ok(None)) => None,
+            Some(Err(why)) => {
+                tracing::warn!(short_id = %record.short_id, %why, "not running: the confinement cannot be built");
+                return self
+                    .not_run(
+                        record,
+                        format!("its confinement ({confine}) cannot be built: {why}"),
+                    )
+                    .await;
+            }
+            None => {
+                return self
+                    .not_run(
+                        record,
+                        format!(
+                            "its confinement ({confine}) could not be planned within {} s",
+                            REPOSITORY_READ.as_secs()
+                        ),
+                    )
+                    .await;
+            }
+        };
+        tracing::info!(short_id = %record.short_id, %confine, "running an approved command");
         let result = exec::run(spec).await;
+        drop(tmp);
         tracing::info!(
             short_id = %record.short_id,
             exit_code = ?result.exit_code,
@@ -285,6 +366,16 @@ fn rests_on_policy(record: &Record, config: &Config) -> bool {
         Some(Via::Timeout) => config.approval.ask_fallback == AskFallback::Allowlist,
         _ => false,
     }
+}
+
+/// How the kernel holds the run: as recorded with the verdict, or, for a request
+/// recorded before confinements were (none said), `exec.confine` with the network.
+fn confinement_of(record: &Record, config: &Config) -> Confine {
+    record.confinement.unwrap_or(match config.exec.confine {
+        ConfineDefault::None => Confine::None,
+        ConfineDefault::ReadOnly => Confine::ReadOnlyNetwork,
+        ConfineDefault::Workspace => Confine::WorkspaceNetwork,
+    })
 }
 
 /// How long a run waits for its repository to be read.

@@ -438,6 +438,7 @@ async fn short_ids_are_unique_among_pending_requests_of_every_node() {
                     risk_reasons: vec![],
                     created_at: chrono::Utc::now(),
                     grant: None,
+                    confinement: None,
                 };
                 let expires = new.created_at + chrono::TimeDelta::hours(1);
                 store.insert_pending(new, expires).await.unwrap()

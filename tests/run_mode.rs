@@ -31,15 +31,25 @@ async fn ran(d: &TestDaemon, body: Value) -> Record {
 }
 
 /// Submits `command` with `run: true` from a waiting agent, in the background.
+/// `command` in run mode, in the daemon's directory's `work/` (made here): where the
+/// commands of these tests may write (run mode holds a command to its working tree,
+/// docs/decisions.md#confinement, and no new entry at its top).
 fn run_waiting(d: &TestDaemon, command: &str) -> tokio::task::JoinHandle<(StatusCode, Value)> {
     let client = d.agent();
-    let body = json!({"agent": "runner", "command": command, "run": true});
+    let body = json!({"agent": "runner", "command": command, "run": true, "cwd": work(d)});
     tokio::spawn(async move {
         client
             .call(Method::POST, "/v1/requests", Some(&body))
             .await
             .unwrap()
     })
+}
+
+/// The daemon's directory's `work/`, with `work/out/` in it, made if need be.
+fn work(d: &TestDaemon) -> std::path::PathBuf {
+    let work = d.dir.path().join("work");
+    std::fs::create_dir_all(work.join("out")).unwrap();
+    work
 }
 
 fn error_of(v: &Value) -> String {
@@ -102,12 +112,16 @@ async fn the_default_timeout_prevents_hangs_and_a_caller_timeout_overrides_it() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_process_tree_dies_on_timeout() {
     let d = TestDaemon::start(&[FULL]).await;
-    let pidfile = d.dir.path().join("grandchild.pid");
+    let pidfile = work(&d).join("out/grandchild.pid");
     let command = format!(
         "sh -c 'sleep 60 & echo $! > {}; wait' & wait",
         pidfile.display()
     );
-    let r = ran(&d, json!({"command": command, "timeout_ms": 500})).await;
+    let r = ran(
+        &d,
+        json!({"command": command, "timeout_ms": 500, "cwd": work(&d)}),
+    )
+    .await;
     assert!(r.result.unwrap().timed_out);
     let pid: i32 = std::fs::read_to_string(&pidfile)
         .unwrap()
@@ -164,13 +178,13 @@ async fn argv_runs_the_program_with_its_arguments_and_input() {
         .map(|l| l.split('=').next().unwrap().to_string())
         .collect();
     assert!(
-        names
-            .iter()
-            .all(|n| ["PATH", "HOME", "LANG", "USER"].contains(&n.as_str())
+        names.iter().all(
+            |n| ["PATH", "HOME", "LANG", "USER", "TMPDIR"].contains(&n.as_str())
                 || n.starts_with("GIT_CONFIG_")
                 || execgate::policy::progconfig::neutralising_env()
                     .iter()
-                    .any(|(k, _)| k == n)),
+                    .any(|(k, _)| k == n)
+        ),
         "{names:?}"
     );
     assert!(
@@ -381,7 +395,7 @@ async fn execgate_run_prints_output_and_exits_with_the_code() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_waits_for_a_human_and_runs_only_once_approved() {
     let d = TestDaemon::start(&[]).await;
-    let marker = d.dir.path().join("ran");
+    let marker = work(&d).join("out/ran");
     let command = format!("touch {}", marker.display());
     let waiting = run_waiting(&d, &command);
     let pending = d.pending_for(&command).await;

@@ -28,6 +28,7 @@ fn new_request(i: usize) -> NewRequest {
         risk_reasons: vec![],
         created_at: Utc::now(),
         grant: None,
+        confinement: None,
     }
 }
 

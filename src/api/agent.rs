@@ -277,16 +277,19 @@ impl ExecRequest {
         }
         let cwd = match self.cwd.as_deref() {
             Some(cwd) => Some(resolve_cwd(cwd, &config.exec.allowed_cwd_roots)?),
-            // Run mode without a cwd runs where the daemon runs; the approver sees it.
-            None if self.run => Some(
-                std::env::current_dir()
-                    .and_then(|d| WorkDir::open(&d))
-                    .map_err(|e| {
-                        ApiError::unavailable(&format!(
-                            "cannot open the daemon's working directory: {e}"
-                        ))
-                    })?,
-            ),
+            // Run mode without a cwd runs where the daemon runs, the approver sees it,
+            // and it is held to `exec.allowed_cwd_roots` like any other.
+            None if self.run => {
+                let here = std::env::current_dir().map_err(|e| {
+                    ApiError::unavailable(&format!(
+                        "cannot find the daemon's working directory: {e}"
+                    ))
+                })?;
+                Some(resolve_cwd(
+                    &here.to_string_lossy(),
+                    &config.exec.allowed_cwd_roots,
+                )?)
+            }
             None => None,
         };
         let spec = RequestSpec {
@@ -317,6 +320,7 @@ impl ExecRequest {
                 ),
                 max_output_bytes: config.exec.max_output_bytes as usize,
                 env: Vec::new(),
+                confine: None,
             }),
             _ => None,
         };

@@ -355,6 +355,8 @@ impl Approvals {
             kind: verdict.always_kind,
             refused: always_refusal.clone(),
         });
+        // What is shown to whoever decides, and what holds the run.
+        let confinement = spec.run.then_some(verdict.confine);
         let new = NewRequest {
             id: uuid::Uuid::now_v7().to_string(),
             spec,
@@ -362,6 +364,7 @@ impl Approvals {
             risk_reasons: verdict.risk_reasons.clone(),
             created_at: now,
             grant,
+            confinement,
         };
 
         let decided = |status, via| Resolution {

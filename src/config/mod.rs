@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 
-use crate::model::{Ask, AskFallback, Remember, Security};
+use crate::model::{Ask, AskFallback, ConfineDefault, Remember, Security};
 mod cluster;
 mod database;
 mod matrix;
@@ -291,7 +291,35 @@ pub struct ExecConfig {
     pub max_concurrent_per_uid: usize,
     /// Whether run mode (`"run": true`) is available at all. Default: true.
     pub enabled: bool,
+    /// How the kernel holds a command approved by a rule or a human (Landlock,
+    /// docs/decisions.md#confinement): `workspace` (writes only in the project),
+    /// `read-only`, or `none` (nothing is confined, harmless commands included; every
+    /// approval says so). Default: `workspace`.
+    pub confine: ConfineDefault,
+    /// The toolchains' directories a harmless command and project work may read and
+    /// run programs from (`~/` is the daemon's home). Default: cargo's, rustup's,
+    /// npm's, the user cache and the usual language version managers'.
+    #[serde(deserialize_with = "string_list")]
+    pub toolchains: Vec<String>,
 }
+
+/// [`ExecConfig::toolchains`]'s default.
+pub const TOOLCHAINS: &[&str] = &[
+    "~/.cargo",
+    "~/.rustup",
+    "~/.npm",
+    "~/.cache",
+    "~/.nvm",
+    "~/.pyenv",
+    "~/.rbenv",
+    "~/.volta",
+    "~/.bun",
+    "~/.deno",
+    "~/go",
+    "~/.local/share/mise",
+    "~/.local/share/uv",
+    "~/.local/share/pnpm",
+];
 
 impl Default for ExecConfig {
     fn default() -> Self {
@@ -304,6 +332,8 @@ impl Default for ExecConfig {
             max_concurrent: 8,
             max_concurrent_per_uid: 4,
             enabled: true,
+            confine: ConfineDefault::Workspace,
+            toolchains: TOOLCHAINS.iter().map(|t| (*t).to_owned()).collect(),
         }
     }
 }

@@ -98,6 +98,94 @@ impl Status {
 }
 
 words!(
+    /// How the kernel holds a command execgate runs (docs/decisions.md#confinement):
+    /// chosen with the verdict, shown to whoever decides, stored with the request.
+    ///
+    /// - `harmless` (step 8): reads the project, its operands and the system; writes
+    ///   nothing; runs only the programs of its own simple commands and their helpers;
+    ///   no network.
+    /// - `read-only`: reads what execgate's user can; writes nothing.
+    /// - `workspace`: reads what execgate's user can; writes under the project (never its
+    ///   guard settings) and a private temporary directory.
+    /// - `project-work`: the project's own code: writes as `workspace`; reads the
+    ///   project, the system and the toolchains' directories only; no network.
+    /// - `none`: not confined (`exec.confine = "none"`).
+    ///
+    /// `+network`: TCP connections allowed; without, none.
+    Confine {
+        Harmless => "harmless",
+        ReadOnly => "read-only",
+        ReadOnlyNetwork => "read-only+network",
+        Workspace => "workspace",
+        WorkspaceNetwork => "workspace+network",
+        ProjectWork => "project-work",
+        None => "none",
+    }
+);
+
+impl Confine {
+    /// Whether the command may make TCP connections.
+    pub fn network(self) -> bool {
+        matches!(
+            self,
+            Confine::ReadOnlyNetwork | Confine::WorkspaceNetwork | Confine::None
+        )
+    }
+
+    /// The same confinement with the network allowed (`/approve a1b2 network`), where
+    /// the owner may allow it: never to harmless or project work, whose approval rests
+    /// on having none.
+    pub fn with_network(self) -> Option<Confine> {
+        match self {
+            Confine::ReadOnly | Confine::ReadOnlyNetwork => Some(Confine::ReadOnlyNetwork),
+            Confine::Workspace | Confine::WorkspaceNetwork => Some(Confine::WorkspaceNetwork),
+            Confine::None => Some(Confine::None),
+            Confine::Harmless | Confine::ProjectWork => None,
+        }
+    }
+
+    /// What the owner reads before deciding: `read-only · no network`. `programs`: what
+    /// a harmless command may run.
+    pub fn describe(self, programs: &[String]) -> String {
+        let net = if self.network() {
+            "network"
+        } else {
+            "no network"
+        };
+        match self {
+            Confine::Harmless => {
+                let only = if programs.is_empty() {
+                    String::new()
+                } else {
+                    let names: Vec<String> = programs.iter().map(|p| format!("`{p}`")).collect();
+                    format!(" · may run only {}", names.join(", "))
+                };
+                format!("reads the project only · writes nothing · {net}{only}")
+            }
+            Confine::ReadOnly | Confine::ReadOnlyNetwork => format!("read-only · {net}"),
+            Confine::Workspace | Confine::WorkspaceNetwork => {
+                format!("writes only in the project · {net}")
+            }
+            Confine::ProjectWork => {
+                format!(
+                    "project work, confined: writes only in the project · reads the project and toolchains · {net}"
+                )
+            }
+            Confine::None => "not confined".to_owned(),
+        }
+    }
+}
+
+words!(
+    /// `exec.confine`: how a command approved by a rule or a human is confined.
+    ConfineDefault {
+        Workspace => "workspace",
+        ReadOnly => "read-only",
+        None => "none",
+    }
+);
+
+words!(
     /// A human's answer (or its equivalent from policy on timeout).
     Decision {
         AllowOnce => "allow-once",

@@ -30,6 +30,14 @@ pub struct ExecResult {
     /// What went wrong, if anything: could not start, timed out.
     #[serde(default)]
     pub error: Option<String>,
+    /// How the kernel held the command (`workspace`, `harmless`, …); None: it never
+    /// started, or ran before confinement was recorded.
+    #[serde(default)]
+    pub confinement: Option<super::Confine>,
+    /// What the confined command reported the kernel refused it (its own error lines:
+    /// `Permission denied`, `Operation not permitted`), at most five.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_refused: Vec<String>,
 }
 
 /// One request and everything decided about it: the API's response body.
@@ -82,6 +90,10 @@ pub struct Record {
     /// `offer` says it).
     #[serde(skip)]
     pub grant: Option<GrantDraft>,
+    /// How the kernel will hold the command if execgate runs it: chosen with the
+    /// verdict, shown to whoever decides. None for a request that runs nothing.
+    #[serde(default)]
+    pub confinement: Option<super::Confine>,
 }
 
 /// The rule a grant answering a request would save, or why no grant is offered.

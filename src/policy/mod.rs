@@ -13,6 +13,7 @@
 //! paths their input names), and `wildcard` what a glob's wildcard may cover of a
 //! program execgate has no profile for.
 
+pub mod confinement;
 pub mod gitrepo;
 pub mod habits;
 pub mod parse;
@@ -35,8 +36,8 @@ use chrono::{DateTime, Utc};
 
 use crate::config::Config;
 use crate::model::{
-    Ask, AskFallback, CommandRef, RequestSpec, Risk, Rule, RuleKind, Security, Shell, ToolCall,
-    shell_join,
+    Ask, AskFallback, CommandRef, Confine, ConfineDefault, RequestSpec, Risk, Rule, RuleKind,
+    Security, Shell, ToolCall, shell_join,
 };
 use programs::Understanding;
 
@@ -128,6 +129,12 @@ pub struct Verdict {
     pub rules_matched: Vec<i64>,
     /// What a timeout turns this request into, per `approval.ask_fallback`.
     pub fallback_approves: bool,
+    /// Whether a program of the command reaches the network by what its profile says,
+    /// or has no profile to say it does not: what a confinement that follows the
+    /// command's profile allows.
+    pub network: bool,
+    /// How the kernel holds the command if execgate runs it (docs/decisions.md#confinement).
+    pub confine: Confine,
 }
 
 /// Everything policy needs, compiled once. The configuration (with what is compiled from
@@ -284,6 +291,7 @@ impl Policy {
                 };
             }
         }
+        verdict.confine = confinement(&verdict, &settings.config, subject);
         verdict
     }
 
@@ -578,6 +586,12 @@ impl Policy {
                 }
             }
         }
+        let network = understood.iter().any(|u| {
+            !u.profiled
+                || u.findings
+                    .iter()
+                    .any(|f| matches!(f.effect, programs::Effect::Net(_)))
+        });
         let mut verdict = Verdict {
             outcome: Outcome::Ask,
             risk,
@@ -587,6 +601,8 @@ impl Policy {
             always_kind: RuleKind::Exact,
             rules_matched: Vec::new(),
             fallback_approves: false,
+            network,
+            confine: Confine::None,
         };
         let deny = |v: &mut Verdict, reason: String| {
             v.outcome = Outcome::Deny { reason };
@@ -732,6 +748,8 @@ impl Policy {
             always_kind: RuleKind::Tool,
             rules_matched: Vec::new(),
             fallback_approves: false,
+            network: false,
+            confine: Confine::None,
         };
         let security = config.security_for(subject.agent);
         if security == Security::Deny {
@@ -919,6 +937,31 @@ fn project_of(
         subject.uid
     };
     project::of(subject.cwd, &roots, paths.homes(), uid)
+}
+
+/// How the kernel holds a command with this verdict if execgate runs it: a command
+/// approved as harmless (step 8) to what a harmless command does; anything else (a rule,
+/// a human, the owner's `full`) to `exec.confine`, with the network where the command's
+/// profiles say it reaches it or a program has no profile to say it does not.
+/// `exec.confine = "none"` confines nothing.
+fn confinement(verdict: &Verdict, config: &Config, subject: Subject<'_>) -> Confine {
+    if matches!(subject.command, CommandRef::Tool(_)) {
+        return Confine::None;
+    }
+    let harmless = verdict.outcome
+        == Outcome::Approve {
+            by_allowlist: false,
+        }
+        && verdict.risk == Risk::Safe
+        && config.security_for(subject.agent) != Security::Full;
+    match config.exec.confine {
+        ConfineDefault::None => Confine::None,
+        _ if harmless => Confine::Harmless,
+        ConfineDefault::Workspace if verdict.network => Confine::WorkspaceNetwork,
+        ConfineDefault::Workspace => Confine::Workspace,
+        ConfineDefault::ReadOnly if verdict.network => Confine::ReadOnlyNetwork,
+        ConfineDefault::ReadOnly => Confine::ReadOnly,
+    }
 }
 
 /// Whether a command does nothing but read paths (and reads at least one).

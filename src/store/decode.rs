@@ -61,6 +61,8 @@ pub(super) struct RunColumns {
     pub timed_out: Option<bool>,
     pub stdout_bytes: Option<i64>,
     pub stderr_bytes: Option<i64>,
+    /// JSON array of the lines the confined command said the kernel refused.
+    pub kernel_refused: Option<String>,
 }
 
 /// A run's numbers, without its output (which is never stored); None before it ended.
@@ -73,8 +75,19 @@ pub(super) fn run_result(c: RunColumns) -> Option<ExecResult> {
         duration_ms: u64::try_from(ms).unwrap_or(0),
         stdout_bytes: bytes(c.stdout_bytes),
         stderr_bytes: bytes(c.stderr_bytes),
+        // Written by execgate as a JSON array; anything else is shown as one line.
+        kernel_refused: c
+            .kernel_refused
+            .map(|k| serde_json::from_str(&k).unwrap_or_else(|_| vec![k]))
+            .unwrap_or_default(),
         ..ExecResult::default()
     })
+}
+
+/// The refusals of a run as stored: a JSON array, NULL when there were none.
+pub(super) fn kernel_refused(r: &ExecResult) -> Option<String> {
+    (!r.kernel_refused.is_empty())
+        .then(|| serde_json::to_string(&r.kernel_refused).expect("strings serialise"))
 }
 
 /// What the request's stdin was; None without one.

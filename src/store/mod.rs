@@ -26,7 +26,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use tracing::instrument;
 
 use crate::model::{
-    Decision, ExecResult, GrantDraft, Record, RequestSpec, Risk, Rule, RuleKind, Status, Via,
+    Confine, Decision, ExecResult, GrantDraft, Record, RequestSpec, Risk, Rule, RuleKind, Status,
+    Via,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +86,8 @@ pub struct NewRequest {
     pub created_at: DateTime<Utc>,
     /// For a request put to a human: the rule a grant would save, or why none.
     pub grant: Option<GrantDraft>,
+    /// How the kernel will hold the command if execgate runs it.
+    pub confinement: Option<Confine>,
 }
 
 impl NewRequest {
@@ -126,6 +129,7 @@ impl NewRequest {
             front: spec.front.clone(),
             node: node.to_string(),
             grant: self.grant.clone(),
+            confinement: self.confinement,
         }
     }
 }

@@ -401,6 +401,7 @@ mod tests {
             front: None,
             node: "build-1".into(),
             grant: None,
+            confinement: None,
         }
     }
 

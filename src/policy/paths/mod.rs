@@ -86,6 +86,8 @@ pub struct Paths {
     own_files: Vec<PathBuf>,
     /// Directories that are execgate's own with everything in them.
     own_dirs: Vec<PathBuf>,
+    /// Both, as named (not lowercased): what a confined command may not reach.
+    own_named: Vec<PathBuf>,
     /// What `~` means in an agent's path: the daemon's home.
     home: Option<PathBuf>,
     /// Every home on the machine: a tree read of one (or of what holds one) reaches its
@@ -163,6 +165,7 @@ impl Paths {
             };
             p.own_dirs.push(path);
         }
+        p.own_named = p.own_files.iter().chain(&p.own_dirs).cloned().collect();
         for list in [&mut p.own_files, &mut p.own_dirs] {
             let real: Vec<PathBuf> = list.iter().filter_map(|f| resolve::real(f)).collect();
             list.extend(real);
@@ -253,6 +256,12 @@ impl Paths {
     /// Every home on the machine, as found when these settings were made.
     pub fn homes(&self) -> &[PathBuf] {
         &self.homes
+    }
+
+    /// execgate's own files and directories as named (its database, configuration,
+    /// sockets, the agents' homes): what no confined command may read or write.
+    pub fn own_paths(&self) -> &[PathBuf] {
+        &self.own_named
     }
 
     /// Whether `path` (absolute, lexically normal) is execgate's own, compared without
@@ -445,6 +454,7 @@ mod tests {
             homes: vec![root.join("home")],
             known: HashMap::new(),
             configs: vec![(vec!["compose.yaml".into()], "names what runs")],
+            own_named: Vec::new(),
         };
         p.know(&root.join("home/.ssh/id_x"), Kind::Secret, "a secret");
         p.know(

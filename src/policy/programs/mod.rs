@@ -127,6 +127,12 @@ fn lookup(program: &str) -> Option<&'static Compiled> {
     REGISTRY.get(name)
 }
 
+/// The programs a program starts itself as part of being what it is
+/// ([`Profile::helpers`]); none for a program without a profile.
+pub fn helpers(program: &str) -> &'static [&'static str] {
+    lookup(program).map_or(&[], |c| c.profile.helpers)
+}
+
 /// `python`, `python3`, `python3.12`, `pypy3`: a Python interpreter by its name.
 pub fn is_python(program: &str) -> bool {
     let name = program.rsplit('/').next().unwrap_or(program);

@@ -16,11 +16,18 @@ struct Migration {
 }
 
 /// Every migration, in order. A migration, once released, never changes.
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "initial",
-    sql: include_str!("../../../migrations/postgres/0001_initial.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "initial",
+        sql: include_str!("../../../migrations/postgres/0001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        description: "confinement",
+        sql: include_str!("../../../migrations/postgres/0002_confinement.sql"),
+    },
+];
 
 /// The advisory lock that serialises migrations (an arbitrary constant of execgate's).
 const MIGRATION_LOCK: i64 = 0x6578_6563_6761_7401;

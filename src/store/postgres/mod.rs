@@ -34,7 +34,7 @@ use super::{
     random_short_id,
 };
 use crate::config::PostgresUrl;
-use crate::model::{Decision, ExecResult, Record, Rule, Status};
+use crate::model::{Confine, Decision, ExecResult, Record, Rule, Status};
 use rows::{REQUEST_COLUMNS, RULE_COLUMNS};
 
 /// The channel every node listens on (see [`cluster::Notice`]).
@@ -142,7 +142,7 @@ impl PgStore {
         // the last day.
         let sql = format!(
             "WITH ins AS ({INSERT_REQUEST_SELECT} WHERE NOT EXISTS (SELECT 1 FROM exec_approval \
-             WHERE asked AND shown AND short_id = $2 AND created_at > $34) \
+             WHERE asked AND shown AND short_id = $2 AND created_at > $35) \
              ON CONFLICT (short_id) WHERE status = 'pending' DO NOTHING RETURNING id) \
              SELECT ins.id FROM ins CROSS JOIN LATERAL pg_notify('{CHANNEL}', 'pending ' || $30 || ' ' || ins.id) AS n"
         );
@@ -299,7 +299,8 @@ impl PgStore {
         let big = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         query(
             "UPDATE exec_approval SET exit_code = $1, signal = $2, timed_out = $3, duration_ms = $4, \
-             stdout_bytes = $5, stderr_bytes = $6 WHERE id = $7",
+             stdout_bytes = $5, stderr_bytes = $6, kernel_refused = $7, \
+             confinement = coalesce($8, confinement) WHERE id = $9",
         )
         .bind(result.exit_code.map(i64::from))
         .bind(result.signal.map(i64::from))
@@ -307,6 +308,8 @@ impl PgStore {
         .bind(big(result.duration_ms))
         .bind(big(result.stdout_bytes))
         .bind(big(result.stderr_bytes))
+        .bind(crate::store::decode::kernel_refused(result))
+        .bind(result.confinement.map(Confine::as_str))
         .bind(id)
         .execute(&self.pool)
         .await?;
@@ -437,22 +440,22 @@ impl PgStore {
     }
 }
 
-/// Every column a request row is inserted with, `$1` to `$33` in this order (see
+/// Every column a request row is inserted with, `$1` to `$34` in this order (see
 /// [`request_args`]).
 macro_rules! request_insert_columns {
     () => {
         "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, risk_reasons, status, \
          decision, via, decided_by, error, created_at, expires_at, resolved_at, asked, shown, peer_uid, \
          peer_pid, run, input_bytes, input_sha256, input_head, tool_name, tool_input, front, node, \
-         grant_pattern, grant_kind, grant_refused"
+         grant_pattern, grant_kind, grant_refused, confinement"
     };
 }
 
-/// The 33 values, as a row and as a `SELECT` (for an insert with a condition).
+/// The 34 values, as a row and as a `SELECT` (for an insert with a condition).
 macro_rules! request_values {
     () => {
         "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-         $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33"
+         $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34"
     };
 }
 
@@ -491,7 +494,7 @@ where
     args.add(value).expect("a value encodes");
 }
 
-/// The 33 values of `request_insert_columns!`, in order.
+/// The 34 values of `request_insert_columns!`, in order.
 fn request_args(new: &NewRequest, row: &RowValues<'_>, node: &str) -> PgArguments {
     let spec = &new.spec;
     let argv = spec
@@ -543,6 +546,7 @@ fn request_args(new: &NewRequest, row: &RowValues<'_>, node: &str) -> PgArgument
     add(&mut args, grant.map(|g| g.pattern.clone()));
     add(&mut args, grant.map(|g| g.kind.as_str()));
     add(&mut args, grant.and_then(|g| g.refused.clone()));
+    add(&mut args, new.confinement.map(Confine::as_str));
     args
 }
 

@@ -12,7 +12,8 @@ use crate::store::decode::{self, RunColumns, word};
 pub(super) const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
      risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid, \
      exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes, input_bytes, input_sha256, input_head, \
-     tool_name, tool_input, front, rule_expires_at, node, grant_pattern, grant_kind, grant_refused";
+     tool_name, tool_input, front, rule_expires_at, node, grant_pattern, grant_kind, grant_refused, \
+     confinement, kernel_refused";
 
 /// Every column a rule is read from, in the order [`rule`] reads them.
 pub(super) const RULE_COLUMNS: &str = "id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, \
@@ -58,7 +59,12 @@ pub(super) fn request(row: &PgRow) -> Result<Record, StoreError> {
             timed_out: row.try_get(23)?,
             stdout_bytes: row.try_get(25)?,
             stderr_bytes: row.try_get(26)?,
+            kernel_refused: row.try_get(39)?,
         }),
+        confinement: row
+            .try_get::<Option<String>, _>(38)?
+            .map(|c| word(&id, &c))
+            .transpose()?,
         peer_uid: peer_uid.and_then(|u| u32::try_from(u).ok()),
         peer_pid: peer_pid.and_then(|p| i32::try_from(p).ok()),
         input: decode::input(row.try_get(27)?, row.try_get(28)?, row.try_get(29)?),

@@ -38,6 +38,7 @@ const MIGRATIONS: &[Migration] = migrations![
     8 "0008_request_messages.sql" "a message per chat",
     9 "0009_grants.sql" "session and time-boxed grants",
     10 "0010_nodes.sql" "nodes, grants kept with requests, kept state",
+    11 "0011_confinement.sql" "confinement",
 ];
 
 /// The schema version this execgate writes.

@@ -13,7 +13,8 @@ use crate::store::decode::{self, RunColumns, corrupt, word};
 pub(super) const REQUEST_COLUMNS: &str = "id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
      risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, run, peer_uid, peer_pid, \
      exit_code, signal, timed_out, duration_ms, stdout_bytes, stderr_bytes, input_bytes, input_sha256, input_head, \
-     tool_name, tool_input, front, rule_expires_at, node, grant_pattern, grant_kind, grant_refused";
+     tool_name, tool_input, front, rule_expires_at, node, grant_pattern, grant_kind, grant_refused, \
+     confinement, kernel_refused";
 
 /// Every column a rule is read from, in the order [`rule`] reads them.
 pub(super) const RULE_COLUMNS: &str = "id, agent_id, pattern, kind, created_at, created_by, expires_at, last_used_at, \
@@ -49,6 +50,8 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
     let grant_pattern: Option<String> = row.get(35)?;
     let grant_kind: Option<String> = row.get(36)?;
     let grant_refused: Option<String> = row.get(37)?;
+    let confinement: Option<String> = row.get(38)?;
+    let kernel_refused: Option<String> = row.get(39)?;
     let peer_uid: Option<i64> = row.get(19)?;
     let peer_pid: Option<i64> = row.get(20)?;
     let (short_id, agent, session, cwd, reason, decided_by, error, run) = (
@@ -88,7 +91,9 @@ pub(super) fn request(row: &Row<'_>) -> Result<Record, StoreError> {
                 timed_out,
                 stdout_bytes,
                 stderr_bytes,
+                kernel_refused,
             }),
+            confinement: confinement.map(|c| word(&id, &c)).transpose()?,
             error,
             peer_uid: peer_uid.and_then(|u| u32::try_from(u).ok()),
             peer_pid: peer_pid.and_then(|p| i32::try_from(p).ok()),

@@ -12,7 +12,7 @@ use super::rows::{self, RULE_COLUMNS};
 use super::{
     NewRequest, NewRule, Resolution, SHORT_ID_QUARANTINE, StoreError, random_short_id, ts,
 };
-use crate::model::{Decision, ExecResult, Record, Rule, Status};
+use crate::model::{Confine, Decision, ExecResult, Record, Rule, Status};
 
 /// A change to the database and what it answers once committed.
 pub(super) trait Write: Send + 'static {
@@ -210,6 +210,8 @@ pub(super) struct RecordResult {
     duration_ms: i64,
     stdout_bytes: i64,
     stderr_bytes: i64,
+    confinement: Option<&'static str>,
+    kernel_refused: Option<String>,
 }
 
 impl RecordResult {
@@ -222,6 +224,8 @@ impl RecordResult {
             duration_ms: i64::try_from(r.duration_ms).unwrap_or(i64::MAX),
             stdout_bytes: i64::try_from(r.stdout_bytes).unwrap_or(i64::MAX),
             stderr_bytes: i64::try_from(r.stderr_bytes).unwrap_or(i64::MAX),
+            confinement: r.confinement.map(Confine::as_str),
+            kernel_refused: super::super::decode::kernel_refused(r),
         }
     }
 }
@@ -236,7 +240,8 @@ impl Write for RecordResult {
     fn apply(&self, conn: &Connection) -> Result<(), StoreError> {
         conn.prepare_cached(
             "UPDATE exec_approval SET exit_code = ?1, signal = ?2, timed_out = ?3, duration_ms = ?4, \
-             stdout_bytes = ?5, stderr_bytes = ?6 WHERE id = ?7",
+             stdout_bytes = ?5, stderr_bytes = ?6, kernel_refused = ?7, \
+             confinement = coalesce(?8, confinement) WHERE id = ?9",
         )?
         .execute(params![
             self.exit_code,
@@ -245,6 +250,8 @@ impl Write for RecordResult {
             self.duration_ms,
             self.stdout_bytes,
             self.stderr_bytes,
+            self.kernel_refused,
+            self.confinement,
             self.id,
         ])?;
         Ok(())
@@ -427,9 +434,9 @@ fn insert_request(
         "INSERT INTO exec_approval (id, short_id, agent_id, session_id, command, argv, cwd, reason, risk, \
          risk_reasons, status, decision, via, decided_by, error, created_at, expires_at, resolved_at, asked, \
          peer_uid, peer_pid, run, input_bytes, input_sha256, input_head, tool_name, tool_input, front, node, \
-         grant_pattern, grant_kind, grant_refused) \
+         grant_pattern, grant_kind, grant_refused, confinement) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, \
-         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
+         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
     )?
     .execute(params![
         new.id,
@@ -464,6 +471,7 @@ fn insert_request(
         new.grant.as_ref().map(|g| g.pattern.as_str()),
         new.grant.as_ref().map(|g| g.kind.as_str()),
         new.grant.as_ref().and_then(|g| g.refused.as_deref()),
+        new.confinement.map(Confine::as_str),
     ])?;
     Ok(())
 }

@@ -1,0 +1,211 @@
+//! What the kernel holds a command to, for each [`Confine`] (docs/decisions.md#confinement):
+//! the [`confine::Plan`] of what it may read, write, execute and connect to, drawn from
+//! where it runs (its project), what it runs (its programs, for a harmless command) and
+//! execgate's own files (never reachable).
+
+use std::path::{Path, PathBuf};
+
+use super::{Policy, Settings, Subject, parse, programs, project_of};
+use crate::confine::{Exec, Plan};
+use crate::model::{CommandRef, Confine, Shell};
+
+/// A project's entries that decide what a later command does, or what guards the agent:
+/// git's directory, the coding agents' settings, hooks and MCP declarations. Never
+/// written by a confined command, whether or not they exist yet (docs/decisions.md,
+/// "The guard stays out of reach").
+pub const GUARDED: &[&str] = &[
+    ".git",
+    ".claude",
+    ".claude.json",
+    ".codex",
+    ".gemini",
+    ".cursor",
+    ".copilot",
+    ".github/hooks",
+    ".mcp.json",
+];
+
+/// Where a confined run happens, beyond what policy judged.
+pub struct Place<'a> {
+    /// The run's `PATH`: where its programs are found, as the shell would.
+    pub path: &'a str,
+    /// The run's private temporary directory, written freely (`TMPDIR`).
+    pub tmp: Option<&'a Path>,
+    /// The daemon's home: where `~/` in `exec.toolchains` points.
+    pub home: Option<&'a Path>,
+}
+
+impl Policy {
+    /// The plan that holds `subject` to `confine` where it runs; None for
+    /// [`Confine::None`]. An error names what cannot be planned (no working directory).
+    pub fn confinement_plan(
+        &self,
+        settings: &Settings,
+        subject: Subject<'_>,
+        confine: Confine,
+        place: &Place<'_>,
+    ) -> Result<Option<Plan>, String> {
+        let config = &settings.config;
+        let Some(cwd) = subject.cwd else {
+            return Err("a confined command needs a working directory".into());
+        };
+        let project = project_of(config, &settings.paths, subject);
+        // Where writes may go: the project, else the working directory, unless that is
+        // a home, what holds one, or the root (never written whole).
+        let writable = project.clone().or_else(|| {
+            let homes = settings.paths.homes();
+            let holds_home = homes.iter().any(|h| h.starts_with(cwd));
+            (!holds_home && cwd != Path::new("/")).then(|| cwd.to_path_buf())
+        });
+        let toolchains: Vec<PathBuf> = config
+            .exec
+            .toolchains
+            .iter()
+            .filter_map(|t| match t.strip_prefix("~/") {
+                Some(rest) => place.home.map(|h| h.join(rest)),
+                None => Some(PathBuf::from(t)),
+            })
+            .collect();
+        let mut plan = match confine {
+            Confine::None => return Ok(None),
+            Confine::Harmless => {
+                let mut programs = own_programs(subject, cwd, place.path);
+                programs.extend(toolchains.iter().cloned());
+                let mut plan = Plan::base(Exec::Only(programs), false);
+                plan.read
+                    .push(project.clone().unwrap_or_else(|| cwd.to_path_buf()));
+                plan.read.extend(toolchains);
+                plan
+            }
+            Confine::ReadOnly | Confine::ReadOnlyNetwork => {
+                let mut plan = Plan::base(Exec::Any, confine.network());
+                plan.read.push("/".into());
+                plan
+            }
+            Confine::Workspace | Confine::WorkspaceNetwork => {
+                let mut plan = Plan::base(Exec::Any, confine.network());
+                plan.read.push("/".into());
+                plan.write.extend(writable.clone());
+                plan
+            }
+            Confine::ProjectWork => {
+                let mut plan = Plan::base(Exec::Any, false);
+                plan.read.push(cwd.to_path_buf());
+                plan.read.extend(project.clone());
+                plan.read.extend(toolchains);
+                plan.write.extend(writable.clone());
+                plan
+            }
+        };
+        plan.write.extend(place.tmp.map(Path::to_path_buf));
+        plan.hidden = settings.paths.own_paths().to_vec();
+        if let Some(root) = &writable {
+            plan.guarded = GUARDED.iter().map(|g| root.join(g)).collect();
+        }
+        Ok(Some(plan))
+    }
+}
+
+/// The programs a harmless command may execute: the shell that runs a line, each simple
+/// command's program found as the shell finds it (in `path`, or relative to `cwd`), and
+/// the helpers its profile names (`git-*`: git's own commands, in its exec path).
+fn own_programs(subject: Subject<'_>, cwd: &Path, path: &str) -> Vec<PathBuf> {
+    let mut names: Vec<String> = Vec::new();
+    match subject.command {
+        CommandRef::Line(line) => {
+            names.push("/bin/sh".into());
+            let analysis = parse::analyse_for(line, &[Shell::Sh, Shell::Bash]);
+            names.extend(
+                analysis
+                    .commands
+                    .iter()
+                    .filter_map(|c| c.words.first().cloned()),
+            );
+        }
+        CommandRef::Argv(argv) => names.extend(argv.first().cloned()),
+        CommandRef::Tool(_) => {}
+    }
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < names.len() {
+        let name = names[i].clone();
+        i += 1;
+        let program = name.rsplit('/').next().unwrap_or(&name).to_owned();
+        for helper in programs::helpers(&program) {
+            match helper.strip_suffix('*') {
+                // A family of programs: wherever the program keeps them.
+                Some(prefix) => found.extend(exec_dirs(&program, prefix, path)),
+                None if !names.iter().any(|n| n == helper) => names.push((*helper).to_owned()),
+                None => {}
+            }
+        }
+        found.extend(locate(&name, cwd, path));
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Where the shell finds `name`: itself when it has a `/` (relative to `cwd`), else the
+/// first executable of that name in `path`'s absolute entries. None when it is nowhere
+/// (a builtin such as `cd`).
+fn locate(name: &str, cwd: &Path, path: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if name.contains('/') {
+        return Some(cwd.join(name));
+    }
+    path.split(':')
+        .filter(|d| d.starts_with('/'))
+        .map(|d| Path::new(d).join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The directories holding `prefix*` programs of `program` (`git-*`: `git --exec-path`,
+/// `/usr/lib/git-core` on Debian): its libexec directory beside where it is installed,
+/// and the entries of `path` that hold any.
+fn exec_dirs(program: &str, prefix: &str, path: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in [
+        "/usr/lib",
+        "/usr/libexec",
+        "/usr/local/lib",
+        "/usr/local/libexec",
+    ] {
+        let d = Path::new(dir).join(format!("{program}-core"));
+        if d.is_dir() {
+            out.push(d);
+        }
+    }
+    for dir in path.split(':').filter(|d| d.starts_with('/')) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with(prefix) {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::paths;
+
+    #[test]
+    fn every_guarded_entry_is_a_guard_setting_or_gits_directory() {
+        for g in GUARDED {
+            let inside = format!("/p/{g}/x");
+            assert!(
+                *g == ".git"
+                    || paths::guard_settings(&format!("/p/{g}")).is_some()
+                    || paths::guard_settings(&inside).is_some(),
+                "{g} is no guard setting"
+            );
+        }
+    }
+}
