@@ -216,6 +216,11 @@ impl Plan {
             for p in programs {
                 grant(p, AccessFs::Execute | AccessFs::ReadFile, false)?;
             }
+            // The kernel opens a program's ELF interpreter as it opens the program, and
+            // asks the same right of it.
+            for loader in loaders() {
+                grant(&loader, AccessFs::Execute | AccessFs::ReadFile, true)?;
+            }
         }
         let fd: Option<OwnedFd> = created.into();
         let fd = fd.ok_or("the kernel did not create the ruleset")?;
@@ -230,9 +235,53 @@ impl Prepared {
     }
 }
 
-/// The canonical form of each path that exists.
+/// The canonical form of each path: resolved where it exists, else its directory
+/// resolved and its name kept (a guard setting not made yet must stay unmade). Paths
+/// whose directory does not exist either are left out: no grant can reach them.
 fn canonical(paths: &[PathBuf]) -> Vec<PathBuf> {
-    paths.iter().filter_map(|p| p.canonicalize().ok()).collect()
+    paths
+        .iter()
+        .filter_map(|p| {
+            p.canonicalize().ok().or_else(|| {
+                let dir = p.parent()?.canonicalize().ok()?;
+                Some(dir.join(p.file_name()?))
+            })
+        })
+        .collect()
+}
+
+/// The dynamic loaders a program may name as its interpreter, where the system keeps
+/// them (`/lib64/ld-linux-x86-64.so.2` and the multiarch directories).
+fn loaders() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in ["/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64"] {
+        let mut dirs = vec![PathBuf::from(dir)];
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            // The multiarch directories (`/lib/x86_64-linux-gnu`).
+            dirs.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().contains("-linux-"))
+                    .map(|e| e.path()),
+            );
+        }
+        for d in dirs {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with("ld-linux") || name.starts_with("ld-musl") || name == "ld.so" {
+                    if let Ok(real) = e.path().canonicalize() {
+                        out.push(real);
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The grants that cover `root` without reaching any of `avoid` (canonical paths): `root`

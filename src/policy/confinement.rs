@@ -25,6 +25,11 @@ pub const GUARDED: &[&str] = &[
     ".mcp.json",
 ];
 
+/// The user's own configuration of the programs a harmless command runs, read from the
+/// home: git's (user name, `safe.directory`), which git warns it cannot read otherwise.
+/// Judged by the git gate like the repository's (`gitrepo`).
+const HOME_CONFIG: &[&str] = &[".gitconfig", ".config/git"];
+
 /// Where a confined run happens, beyond what policy judged.
 pub struct Place<'a> {
     /// The run's `PATH`: where its programs are found, as the shell would.
@@ -65,6 +70,8 @@ impl Policy {
                 Some(rest) => place.home.map(|h| h.join(rest)),
                 None => Some(PathBuf::from(t)),
             })
+            // Those installed here: what is not cannot be granted.
+            .filter(|t| t.exists())
             .collect();
         let mut plan = match confine {
             Confine::None => return Ok(None),
@@ -75,6 +82,12 @@ impl Policy {
                 plan.read
                     .push(project.clone().unwrap_or_else(|| cwd.to_path_buf()));
                 plan.read.extend(toolchains);
+                plan.read.extend(
+                    place
+                        .home
+                        .into_iter()
+                        .flat_map(|h| HOME_CONFIG.iter().map(move |c| h.join(c))),
+                );
                 plan
             }
             Confine::ReadOnly | Confine::ReadOnlyNetwork => {
