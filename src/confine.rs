@@ -271,10 +271,10 @@ fn loaders() -> Vec<PathBuf> {
             };
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
-                if name.starts_with("ld-linux") || name.starts_with("ld-musl") || name == "ld.so" {
-                    if let Ok(real) = e.path().canonicalize() {
-                        out.push(real);
-                    }
+                if (name.starts_with("ld-linux") || name.starts_with("ld-musl") || name == "ld.so")
+                    && let Ok(real) = e.path().canonicalize()
+                {
+                    out.push(real);
                 }
             }
         }
