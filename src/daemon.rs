@@ -293,9 +293,12 @@ impl Daemon {
                 None => config.database.display().to_string(),
             },
             node = %config.node,
+            landlock_abi = ?crate::confine::abi(),
+            confine = %config.exec.confine,
             "execgate ready"
         );
         warn_of_short_hooks(&config);
+        warn_of_no_confinement(&config);
         Ok(Daemon {
             approvals,
             store,
@@ -685,6 +688,20 @@ fn bind(path: &Path, mode: u32) -> Result<UnixListener, StartError> {
         }
     })?;
     Ok(listener)
+}
+
+/// Says, once at start, what run mode will do on a kernel without Landlock: refuse every
+/// confined verdict, unless the owner chose `exec.confine = "none"`.
+fn warn_of_no_confinement(config: &Config) {
+    match (crate::confine::abi(), config.exec.confine) {
+        (None, crate::model::ConfineDefault::None) => tracing::warn!(
+            "this kernel has no Landlock; exec.confine = \"none\": run mode runs approved commands unconfined"
+        ),
+        (None, _) if config.exec.enabled => tracing::warn!(
+            "this kernel has no Landlock: run mode will refuse to run approved commands (they were approved to run confined); set exec.confine = \"none\" to run them unconfined"
+        ),
+        _ => {}
+    }
 }
 
 /// Says which of execgate's hooks in this user's agents' settings will not wait the

@@ -29,14 +29,17 @@
 //!   would read from where it runs; `policy::wildcard` says what a glob's wildcard may
 //!   cover of a program without a profile. Its program profiles (`policy::programs`) say what every word of a known
 //!   program means, read as the program reads it; nothing is approved without a human
-//!   that they cannot account for.
+//!   that they cannot account for; `policy::confinement` draws what the kernel will allow
+//!   the command it approved to run (`Verdict::confine`).
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution; the
 //!   allowlist's rules (checked, stored, put in force); the analysis threads and the
 //!   per-uid ask rate; and (`approvals::late`) the owner's answer kept for the same call
 //!   asked again after its hook had to answer first.
 //! - [`runs`]: run mode's queue (`exec.max_concurrent`) and its recorded results.
 //! - [`exec`]: run mode: running an approved command in its own process group, with a
-//!   cleared environment, capped output and a timeout that kills the whole group.
+//!   cleared environment, capped output, a timeout that kills the whole group and the
+//!   kernel's hold on what it may touch ([`confine`]: Landlock, from a plan policy draws
+//!   for the verdict, `policy::confinement`).
 //! - [`workdir`]: a run's working directory, opened once when the request is checked, so
 //!   that the command runs in the directory that was checked.
 //! - [`store`]: every SQL statement, behind one struct, on SQLite through rusqlite;

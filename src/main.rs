@@ -14,10 +14,12 @@ use execgate::transport::console::ConsoleIo;
 fn main() {
     let cli = Cli::parse();
     // What a verb exits with when execgate itself fails before doing anything: `serve`
-    // could not start, `run` needs a code no command is likely to use for itself.
+    // could not start, `run` needs a code no command is likely to use for itself, and
+    // `confine` says "not run" as a shell does for a command it cannot execute.
     let failed = match cli.verb {
         Verb::Serve(_) => 1,
         Verb::Run(_) => 125,
+        Verb::Confine(_) => 126,
         _ => 2,
     };
     if matches!(cli.verb, Verb::Serve(_)) {

@@ -95,10 +95,15 @@ pub fn agent_line(r: &Record) -> String {
     line
 }
 
-/// `Run: …`: whether approving also has execgate run the command, as its own user.
+/// `Run: …`: whether approving also has execgate run the command, as its own user, and
+/// how the kernel will hold it (`Runs: writes only in the project · no network`).
 pub fn run_line(r: &Record) -> String {
     if r.run {
-        "Run: yes: execgate runs it itself, as its own user, once approved".into()
+        let held = r
+            .confinement
+            .map(|c| format!(" · Runs: {}", c.describe(&[])))
+            .unwrap_or_default();
+        format!("Run: yes: execgate runs it itself, as its own user, once approved{held}")
     } else {
         "Run: no: the agent runs it itself once approved".into()
     }

@@ -395,6 +395,20 @@ async fn the_daemon_runs_what_it_approved_confined_and_records_what_was_refused(
         stored["result"]["kernel_refused"], v["result"]["kernel_refused"],
         "{stored}"
     );
+    // And the daemon says what it confines with.
+    let (_, health) = execgate::client::Client::new(common::config_for(&daemon.env).socket)
+        .call(hyper::Method::GET, "/v1/health", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        health["landlock_abi"].as_u64(),
+        execgate::confine::abi().map(u64::from),
+        "{health}"
+    );
+    assert!(
+        health["landlock_abi"].is_u64(),
+        "this kernel has Landlock: {health}"
+    );
 }
 
 /// With the allowlist (the default), a command policy finds harmless runs held as
@@ -424,4 +438,71 @@ async fn a_harmless_verdict_runs_confined_as_harmless() {
     assert_eq!(v["status"], "approved", "{v}");
     assert_eq!(v["confinement"], "harmless", "{v}");
     assert_eq!(v["result"]["stdout"], "alpha\n", "{v}");
+}
+
+/// `execgate confine`, as the agent's uid in its project: by default the command is held
+/// as harmless (reads, writes nothing); `--workspace` writes inside the project, never
+/// its guard settings; a confinement that cannot be had runs nothing (126).
+#[test]
+fn the_confine_verb_holds_a_command_as_the_daemon_would() {
+    use std::os::unix::process::CommandExt;
+    if !can_switch_uid("the_confine_verb_holds_a_command_as_the_daemon_would") {
+        return;
+    }
+    let m = machine();
+    let confine = |args: &[&str]| {
+        std::process::Command::new(common::execgate_binary())
+            .arg("confine")
+            .args(args)
+            .current_dir(&m.project)
+            .env_clear()
+            .env("PATH", PATH)
+            .env("HOME", m.dir.path().join("home"))
+            .env("EXECGATE_DATABASE", &m.database)
+            .uid(AGENT_UID)
+            .gid(AGENT_GID)
+            .output()
+            .unwrap()
+    };
+    let out = confine(&["--", "cat a.txt; echo x > src/lib.txt"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "alpha\n", "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Permission denied"),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(m.project.join("src/lib.txt")).unwrap(),
+        "lib\n"
+    );
+    let out = confine(&["--workspace", "--", "sh", "-c", "echo new > src/lib.txt"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(m.project.join("src/lib.txt")).unwrap(),
+        "new\n"
+    );
+    let out = confine(&["--workspace", "--", "touch .git/hooks/pre-commit"]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(!m.project.join(".git/hooks/pre-commit").exists());
+    let out = confine(&["--network", "--", "true"]);
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+}
+
+/// A run without `cwd` runs where the daemon runs, and that directory is held to
+/// `exec.allowed_cwd_roots` like any other (it was not, once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_without_cwd_is_held_to_the_allowed_roots() {
+    let m = machine_for(false);
+    let daemon_dir = m.dir.path().join("daemon");
+    std::fs::create_dir_all(&daemon_dir).unwrap();
+    let roots = m.project.display().to_string();
+    let daemon = common::process::Process::start(
+        &daemon_dir,
+        &[("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", roots.as_str())],
+    )
+    .await;
+    let (status, v) = daemon
+        .submit(&json!({"agent": "runner", "command": "true", "run": true}))
+        .await;
+    assert_eq!(status, hyper::StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(v["error"]["code"], "CWD_NOT_ALLOWED", "{v}");
 }

@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("trusted_file", 1),
     ("web_token", 1),
     ("workdir", 1),
+    ("confine", 1),
     ("systemd", 1),
     ("yaml", 1),
     ("render", 1),

@@ -207,8 +207,14 @@ pub async fn method_not_allowed() -> ApiError {
     )
 }
 
+/// `GET /v1/health`: up, its version, and the Landlock ABI run mode confines commands
+/// with (null: this kernel has none, and run mode runs only `exec.confine = "none"`).
 pub async fn health() -> axum::Json<serde_json::Value> {
-    axum::Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+    axum::Json(serde_json::json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "landlock_abi": crate::confine::abi(),
+    }))
 }
 
 #[cfg(test)]

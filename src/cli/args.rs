@@ -66,6 +66,11 @@ pub enum Verb {
     /// Exit: the command's own code (128+N when killed by signal N), 124 timed out,
     /// 126 not approved, 127 could not start, 125 execgate error.
     Run(RunArgs),
+    /// Run a command here, confined by the kernel (Landlock) as execgate confines what it
+    /// runs: by default as a harmless command (reads the project and the system, writes
+    /// nothing, runs only its own programs, no network). Asks nobody. Exit: the command's
+    /// own, or 126 when the confinement cannot be built or put on (nothing runs then).
+    Confine(ConfineArgs),
     /// List requests waiting for a human, and approved commands waiting to run.
     Pending(JsonFlag),
     /// List past requests, newest first.
@@ -246,6 +251,24 @@ pub struct RunArgs {
     pub format: RunFormat,
     /// One argument: a shell command line (run with /bin/sh -c). Several: a program and
     /// its arguments (no shell). Standard input is passed to the command.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfineArgs {
+    /// Read what this user can; write nothing.
+    #[arg(long, conflicts_with = "workspace")]
+    pub read_only: bool,
+    /// Read what this user can; write only under the project (never its guard
+    /// settings).
+    #[arg(long)]
+    pub workspace: bool,
+    /// Allow TCP connections (with --read-only or --workspace).
+    #[arg(long)]
+    pub network: bool,
+    /// One argument: a shell command line (run with /bin/sh -c). Several: a program and
+    /// its arguments (no shell).
     #[arg(last = true, required = true, value_name = "CMD")]
     pub cmd: Vec<String>,
 }

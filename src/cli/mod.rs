@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::client::Client;
 use crate::config::Config;
-use crate::model::{Answer, Decision, Record, Rule, Status, parse_duration};
+use crate::model::{self, Answer, Confine, Decision, Record, Rule, Status, parse_duration};
 use crate::policy::suggest::Suggestion;
 use crate::render;
 use crate::runs::RunEntry;
@@ -112,6 +112,89 @@ fn fail(message: &str) -> i32 {
     2
 }
 
+/// `execgate confine`: builds the confinement the daemon would (`Policy::confinement_plan`)
+/// for this command in the working directory, puts it on this process and becomes the
+/// command. Returns only when that fails: 126, and nothing ran.
+fn confine_command(config: &Config, args: ConfineArgs) -> i32 {
+    use std::os::unix::process::CommandExt;
+    let confine = match (args.read_only, args.workspace, args.network) {
+        (true, _, false) => Confine::ReadOnly,
+        (true, _, true) => Confine::ReadOnlyNetwork,
+        (false, true, false) => Confine::Workspace,
+        (false, true, true) => Confine::WorkspaceNetwork,
+        (false, false, _) => Confine::Harmless,
+    };
+    if args.network && confine == Confine::Harmless {
+        fail("--network needs --read-only or --workspace: a harmless command has none");
+        return 126;
+    }
+    let command = match args.cmd.as_slice() {
+        [line] => model::Command::Line(line.clone()),
+        argv => model::Command::Argv(argv.to_vec()),
+    };
+    let cwd = match std::env::current_dir().and_then(|d| d.canonicalize()) {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            fail(&format!("cannot find the working directory: {e}"));
+            return 126;
+        }
+    };
+    let policy = match crate::policy::Policy::new(std::sync::Arc::new(config.clone())) {
+        Ok(policy) => policy,
+        Err(e) => {
+            fail(&format!("the configuration does not compile: {e}"));
+            return 126;
+        }
+    };
+    let subject = crate::policy::Subject {
+        agent: "confine",
+        session: None,
+        command: command.as_ref(),
+        cwd: Some(&cwd),
+        run: true,
+        shell: None,
+        uid: None,
+    };
+    let path = std::env::var("PATH").unwrap_or_else(|_| crate::exec::DEFAULT_PATH.into());
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let place = crate::policy::confinement::Place {
+        path: &crate::exec::absolute_path(&path),
+        tmp: None,
+        home: home.as_deref(),
+    };
+    let ruleset = policy
+        .confinement_plan(&policy.settings(), subject, confine, &place)
+        .and_then(|plan| plan.map(|p| p.prepare()).transpose());
+    let ruleset = match ruleset {
+        Ok(Some(ruleset)) => ruleset,
+        Ok(None) => unreachable!("every confinement here has a plan"),
+        Err(why) => {
+            fail(&format!("cannot confine the command ({confine}): {why}"));
+            return 126;
+        }
+    };
+    let mut child = match &command {
+        model::Command::Line(line) => {
+            let mut c = std::process::Command::new("/bin/sh");
+            c.arg("-c").arg(line);
+            c
+        }
+        model::Command::Argv(argv) => {
+            let mut c = std::process::Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+        model::Command::Tool(_) => unreachable!("built from words above"),
+    };
+    if let Err(e) = crate::confine::restrict(ruleset.raw_fd()) {
+        fail(&format!("cannot put the confinement on: {e}"));
+        return 126;
+    }
+    let e = child.exec();
+    fail(&format!("cannot run the command: {e}"));
+    126
+}
+
 async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
     let agent = Client::new(&config.socket);
     let admin = Client::new(&config.admin_socket);
@@ -133,6 +216,7 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
         },
         Verb::Request(args) => request(&agent, args).await,
         Verb::Run(args) => run_command(&agent, args).await,
+        Verb::Confine(args) => Ok(confine_command(config, args)),
         Verb::Pending(flag) => {
             let list: Vec<Record> = expect(
                 &admin,

@@ -332,6 +332,20 @@
     if (loaded.history) refreshHistoryRow(record);
   }
 
+  // How the kernel will hold a command execgate runs (the record's `confinement`, as
+  // docs/decisions.md#confinement names it).
+  function confinedText(word) {
+    const net = word.endsWith('+network') ? 'network' : 'no network';
+    switch (word.replace('+network', '')) {
+      case 'harmless': return 'reads the project only · writes nothing · ' + net;
+      case 'read-only': return 'read-only · ' + net;
+      case 'workspace': return 'writes only in the project · ' + net;
+      case 'project-work': return 'project work, confined: writes only in the project · ' + net;
+      case 'none': return 'not confined';
+      default: return word;
+    }
+  }
+
   function field(label, value, className) {
     const line = el('div', 'field' + (className ? ' ' + className : ''));
     line.appendChild(el('span', 'label', label));
@@ -378,6 +392,7 @@
     if (r.shown.reason) card.appendChild(field('why', r.shown.reason));
     if (r.shown.session) card.appendChild(field('session', r.shown.session, 'mono'));
     card.appendChild(field('run', r.run ? 'execgate runs it itself, as its own user, once approved' : 'the agent runs it itself once approved'));
+    if (r.run && r.confinement) card.appendChild(field('confined', confinedText(r.confinement)));
     if (r.shown.input) card.appendChild(field('input', r.shown.input));
     if (r.shown.risk_reasons.length > 0) {
       const list = el('ul', 'reasons');
