@@ -114,3 +114,15 @@ mod tests {
         assert_eq!(super::home_of(u32::MAX - 7), None);
     }
 }
+
+/// Whether process `pid` runs with `no_new_privs` set (`NoNewPrivs: 1` in its
+/// `/proc/PID/status`), as every command execgate runs does. An error when the process
+/// cannot be looked at (gone, or /proc hidden).
+pub fn no_new_privs(pid: i32) -> io::Result<bool> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("NoNewPrivs:"))
+        .map(|v| v.trim() == "1")
+        .ok_or_else(|| io::Error::other("no NoNewPrivs line in /proc/PID/status"))
+}

@@ -20,7 +20,7 @@ use execgate::config::{Config, Overrides};
 use execgate::exec::{self, RunSpec};
 use execgate::model::{Command, CommandRef, Confine, ExecResult};
 use execgate::policy::confinement::Place;
-use execgate::policy::{Policy, Subject};
+use execgate::policy::{Outcome, Policy, Subject};
 use execgate::workdir::WorkDir;
 use serde_json::json;
 
@@ -39,7 +39,11 @@ struct Machine {
 /// The machine, its files owned by uid 65534 when `hostile` (the commands run as that
 /// uid), else left to the test's user.
 fn machine_for(hostile: bool) -> Machine {
-    let dir = tempfile::tempdir().unwrap();
+    machine_in(hostile, tempfile::tempdir().unwrap())
+}
+
+/// The machine in `dir`.
+fn machine_in(hostile: bool, dir: tempfile::TempDir) -> Machine {
     let root = dir.path().to_path_buf();
     let project = root.join("project");
     let elsewhere = root.join("elsewhere");
@@ -55,6 +59,18 @@ fn machine_for(hostile: bool) -> Machine {
     }
     std::fs::write(project.join("a.txt"), "alpha\n").unwrap();
     std::fs::write(project.join("src/lib.txt"), "lib\n").unwrap();
+    std::fs::write(project.join(".env"), "PROJECT-SECRET=1\n").unwrap();
+    std::fs::write(project.join("build.py"), "print('built')\n").unwrap();
+    std::fs::write(
+        project.join("build.sh"),
+        "#!/bin/sh\necho built > src/out.txt\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        project.join("build.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
     let decoy = elsewhere.join("id_ed25519");
     std::fs::write(&decoy, "DECOY-SECRET").unwrap();
     let database = state.join("execgate.db");
@@ -79,6 +95,10 @@ fn machine_for(hostile: bool) -> Machine {
         (
             "EXECGATE_SOCKET".to_string(),
             root.join("run/agent.sock").display().to_string(),
+        ),
+        (
+            "EXECGATE_EXEC__ALLOWED_CWD_ROOTS".to_string(),
+            root.display().to_string(),
         ),
     ];
     let config = Config::load_from(&Overrides::default(), &env).expect("valid config");
@@ -506,3 +526,189 @@ async fn a_run_without_cwd_is_held_to_the_allowed_roots() {
     assert_eq!(status, hyper::StatusCode::BAD_REQUEST, "{v}");
     assert_eq!(v["error"]["code"], "CWD_NOT_ALLOWED", "{v}");
 }
+
+/// Project work (docs/decisions.md#project-work): the project's own code and writes
+/// inside it are approved without a human only where execgate runs them, confined to
+/// the project with no network; a word that leaves the project, the network, a secret
+/// or a guard setting is asked as before.
+#[test]
+fn project_work_is_approved_only_where_execgate_runs_it_confined() {
+    // Where only the owner writes above the project (not /tmp), as the configuration
+    // gate requires of cargo's and npm's files.
+    let m = machine_in(
+        false,
+        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap(),
+    );
+    std::fs::set_permissions(m.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let verdict = |line: &str, run: bool| {
+        m.policy.evaluate(
+            Subject {
+                agent: "agent",
+                session: None,
+                command: CommandRef::Line(line),
+                cwd: Some(&m.project),
+                run,
+                shell: None,
+                uid: None,
+            },
+            chrono::Utc::now(),
+        )
+    };
+    let approved = Outcome::Approve {
+        by_allowlist: false,
+    };
+    for line in [
+        "python3 build.py",
+        "./build.sh",
+        "python3 build.py 2>&1 | tail -5",
+        // An install is the project's code too: confined, it reaches no registry, and
+        // installs only what the caches hold.
+        "npm install left-pad",
+        "cat > notes.md <<'EOF'\nhello\nEOF",
+        "cargo test --offline 2>/dev/null",
+        "npm test",
+    ] {
+        let v = verdict(line, true);
+        assert_eq!(v.outcome, approved, "{line}: {:?}", v.risk_reasons);
+        assert!(v.project_work, "{line}");
+        assert_eq!(v.confine, Confine::ProjectWork, "{line}");
+        // The agent running it itself: judgement alone, as before.
+        let v = verdict(line, false);
+        assert_eq!(v.outcome, Outcome::Ask, "{line} decide-only");
+        assert!(!v.project_work, "{line}");
+    }
+    for line in [
+        "python3 /tmp/x.py",
+        "./build.sh ../elsewhere/x",
+        "./build.sh --out=/tmp/x",
+        "python3 build.py > ../out.txt",
+        "python3 build.py $HOME",
+        "LD_PRELOAD=x.so python3 build.py",
+        "curl -o x https://example.com/",
+        "cat .env > copy.txt",
+        "echo x > .git/hooks/pre-commit",
+        "echo x > .mcp.json",
+        "rm -rf src",
+        "unknown-tool build",
+        "/usr/bin/python3 build.py",
+    ] {
+        let v = verdict(line, true);
+        assert!(
+            !v.project_work && v.outcome != approved,
+            "{line}: approved as project work: {v:?}"
+        );
+    }
+}
+
+/// What project work may do is what the kernel lets it: the project, the system and the
+/// toolchains to read (the project's secrets not), the project to write (its guard
+/// settings not), no network; as uid 65534, so only the kernel refuses.
+#[test]
+fn project_work_is_held_to_the_project_by_the_kernel() {
+    if !can_switch_uid("project_work_is_held_to_the_project_by_the_kernel") {
+        return;
+    }
+    let m = machine();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let pw = Confine::ProjectWork;
+    let r = m.run("./build.sh && cat src/out.txt", pw, true);
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert_eq!(r.stdout, "built\n");
+    m.refused(&format!("cat {}", m.decoy.display()), pw);
+    m.refused(&format!("cat {}", m.database.display()), pw);
+    m.refused("cat .env", pw);
+    let r = m.refused("echo x > ../stolen.txt", pw);
+    assert_ne!(r.exit_code, Some(0));
+    assert!(!m.dir.path().join("stolen.txt").exists());
+    m.refused("echo '[core] fsmonitor = x' >> .git/config", pw);
+    m.refused("mkdir -p .claude && echo {} > .claude/settings.json", pw);
+    let r = m.run(
+        &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))'"),
+        pw,
+        true,
+    );
+    assert_ne!(r.exit_code, Some(0), "connected: {r:?}");
+    assert!(
+        r.stderr.contains("Permission denied") || r.stderr.contains("PermissionError"),
+        "{r:?}"
+    );
+}
+
+/// The daemon, on its own uid: a project's script run through run mode is approved as
+/// project work, recorded so, and runs confined.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_runs_project_work_without_a_human_confined() {
+    if !can_switch_uid("the_daemon_runs_project_work_without_a_human_confined") {
+        return;
+    }
+    let m = machine();
+    let daemon_dir = m.dir.path().join("daemon");
+    std::fs::create_dir_all(&daemon_dir).unwrap();
+    chown_all(&daemon_dir);
+    let roots = m.dir.path().display().to_string();
+    let daemon = common::process::Process::start_with(
+        &daemon_dir,
+        &[("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", roots.as_str())],
+        common::process::Options {
+            as_user: Some((AGENT_UID, AGENT_GID)),
+            ..Default::default()
+        },
+    )
+    .await;
+    let (_, v) = daemon
+        .submit(&json!({"agent": "runner", "command": "./build.sh", "run": true, "cwd": m.project}))
+        .await;
+    assert_eq!(v["status"], "approved", "{v}");
+    assert_eq!(v["via"], "policy", "{v}");
+    assert_eq!(v["confinement"], "project-work", "{v}");
+    assert_eq!(v["result"]["exit_code"], 0, "{v}");
+    assert_eq!(
+        std::fs::read_to_string(m.project.join("src/out.txt")).unwrap(),
+        "built\n"
+    );
+    // Decide-only, the same command is the owner's to decide.
+    let (_, v) = daemon
+        .submit(
+            &json!({"agent": "runner", "command": "./build.sh", "cwd": m.project, "wait": false}),
+        )
+        .await;
+    assert_eq!(v["status"], "pending", "{v}");
+    // Project work runs as the daemon's user, an admin: what it runs may not use the
+    // admin socket (the kernel does not hold pathname sockets before Landlock ABI 9) to
+    // approve the request waiting above, or any.
+    let id = v["id"].as_str().unwrap().to_string();
+    let admin = common::config_for(&daemon.env).admin_socket;
+    let script = APPROVE_PY
+        .replace("SOCKET", &admin.display().to_string())
+        .replace("ID", &id);
+    std::fs::write(m.project.join("approve.py"), script).unwrap();
+    chown_all(&m.project.join("approve.py"));
+    let (_, v) = daemon
+        .submit(&json!({"agent": "runner", "command": "python3 approve.py", "run": true, "cwd": m.project}))
+        .await;
+    assert_eq!(v["confinement"], "project-work", "{v}");
+    assert!(
+        v["result"]["stdout"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(" 403 "),
+        "{v}"
+    );
+    let (_, stored) = execgate::client::Client::new(common::config_for(&daemon.env).socket)
+        .call(hyper::Method::GET, &format!("/v1/requests/{id}"), None)
+        .await
+        .unwrap();
+    assert_eq!(stored["status"], "pending", "{stored}");
+}
+
+/// A script that asks the admin socket to approve request ID, and prints the answer's
+/// status line.
+const APPROVE_PY: &str = r#"import socket
+s = socket.socket(socket.AF_UNIX)
+s.connect("SOCKET")
+body = b'{"decision": "allow-once"}'
+head = "POST /v1/requests/ID/decision HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+s.sendall(head.encode() + body)
+print(s.recv(4096).decode().split("\r\n")[0])
+"#;

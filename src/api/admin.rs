@@ -52,13 +52,29 @@ pub struct Decider {
 }
 
 /// Every admin route checks the peer's uid first; the socket's mode is the first wall,
-/// this is the second.
+/// this is the second. The third: no command execgate runs may use it, though it runs
+/// as the daemon's user, an admin (the kernel does not hold a pathname socket before
+/// Landlock ABI 9): a peer with `no_new_privs`, as every such command and all it starts
+/// has, is refused, and so is one that cannot be looked at. A process that took a
+/// refused peer's pid would have to be started by someone else: everything a confined
+/// command starts has `no_new_privs` too.
 async fn only_admins(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    let confined = match peer.pid {
+        Some(pid) => crate::sys::no_new_privs(pid).unwrap_or(true),
+        None => true,
+    };
+    if confined {
+        tracing::warn!(pid = ?peer.pid, "refused an admin peer with no_new_privs (or that cannot be looked at)");
+        return ApiError::forbidden(
+            "a process with no_new_privs (as every command execgate runs) may not use the admin socket",
+        )
+        .into_response();
+    }
     match peer.uid {
         Some(uid) if state.config().admin_uids.contains(&uid) => {
             request.extensions_mut().insert(Decider {

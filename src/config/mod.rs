@@ -151,7 +151,19 @@ pub struct PolicyConfig {
     /// tree that holds secret files (`.env`, keys) without a human: the owner accepts
     /// that the program may show them to the agent. Default: false (asked).
     pub tree_reads_over_secrets: bool,
+    /// The programs whose run inside the project is project work (its build and test
+    /// tools, its interpreters): run by execgate confined to the project with no
+    /// network, approved without a human (docs/decisions.md#project-work). Default:
+    /// [`PROJECT_TOOLS`]; `[]` turns project work off.
+    pub project_tools: Vec<String>,
 }
+
+/// The build and test tools and interpreters whose run inside the project is project
+/// work by default.
+pub const PROJECT_TOOLS: &[&str] = &[
+    "cargo", "make", "npm", "npx", "pnpm", "yarn", "node", "tsc", "python", "python3", "uv",
+    "pytest", "go", "bun", "deno", "jest", "vitest",
+];
 
 impl Default for PolicyConfig {
     fn default() -> Self {
@@ -163,6 +175,7 @@ impl Default for PolicyConfig {
             tools: ToolsConfig::default(),
             project_roots: vec![],
             tree_reads_over_secrets: false,
+            project_tools: PROJECT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
         }
     }
 }

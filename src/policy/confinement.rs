@@ -30,6 +30,67 @@ pub const GUARDED: &[&str] = &[
 /// Judged by the git gate like the repository's (`gitrepo`).
 const HOME_CONFIG: &[&str] = &[".gitconfig", ".config/git"];
 
+/// The credentials kept inside the toolchains' directories, which project work may read
+/// otherwise: never readable by it.
+const TOOLCHAIN_SECRETS: &[&str] = &[
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".cache/huggingface/token",
+    ".cache/huggingface/stored_tokens",
+    ".local/share/uv/credentials",
+];
+
+/// The most entries of a project looked at for its secrets; a bigger project cannot run
+/// as project work (its secrets could not all be hidden).
+const MAX_PROJECT_ENTRIES: usize = 200_000;
+
+/// Directories of other people's code and of build output, not searched for the
+/// project's secrets (docs/decisions.md#project-work says what that leaves).
+const NOT_SEARCHED: &[&str] = &[
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".git",
+];
+
+/// Every file under `root` the path policy takes for a secret (`.env`, keys, tokens),
+/// by name, symlinks not followed (a link's target is outside the grant, or found where
+/// it lies). Fails when the project is too big to look at whole.
+fn secrets_within(paths: &super::paths::Paths, root: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = todo.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| format!("cannot look for secrets in {}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry =
+                entry.map_err(|e| format!("cannot look for secrets in {}: {e}", dir.display()))?;
+            seen += 1;
+            if seen > MAX_PROJECT_ENTRIES {
+                return Err(format!(
+                    "the project holds more than {MAX_PROJECT_ENTRIES} entries: too many to find its secrets and hide them"
+                ));
+            }
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let secret = paths
+                .refusal(&path.to_string_lossy(), super::paths::Access::Read, None)
+                .is_some_and(|r| r.kind == super::paths::Kind::Secret);
+            if secret {
+                found.push(path);
+            } else if kind.is_dir() && !NOT_SEARCHED.iter().any(|n| entry.file_name() == **n) {
+                todo.push(path);
+            }
+        }
+    }
+    Ok(found)
+}
+
 /// Where a confined run happens, beyond what policy judged.
 pub struct Place<'a> {
     /// The run's `PATH`: where its programs are found, as the shell would.
@@ -102,16 +163,28 @@ impl Policy {
                 plan
             }
             Confine::ProjectWork => {
+                let Some(root) = &project else {
+                    return Err("project work runs only in a project".into());
+                };
                 let mut plan = Plan::base(Exec::Any, false);
-                plan.read.push(cwd.to_path_buf());
-                plan.read.extend(project.clone());
+                plan.read.push(root.clone());
                 plan.read.extend(toolchains);
-                plan.write.extend(writable.clone());
+                plan.write.push(root.clone());
+                // Its secrets are not read (UDP is not held: what it can read, it could
+                // send), nor the toolchains' credentials.
+                plan.hidden.extend(secrets_within(&settings.paths, root)?);
+                plan.hidden.extend(
+                    place
+                        .home
+                        .into_iter()
+                        .flat_map(|h| TOOLCHAIN_SECRETS.iter().map(move |s| h.join(s))),
+                );
                 plan
             }
         };
         plan.write.extend(place.tmp.map(Path::to_path_buf));
-        plan.hidden = settings.paths.own_paths().to_vec();
+        plan.hidden
+            .extend(settings.paths.own_paths().iter().cloned());
         if let Some(root) = &writable {
             plan.guarded = GUARDED.iter().map(|g| root.join(g)).collect();
         }

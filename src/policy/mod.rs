@@ -22,6 +22,7 @@ pub mod paths;
 pub mod progconfig;
 pub mod programs;
 pub mod project;
+mod project_work;
 pub mod risk;
 pub mod rules;
 pub mod shell;
@@ -135,6 +136,9 @@ pub struct Verdict {
     pub network: bool,
     /// How the kernel holds the command if execgate runs it (docs/decisions.md#confinement).
     pub confine: Confine,
+    /// Approved as project work: only because execgate runs it confined to the project
+    /// with no network (docs/decisions.md#project-work).
+    pub project_work: bool,
 }
 
 /// Everything policy needs, compiled once. The configuration (with what is compiled from
@@ -603,6 +607,7 @@ impl Policy {
             fallback_approves: false,
             network,
             confine: Confine::None,
+            project_work: false,
         };
         let deny = |v: &mut Verdict, reason: String| {
             v.outcome = Outcome::Deny { reason };
@@ -687,14 +692,53 @@ impl Policy {
         // Nor any program that reads configuration an agent may write (npm's `.npmrc`,
         // cargo's `.cargo/config.toml`, …) without reading it. Read for every plain
         // command: a human asked anyway is told what the configuration sets.
+        let mut gated = false;
         if plain && let Some(why) = progconfig::gate(&analysis, &understood, subject) {
             safe = false;
+            gated = true;
             verdict.rules_matched.clear();
             verdict.risk_reasons.push(why);
         }
         let allowlisted = !verdict.rules_matched.is_empty();
+        // Project work: what neither step approves, run by execgate confined to the
+        // project with no network, when its words keep to the project; never past the
+        // configuration gate (its refusal stands), and git's gate applies to it too.
+        if !safe
+            && !allowlisted
+            && !gated
+            && subject.run
+            && risk != Risk::Dangerous
+            && project_work::read_whole(&analysis)
+            && (plain || progconfig::gate(&analysis, &understood, subject).is_none())
+        {
+            let reading = project_work::Reading {
+                analysis: &analysis,
+                understood: &understood,
+                judged: &judged,
+            };
+            match project_work(settings, reading, subject) {
+                Ok(()) => match git_gate(&analysis, &understood, subject, None) {
+                    None => {
+                        verdict.project_work = true;
+                        safe = true;
+                    }
+                    Some(why) => verdict.risk_reasons.push(why),
+                },
+                Err(why) => verdict
+                    .risk_reasons
+                    .push(format!("not project work: {why}")),
+            }
+        }
 
         conclude(&mut verdict, config, allowlisted, safe, "allowlist rule");
+        if !matches!(
+            verdict.outcome,
+            Outcome::Approve {
+                by_allowlist: false
+            }
+        ) {
+            verdict.project_work = false;
+        }
         verdict
     }
 
@@ -750,6 +794,7 @@ impl Policy {
             fallback_approves: false,
             network: false,
             confine: Confine::None,
+            project_work: false,
         };
         let security = config.security_for(subject.agent);
         if security == Security::Deny {
@@ -939,6 +984,45 @@ fn project_of(
     project::of(subject.cwd, &roots, paths.homes(), uid)
 }
 
+/// Why `subject`, which execgate would run, is not project work, if it is not: its words
+/// must keep to its project (`project_work::why_not`), and execgate must be able to hold
+/// it there (docs/decisions.md#project-work).
+fn project_work(
+    settings: &Settings,
+    reading: project_work::Reading<'_>,
+    subject: Subject<'_>,
+) -> Result<(), String> {
+    let config = &settings.config;
+    if config.policy.project_tools.is_empty() {
+        return Err("policy.project_tools is empty".into());
+    }
+    if config.exec.confine == ConfineDefault::None {
+        return Err("exec.confine is `none`: nothing would hold it to the project".into());
+    }
+    if crate::confine::abi().is_none_or(|abi| abi < 4) {
+        return Err("this kernel cannot hold it to the project (Landlock ABI 4 or later)".into());
+    }
+    let Some(cwd) = subject.cwd else {
+        return Err("it has no working directory".into());
+    };
+    if !inside_roots(subject.cwd, &config.exec.allowed_cwd_roots) {
+        return Err("its working directory is not inside exec.allowed_cwd_roots".into());
+    }
+    let Some(root) = project_of(config, &settings.paths, subject) else {
+        return Err("it runs in no project".into());
+    };
+    match project_work::why_not(
+        &settings.paths,
+        reading,
+        &config.policy.project_tools,
+        cwd,
+        &root,
+    ) {
+        None => Ok(()),
+        Some(why) => Err(why),
+    }
+}
+
 /// How the kernel holds a command with this verdict if execgate runs it: a command
 /// approved as harmless (step 8) to what a harmless command does; anything else (a rule,
 /// a human, the owner's `full`) to `exec.confine`, with the network where the command's
@@ -956,6 +1040,7 @@ fn confinement(verdict: &Verdict, config: &Config, subject: Subject<'_>) -> Conf
         && config.security_for(subject.agent) != Security::Full;
     match config.exec.confine {
         ConfineDefault::None => Confine::None,
+        _ if verdict.project_work => Confine::ProjectWork,
         _ if harmless => Confine::Harmless,
         ConfineDefault::Workspace if verdict.network => Confine::WorkspaceNetwork,
         ConfineDefault::Workspace => Confine::Workspace,
