@@ -119,23 +119,33 @@ pub enum RuleSet {
     /// A typical owner's: globs `git *`, `pytest *`, `python -m pytest *`, `npm test *`,
     /// `cargo test *`; exact `make test`.
     Typical,
+    /// The typical rules, with every command run by execgate (run mode) in a project
+    /// inside `exec.allowed_cwd_roots`: where project work is approved, confined
+    /// (docs/decisions.md#project-work).
+    TypicalRun,
 }
 
 impl RuleSet {
-    pub const ALL: [RuleSet; 2] = [RuleSet::NoRules, RuleSet::Typical];
+    pub const ALL: [RuleSet; 3] = [RuleSet::NoRules, RuleSet::Typical, RuleSet::TypicalRun];
 
     pub fn name(self) -> &'static str {
         match self {
             RuleSet::NoRules => "no rules",
             RuleSet::Typical => "typical rules",
+            RuleSet::TypicalRun => "typical, run",
         }
+    }
+
+    /// Whether execgate runs the commands (run mode) rather than the agent.
+    pub fn run(self) -> bool {
+        self == RuleSet::TypicalRun
     }
 
     /// `(pattern, kind)` of every rule of the set.
     pub fn patterns(self) -> Vec<(&'static str, RuleKind)> {
         match self {
             RuleSet::NoRules => vec![],
-            RuleSet::Typical => TYPICAL.to_vec(),
+            RuleSet::Typical | RuleSet::TypicalRun => TYPICAL.to_vec(),
         }
     }
 
@@ -276,19 +286,29 @@ pub struct Bench {
     pub project: PathBuf,
     pub entries: Vec<Entry>,
     policies: Vec<(RuleSet, Policy)>,
-    judged: [OnceLock<Vec<Judged>>; 2],
+    judged: [OnceLock<Vec<Judged>>; 3],
 }
 
 impl Bench {
     /// Loads the corpus and makes the fixture project (`git` must be on PATH).
     pub fn new() -> Result<Bench, String> {
         let entries = load()?;
-        let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
+        // Beside the running executable (in cargo's target directory), not in /tmp: a
+        // project lies where no other user may write above it, as a real checkout does,
+        // else the configuration gate refuses every program that reads configuration
+        // from above the project (docs/decisions.md#configuration-gates).
+        let exe = std::env::current_exe().map_err(|e| format!("the running executable: {e}"))?;
+        let dir = tempfile::tempdir_in(exe.parent().unwrap_or(Path::new(".")))
+            .map_err(|e| format!("temp dir: {e}"))?;
         let project = make_project(dir.path(), &entries)?;
         let config = Arc::new(corpus::config(dir.path()));
+        let mut in_roots = corpus::config(dir.path());
+        in_roots.exec.allowed_cwd_roots = vec![dir.path().to_path_buf()];
+        let in_roots = Arc::new(in_roots);
         let policies = RuleSet::ALL
             .iter()
             .map(|&set| {
+                let config = if set.run() { &in_roots } else { &config };
                 let policy = Policy::new(config.clone()).map_err(|e| format!("policy: {e}"))?;
                 policy.set_rules(&set.rules());
                 Ok((set, policy))
@@ -299,7 +319,7 @@ impl Bench {
             project,
             entries,
             policies,
-            judged: [OnceLock::new(), OnceLock::new()],
+            judged: [OnceLock::new(), OnceLock::new(), OnceLock::new()],
         })
     }
 
@@ -325,7 +345,7 @@ impl Bench {
             session: None,
             command: CommandRef::Line(&line),
             cwd: Some(&self.project),
-            run: false,
+            run: set.run(),
             shell: None,
             uid: None,
         };
@@ -352,6 +372,7 @@ impl Bench {
         let slot = match set {
             RuleSet::NoRules => &self.judged[0],
             RuleSet::Typical => &self.judged[1],
+            RuleSet::TypicalRun => &self.judged[2],
         };
         slot.get_or_init(|| self.entries.iter().map(|e| self.judge(set, e)).collect())
     }
