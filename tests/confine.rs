@@ -294,9 +294,10 @@ fn read_only_refuses_every_write_and_workspace_keeps_to_the_project_and_off_its_
     // The cost of keeping the guard out of reach: nothing new at the project's top,
     // not even `sed -i`'s temporary file beside a top-level file.
     m.refused("sed -i s/beta/gamma/ a.txt", w);
-    // Its guard, git's directory, outside it, a new top-level entry: refused.
+    // Its guard, outside it, a new top-level entry: refused. (git's directory is git's
+    // to write for a command a human approved: `git add`; the git gate reads it before
+    // any git the agent runs, and project work may not write it.)
     for line in [
-        "echo '[core] fsmonitor = id' >> .git/config",
         "mkdir .github/hooks",
         "echo '{}' > .mcp.json",
         "mkdir .claude",
@@ -309,11 +310,6 @@ fn read_only_refuses_every_write_and_workspace_keeps_to_the_project_and_off_its_
         w,
     );
     assert!(!m.project.join(".github/hooks").exists() && !m.project.join(".mcp.json").exists());
-    assert!(
-        !std::fs::read_to_string(m.project.join(".git/config"))
-            .unwrap()
-            .contains("fsmonitor")
-    );
     // execgate's own files are out of reach even where everything else may be read.
     m.refused(&format!("cat {}", m.database.display()), w);
     // And no network: it was not the profile's, nor the owner's, to give.
@@ -500,9 +496,9 @@ fn the_confine_verb_holds_a_command_as_the_daemon_would() {
         std::fs::read_to_string(m.project.join("src/lib.txt")).unwrap(),
         "new\n"
     );
-    let out = confine(&["--workspace", "--", "touch .git/hooks/pre-commit"]);
+    let out = confine(&["--workspace", "--", "mkdir .github/hooks"]);
     assert!(!out.status.success(), "{out:?}");
-    assert!(!m.project.join(".git/hooks/pre-commit").exists());
+    assert!(!m.project.join(".github/hooks").exists());
     let out = confine(&["--network", "--", "true"]);
     assert_eq!(out.status.code(), Some(126), "{out:?}");
 }

@@ -118,6 +118,12 @@ async fn a_cwd_swapped_for_a_symlink_after_approval_changes_nothing() {
     assert!(d.in_run_queue("sleep 2", true).await, "sleep runs");
     sleep_runs.send(()).unwrap();
     assert!(d.in_run_queue("pwd", false).await, "pwd waits behind sleep");
+    // Running, in the queue's words, comes before the run is confined and started:
+    // the directory is moved only once `sleep` is a process.
+    assert!(
+        common::eventually(|| async { sleep_started() }).await,
+        "sleep 2 started"
+    );
     pwd_waits.send(()).unwrap();
     let (sleeping, swapped) = agent.await.unwrap();
     assert_eq!(sleeping.1["result"]["exit_code"], 0, "{}", sleeping.1);
@@ -696,4 +702,16 @@ async fn another_uid_does_not_get_a_late_answer_meant_for_this_one() {
         (&json!(id), &json!("approved")),
         "{mine}"
     );
+}
+
+/// Whether some process runs `sleep 2` (as its own program, or as `sh -c 'sleep 2'`).
+fn sleep_started() -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| c == b"sleep\x002\x00" || c.ends_with(b"-c\x00sleep 2\x00"))
+        })
 }

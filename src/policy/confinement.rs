@@ -14,7 +14,6 @@ use crate::model::{CommandRef, Confine, Shell};
 /// written by a confined command, whether or not they exist yet (docs/decisions.md,
 /// "The guard stays out of reach").
 pub const GUARDED: &[&str] = &[
-    ".git",
     ".claude",
     ".claude.json",
     ".codex",
@@ -24,6 +23,9 @@ pub const GUARDED: &[&str] = &[
     ".github/hooks",
     ".mcp.json",
 ];
+
+/// git's directory: guarded from project work (docs/decisions.md#the-guard-stays-out-of-reach).
+pub const GIT_DIR: &str = ".git";
 
 /// The user's own configuration of the programs a harmless command runs, read from the
 /// home: git's (user name, `safe.directory`), which git warns it cannot read otherwise.
@@ -187,6 +189,14 @@ impl Policy {
             .extend(settings.paths.own_paths().iter().cloned());
         if let Some(root) = &writable {
             plan.guarded = GUARDED.iter().map(|g| root.join(g)).collect();
+            // git's directory too, for project work, which nobody approved. A command
+            // a human or a rule approved may do git's own work (`git add`, `git
+            // commit`); what it could plant there (hooks, program-valued settings) the
+            // git gate reads before any git the agent runs itself, and every run
+            // neutralises.
+            if confine == Confine::ProjectWork {
+                plan.guarded.push(root.join(GIT_DIR));
+            }
         }
         Ok(Some(plan))
     }
@@ -287,8 +297,7 @@ mod tests {
         for g in GUARDED {
             let inside = format!("/p/{g}/x");
             assert!(
-                *g == ".git"
-                    || paths::guard_settings(&format!("/p/{g}")).is_some()
+                paths::guard_settings(&format!("/p/{g}")).is_some()
                     || paths::guard_settings(&inside).is_some(),
                 "{g} is no guard setting"
             );
