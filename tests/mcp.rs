@@ -414,6 +414,9 @@ async fn timeouts_default_and_given_kill_the_group_and_keep_the_output() {
     says_error(&r, "timed out after 100 ms");
     // A process left behind in the group dies with it.
     let pidfile = d.dir.path().join("child.pid");
+    // Made here: a confined command writes an existing file at the top of its
+    // directory, but may not add one (docs/decisions.md#the-guard-stays-out-of-reach).
+    std::fs::write(&pidfile, "").unwrap();
     let r = mcp
         .ok(
             "execute_command",
