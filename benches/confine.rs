@@ -20,6 +20,13 @@ use execgate::workdir::WorkDir;
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 const ROUNDS: usize = 300;
 
+fn rounds() -> usize {
+    std::env::var("CONFINE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(ROUNDS)
+}
+
 /// One run of `line` in `project`, timed from drawing its plan to its exit.
 async fn once(
     policy: &Policy,
@@ -44,14 +51,28 @@ async fn once(
         let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
         let place = Place {
             path: PATH,
-            tmp: Some(tmp),
+            tmp: (confine != Confine::Harmless).then_some(tmp),
             home: Some(Path::new(&home)),
         };
         let plan = policy
             .confinement_plan(&policy.settings(), subject, confine, &place)
             .expect("a plan")
             .expect("confined");
-        Some((confine, plan.prepare().expect("the kernel takes the plan")))
+        let drawn = start.elapsed();
+        // As run mode does: a plan with a private temporary directory is built each run.
+        let prepared = if confine == Confine::Harmless {
+            plan.prepare_cached()
+        } else {
+            plan.prepare()
+        }
+        .expect("the kernel takes the plan");
+        if std::env::var_os("CONFINE_BENCH_DEBUG").is_some() {
+            eprintln!(
+                "{confine}: drawn {drawn:?}, prepared {:?}",
+                start.elapsed() - drawn
+            );
+        }
+        Some((confine, prepared))
     };
     let spec = RunSpec {
         command: Command::Line(line.into()),
@@ -124,7 +145,10 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    println!("confine: Landlock ABI {abi}, {ROUNDS} rounds per command, interleaved");
+    println!(
+        "confine: Landlock ABI {abi}, {} rounds per command, interleaved",
+        rounds()
+    );
     let mut report = Vec::new();
     for line in ["true", "git status"] {
         let kinds = [Confine::None, Confine::Harmless, Confine::Workspace];
@@ -134,7 +158,7 @@ fn main() {
             for kind in kinds {
                 once(&policy, &project, &tmp, line, kind).await;
             }
-            for round in 0..ROUNDS {
+            for round in 0..rounds() {
                 // Rotate the order so that no kind always runs first.
                 for k in 0..kinds.len() {
                     let i = (k + round) % kinds.len();

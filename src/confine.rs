@@ -43,7 +43,7 @@ pub fn abi() -> Option<u8> {
 }
 
 /// What a confined command may execute.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Exec {
     /// Any program it can read.
     Any,
@@ -55,7 +55,7 @@ pub enum Exec {
 /// what lies beneath them; a grant on a file is on that file alone. A grant that holds a
 /// path it must not reach is split into grants on its entries, around that path
 /// (Landlock cannot take a subdirectory back from a grant).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Plan {
     /// Read files and list directories. Missing ones are skipped.
     pub read: Vec<PathBuf>,
@@ -109,6 +109,48 @@ impl Plan {
     /// piece, when the kernel has no Landlock, when its ABI cannot enforce the plan, or
     /// when a path the plan names cannot be opened.
     pub fn prepare(&self) -> Result<Prepared, String> {
+        self.build().map(|(prepared, _)| prepared)
+    }
+
+    /// [`Plan::prepare`], taken from the rulesets built before for the same plan when
+    /// what they were built from is unchanged: every directory split around a path the
+    /// plan avoids (listed then: its inode, mtime and ctime, which an entry added,
+    /// removed or renamed in it changes), every path it grants (the same inode), and
+    /// where each avoided path leads. A ruleset is grants on inodes, so what changed
+    /// since in a directory it grants whole changes nothing. Only for plans that do not
+    /// depend on what lies in a granted directory beyond those listings (not project
+    /// work, whose secrets are looked for each run). The kernel stamps a directory's
+    /// times with a clock that may tick every few milliseconds: a change within the same
+    /// tick as the listing may go unseen, and then the old grants stand, which grant
+    /// nothing the new entry is (a grant on an entry follows its inode, and what was not
+    /// listed is not granted).
+    pub fn prepare_cached(&self) -> Result<Prepared, String> {
+        static CACHE: std::sync::Mutex<Vec<(Plan, Prepared, Vec<Stamp>)>> =
+            std::sync::Mutex::new(Vec::new());
+        let hit = {
+            let cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+            cache
+                .iter()
+                .find(|(plan, _, _)| plan == self)
+                .map(|(_, prepared, stamps)| (prepared.clone(), stamps.clone()))
+        };
+        if let Some((prepared, stamps)) = hit
+            && stamps.iter().all(Stamp::holds)
+        {
+            return Ok(prepared);
+        }
+        let (prepared, stamps) = self.build()?;
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        cache.retain(|(plan, _, _)| plan != self);
+        if cache.len() >= CACHED_PLANS {
+            cache.remove(0);
+        }
+        cache.push((self.clone(), prepared.clone(), stamps));
+        Ok(prepared)
+    }
+
+    /// The ruleset, and what it was built from ([`Plan::prepare_cached`]).
+    fn build(&self) -> Result<(Prepared, Vec<Stamp>), String> {
         let Some(abi) = abi() else {
             return Err("this kernel has no Landlock (or it is not enabled at boot)".into());
         };
@@ -176,10 +218,21 @@ impl Plan {
         let hidden = canonical(&self.hidden);
         let mut unwritable = hidden.clone();
         unwritable.extend(canonical(&self.guarded));
+        let mut stamps: Vec<Stamp> = self
+            .hidden
+            .iter()
+            .chain(&self.guarded)
+            .map(|p| Stamp::leads(p))
+            .collect();
         for p in &self.read {
+            stamps.push(Stamp::leads(p));
             // What does not exist cannot be read: nothing to grant.
             let Ok(p) = p.canonicalize() else { continue };
+            stamps.push(Stamp::of(&p));
             for (g, whole) in around(&p, &hidden).map_err(|e| failed("cannot plan reads", &e))? {
+                if !whole {
+                    stamps.push(Stamp::of(&g));
+                }
                 // A directory on the way to a hidden path may be listed, not read.
                 let access = if whole {
                     read | exec_anywhere
@@ -190,12 +243,17 @@ impl Plan {
             }
         }
         for p in &self.write {
+            stamps.push(Stamp::leads(p));
             let p = p
                 .canonicalize()
                 .map_err(|e| format!("cannot open {}: {e}", p.display()))?;
+            stamps.push(Stamp::of(&p));
             for (g, whole) in
                 around(&p, &unwritable).map_err(|e| failed("cannot plan writes", &e))?
             {
+                if !whole {
+                    stamps.push(Stamp::of(&g));
+                }
                 if whole {
                     grant(&g, read | write | exec_anywhere, g != p)?;
                 }
@@ -224,7 +282,50 @@ impl Plan {
         }
         let fd: Option<OwnedFd> = created.into();
         let fd = fd.ok_or("the kernel did not create the ruleset")?;
-        Ok(Prepared { fd: Arc::new(fd) })
+        Ok((Prepared { fd: Arc::new(fd) }, stamps))
+    }
+}
+
+/// How many prepared rulesets [`Plan::prepare_cached`] keeps.
+const CACHED_PLANS: usize = 32;
+
+/// What a ruleset was built from, at one path: where the path led, or the inode there
+/// with its times ([`Plan::prepare_cached`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Stamp {
+    /// Where `path` resolved (None: it did not).
+    Leads(PathBuf, Option<PathBuf>),
+    /// The inode at `path` (not followed), with its mtime and ctime in nanoseconds.
+    At(PathBuf, Option<(u64, u64, i64, i64, i64, i64)>),
+}
+
+impl Stamp {
+    fn leads(path: &Path) -> Stamp {
+        Stamp::Leads(path.to_path_buf(), path.canonicalize().ok())
+    }
+
+    fn of(path: &Path) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        let seen = std::fs::symlink_metadata(path).ok().map(|m| {
+            (
+                m.dev(),
+                m.ino(),
+                m.mtime(),
+                m.mtime_nsec(),
+                m.ctime(),
+                m.ctime_nsec(),
+            )
+        });
+        Stamp::At(path.to_path_buf(), seen)
+    }
+
+    /// Whether the path is as it was.
+    fn holds(&self) -> bool {
+        let now = match self {
+            Stamp::Leads(path, _) => Stamp::leads(path),
+            Stamp::At(path, _) => Stamp::of(path),
+        };
+        now == *self
     }
 }
 
@@ -253,6 +354,13 @@ fn canonical(paths: &[PathBuf]) -> Vec<PathBuf> {
 /// The dynamic loaders a program may name as its interpreter, where the system keeps
 /// them (`/lib64/ld-linux-x86-64.so.2` and the multiarch directories).
 fn loaders() -> Vec<PathBuf> {
+    // Listed once: /usr/lib holds thousands of entries, and the loaders do not move
+    // while the daemon runs (one gone since is skipped when granted).
+    static LOADERS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    LOADERS.get_or_init(find_loaders).clone()
+}
+
+fn find_loaders() -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in ["/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64"] {
         let mut dirs = vec![PathBuf::from(dir)];

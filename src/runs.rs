@@ -216,9 +216,22 @@ impl Runs {
                 tmp: tmp_path.as_deref(),
                 home: home.as_deref(),
             };
+            // A plan with the run's own temporary directory is built for the run; any
+            // other is taken from those built before while what it was built from
+            // stands (`Plan::prepare_cached`); project work looks for secrets each run.
+            let cacheable = place.tmp.is_none() && confine != Confine::ProjectWork;
             let prepared = policy
                 .confinement_plan(&policy.settings(), subject, confine, &place)
-                .and_then(|plan| plan.map(|p| p.prepare()).transpose());
+                .and_then(|plan| {
+                    plan.map(|p| {
+                        if cacheable {
+                            p.prepare_cached()
+                        } else {
+                            p.prepare()
+                        }
+                    })
+                    .transpose()
+                });
             (refusal, git_neutralised(repo, &env_now), Some(prepared))
         })
         .await;

@@ -106,15 +106,6 @@ pub fn mkfifo(path: &Path) {
     );
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_user_database_gives_roots_home_and_nothing_for_a_stranger() {
-        assert!(super::home_of(0).is_some_and(|h| h.is_absolute()));
-        assert_eq!(super::home_of(u32::MAX - 7), None);
-    }
-}
-
 /// Whether process `pid` runs with `no_new_privs` set (`NoNewPrivs: 1` in its
 /// `/proc/PID/status`), as every command execgate runs does. An error when the process
 /// cannot be looked at (gone, or /proc hidden).
@@ -125,4 +116,13 @@ pub fn no_new_privs(pid: i32) -> io::Result<bool> {
         .find_map(|l| l.strip_prefix("NoNewPrivs:"))
         .map(|v| v.trim() == "1")
         .ok_or_else(|| io::Error::other("no NoNewPrivs line in /proc/PID/status"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_user_database_gives_roots_home_and_nothing_for_a_stranger() {
+        assert!(super::home_of(0).is_some_and(|h| h.is_absolute()));
+        assert_eq!(super::home_of(u32::MAX - 7), None);
+    }
 }

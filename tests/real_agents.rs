@@ -338,9 +338,12 @@ async fn a_late_approval_reaches_the_same_call_made_again(agent: Agent) {
 /// (every tool) do, and ask the owner a first time.
 async fn execgate_mcp_asks_the_owner_once(agent: Agent) {
     let d = TestDaemon::start(&[]).await;
-    let command = "touch marker-mcp";
+    // Under `out/`: execgate runs it confined to the project, where nothing new may be
+    // made at the top (docs/decisions.md#the-guard-stays-out-of-reach).
+    let command = "touch out/marker-mcp";
     let script = agent.mcp_call("execute_command", json!({ "command": command }));
     let mut run = AgentRun::new(agent, &d, script).await;
+    std::fs::create_dir_all(run.project.join("out")).unwrap();
     run.add_execgate_mcp(&d).await;
     let mut running = start(&run);
     let Some(first) = pending(&d, &mut running, command).await else {
@@ -350,7 +353,7 @@ async fn execgate_mcp_asks_the_owner_once(agent: Agent) {
             running.finish().await.describe()
         );
     };
-    assert!(!run.project.join("marker-mcp").exists());
+    assert!(!run.project.join("out/marker-mcp").exists());
     let said = d.cli(&["approve", &first.short_id]).await;
     assert!(said.status.success(), "{said:?}");
     // A second question for the same call: answered no, so that the agent ends now.
@@ -367,7 +370,7 @@ async fn execgate_mcp_asks_the_owner_once(agent: Agent) {
     let out = running.finish().await;
     assert_ran_the_script(&run, &out);
     assert!(
-        run.project.join("marker-mcp").exists(),
+        run.project.join("out/marker-mcp").exists(),
         "{}: the approved command did not run: {}",
         agent.word(),
         out.describe()
