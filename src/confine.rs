@@ -215,8 +215,15 @@ impl Plan {
             Exec::Any => AccessFs::Execute.into(),
             Exec::Only(_) => BitFlags::EMPTY,
         };
-        let hidden = canonical(&self.hidden);
-        let mut unwritable = hidden.clone();
+        // Reads are split only around hidden paths that exist: what is not there cannot
+        // be read, and a directory split for nothing costs a grant per entry. Writes
+        // keep clear of those not made yet too (they must stay unmade).
+        let hidden: Vec<PathBuf> = self
+            .hidden
+            .iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        let mut unwritable = canonical(&self.hidden);
         unwritable.extend(canonical(&self.guarded));
         let mut stamps: Vec<Stamp> = self
             .hidden

@@ -185,8 +185,6 @@ impl Policy {
             }
         };
         plan.write.extend(place.tmp.map(Path::to_path_buf));
-        plan.hidden
-            .extend(settings.paths.own_paths().iter().cloned());
         if let Some(root) = &writable {
             plan.guarded = GUARDED.iter().map(|g| root.join(g)).collect();
             // git's directory too, for project work, which nobody approved. A command
@@ -196,6 +194,17 @@ impl Policy {
             // neutralises.
             if confine == Confine::ProjectWork {
                 plan.guarded.push(root.join(GIT_DIR));
+            }
+        }
+        // execgate's own files are neither read nor written; its program only not
+        // written (it is no secret, and hiding it would split its directory, often a
+        // big one, into a grant per entry).
+        let exe = std::env::current_exe().ok();
+        for own in settings.paths.own_paths() {
+            if exe.as_ref() == Some(own) {
+                plan.guarded.push(own.clone());
+            } else {
+                plan.hidden.push(own.clone());
             }
         }
         Ok(Some(plan))
@@ -275,16 +284,54 @@ fn exec_dirs(program: &str, prefix: &str, path: &str) -> Vec<PathBuf> {
         }
     }
     for dir in path.split(':').filter(|d| d.starts_with('/')) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            if e.file_name().to_string_lossy().starts_with(prefix) {
-                out.push(e.path());
-            }
-        }
+        out.extend(named_in(Path::new(dir), prefix));
     }
     out
+}
+
+/// The entries of `dir` whose names start with `prefix`: listed again only when the
+/// directory changed (its inode, mtime or ctime), since `/usr/bin` holds thousands and
+/// every harmless run asks.
+fn named_in(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    use std::collections::HashMap;
+    use std::os::unix::fs::MetadataExt;
+    type Listing = ((u64, u64, i64, i64, i64, i64), Vec<PathBuf>);
+    static LISTED: std::sync::Mutex<Option<HashMap<(PathBuf, String), Listing>>> =
+        std::sync::Mutex::new(None);
+    let Ok(m) = std::fs::metadata(dir) else {
+        return Vec::new();
+    };
+    let stamp = (
+        m.dev(),
+        m.ino(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    );
+    let key = (dir.to_path_buf(), prefix.to_owned());
+    if let Some((seen, names)) = LISTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .get(&key)
+        && *seen == stamp
+    {
+        return names.clone();
+    }
+    let names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .map(|e| e.path())
+        .collect();
+    LISTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(key, (stamp, names.clone()));
+    names
 }
 
 #[cfg(test)]
