@@ -708,3 +708,39 @@ head = "POST /v1/requests/ID/decision HTTP/1.1\r\nHost: x\r\nContent-Type: appli
 s.sendall(head.encode() + body)
 print(s.recv(4096).decode().split("\r\n")[0])
 "#;
+
+/// What a human or a rule approves keeps the network where the command runs code its
+/// profile cannot read (a test suite's loopback server, an install's registry), or
+/// reaches it by its words; a command whose every effect is known to stay on disk has
+/// none.
+#[test]
+fn an_approved_command_keeps_the_network_only_where_it_may_need_it() {
+    let m = machine_for(false);
+    let confined = |line: &str| {
+        m.policy
+            .evaluate(
+                Subject {
+                    agent: "agent",
+                    session: None,
+                    command: CommandRef::Line(line),
+                    cwd: Some(&m.project),
+                    run: true,
+                    shell: None,
+                    uid: None,
+                },
+                chrono::Utc::now(),
+            )
+            .network
+    };
+    for line in [
+        "cargo test",
+        "npm install",
+        "curl -o x https://example.com/",
+        "unknown-tool",
+    ] {
+        assert!(confined(line), "{line}: no network");
+    }
+    for line in ["tee b.txt", "cp a.txt b.txt", "rm a.txt", "sed -i s/a/b/ a.txt"] {
+        assert!(!confined(line), "{line}: network");
+    }
+}

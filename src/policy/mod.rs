@@ -131,8 +131,9 @@ pub struct Verdict {
     /// What a timeout turns this request into, per `approval.ask_fallback`.
     pub fallback_approves: bool,
     /// Whether a program of the command reaches the network by what its profile says,
-    /// or has no profile to say it does not: what a confinement that follows the
-    /// command's profile allows.
+    /// runs code its profile cannot read (the project's, an install's), or has no
+    /// profile to say it does not: what a confinement that follows the command's
+    /// profile allows.
     pub network: bool,
     /// How the kernel holds the command if execgate runs it (docs/decisions.md#confinement).
     pub confine: Confine,
@@ -590,11 +591,19 @@ impl Policy {
                 }
             }
         }
+        // Code a profile cannot read (the project's tests, an install's scripts, a
+        // script) may reach the network as a matter of course (a test server on
+        // loopback, the registry): what a human or a rule approves to run keeps it.
         let network = understood.iter().any(|u| {
             !u.profiled
-                || u.findings
-                    .iter()
-                    .any(|f| matches!(f.effect, programs::Effect::Net(_)))
+                || u.findings.iter().any(|f| {
+                    matches!(
+                        f.effect,
+                        programs::Effect::Net(_)
+                            | programs::Effect::Project(_)
+                            | programs::Effect::Code(_)
+                    )
+                })
         });
         let mut verdict = Verdict {
             outcome: Outcome::Ask,
