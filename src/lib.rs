@@ -47,8 +47,9 @@
 //!   through one writer thread that commits concurrent writes together (group commit).
 //! - [`transport`]: putting requests in front of a human (Telegram and Matrix, at once
 //!   when both are configured; the console when no chat is), the chat grammar every
-//!   transport shares, the message every chat shows (`transport::card`), and which chat
-//!   message shows which request (`transport::posted`). The Matrix transport
+//!   transport shares, the message every chat shows (`transport::card`), which chat
+//!   message shows which request (`transport::posted`), and how every chat lives through
+//!   its service's outages (`transport::health`: one backoff, an outage logged once). The Matrix transport
 //!   (`transport::matrix`) keeps its own device and end-to-end encryption keys.
 //! - [`render`] and [`text`]: the text a human reads about a request, and the helpers
 //!   that make an agent's text visible and clip it, shared by every front.

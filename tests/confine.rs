@@ -740,7 +740,12 @@ fn an_approved_command_keeps_the_network_only_where_it_may_need_it() {
     ] {
         assert!(confined(line), "{line}: no network");
     }
-    for line in ["tee b.txt", "cp a.txt b.txt", "rm a.txt", "sed -i s/a/b/ a.txt"] {
+    for line in [
+        "tee b.txt",
+        "cp a.txt b.txt",
+        "rm a.txt",
+        "sed -i s/a/b/ a.txt",
+    ] {
         assert!(!confined(line), "{line}: network");
     }
 }

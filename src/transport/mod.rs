@@ -9,6 +9,7 @@ pub mod card;
 pub mod console;
 pub mod deliveries;
 pub mod grammar;
+pub mod health;
 pub mod matrix;
 pub mod posted;
 pub mod telegram;

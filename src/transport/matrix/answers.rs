@@ -349,7 +349,7 @@ async fn reply(ctx: &Context, to: &OwnedEventId, text: &str) {
     let mut content = RoomMessageEventContent::notice_plain(text);
     content.relates_to = Some(Relation::Reply(Reply::new(InReplyTo::new(to.clone()))));
     let txn = matrix_sdk::ruma::TransactionId::new();
-    let mut backoff = super::Backoff::new();
+    let mut backoff = crate::transport::health::Backoff::new();
     for attempt in 1..=3 {
         let Some(room) = ctx.room.borrow().clone() else {
             tracing::warn!("not in matrix.room_id; dropping a reply");
@@ -365,7 +365,7 @@ async fn reply(ctx: &Context, to: &OwnedEventId, text: &str) {
             }
             Err(e) => {
                 ctx.failed("sending a reply", &e.to_string());
-                backoff.wait(ctx, &e).await;
+                backoff.wait(ctx.wait_for(&e), &ctx.health).await;
             }
         }
     }

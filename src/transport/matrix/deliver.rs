@@ -12,11 +12,12 @@ use matrix_sdk::ruma::events::room::message::{ReplacementMetadata, RoomMessageEv
 use matrix_sdk::ruma::{OwnedEventId, TransactionId};
 use tokio::time::Instant;
 
-use super::{Backoff, Context};
+use super::Context;
 use crate::model::Record;
 use crate::transport::Left;
 use crate::transport::card::{self, Card};
 use crate::transport::deliveries::{self, Done, outcome, over, remember};
+use crate::transport::health::Backoff;
 use crate::transport::posted::Target;
 
 /// How long an edit keeps being retried through an outage before it is given up.
@@ -126,7 +127,7 @@ async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<(Room, 
                         tracing::warn!(short_id = %record.short_id, "request ended before its Matrix message could be posted");
                         return None;
                     }
-                    _ = backoff.wait(ctx, &e) => {}
+                    _ = backoff.wait(ctx.wait_for(&e), &ctx.health) => {}
                 }
             }
         }
@@ -178,7 +179,7 @@ async fn edit(ctx: &Context, event: &OwnedEventId, last: &Record) {
             }
             Err(e) => {
                 ctx.failed("editing a message", &e.to_string());
-                backoff.wait(ctx, &e).await;
+                backoff.wait(ctx.wait_for(&e), &ctx.health).await;
             }
         }
     }

@@ -24,7 +24,7 @@ use matrix_sdk::ruma::api::error::{ErrorKind, RetryAfter};
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
 use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomId, TransactionId, UserId};
 use matrix_sdk::{Client, Room, RoomState};
-use tokio::sync::{Notify, broadcast, mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -33,6 +33,7 @@ use crate::config::{MatrixConfig, ReactionMap, Secret};
 use crate::shutdown::Shutdown;
 use crate::transport::Left;
 use crate::transport::deliveries::Deliveries;
+use crate::transport::health::{Backoff, Health};
 use crate::transport::posted::Posted;
 use session::Ended;
 
@@ -78,11 +79,8 @@ struct Context {
     /// Our approval messages and posts in flight, for answers that come before the store
     /// knows the message.
     posted: Posted<OwnedEventId>,
-    /// True while calls fail, so an outage is logged once, not once per call.
-    failing: AtomicBool,
-    /// Woken when a call succeeds after failures: whoever waits out a backoff retries at
-    /// once instead of sleeping through the homeserver's return.
-    recovered: Notify,
+    /// Outages, logged once, and the backoff's early wake when the homeserver is back.
+    health: Health,
     /// No message is sent before this instant: the homeserver's last `retry_after`.
     paused_until: Mutex<Option<Instant>>,
     /// Set once the owner was told the bot cannot enter the room, so the advice is given
@@ -132,8 +130,7 @@ impl Matrix {
             approvals,
             room: watch::Sender::new(None),
             posted: Posted::new(),
-            failing: AtomicBool::new(false),
-            recovered: Notify::new(),
+            health: Health::new("Matrix", "the Matrix homeserver"),
             paused_until: Mutex::new(None),
             room_warned: AtomicBool::new(false),
             one_send: tokio::sync::Mutex::new(()),
@@ -236,7 +233,7 @@ async fn connect(
             Ended::Shutdown => return,
             Ended::Unreachable(why) => {
                 ctx.failed("connecting", &why);
-                backoff.next()
+                backoff.step()
             }
             Ended::Refused(why) => {
                 tracing::error!(
@@ -307,7 +304,7 @@ async fn sync(
                     return ended;
                 }
                 ctx.failed("/sync", &e.to_string());
-                let wait = ctx.wait_for(&e).unwrap_or_else(|| backoff.next());
+                let wait = ctx.wait_for(&e).unwrap_or_else(|| backoff.step());
                 tokio::select! {
                     _ = shutdown.recv() => return Ended::Shutdown,
                     _ = tokio::time::sleep(wait) => {}
@@ -377,23 +374,12 @@ async fn enter_room(ctx: &Context, client: &Client) {
 }
 
 impl Context {
-    /// Logs a failed call: the first failure of an outage as a warning, the rest quietly.
     fn failed(&self, what: &str, error: &str) {
-        if self.failing.swap(true, Ordering::Relaxed) {
-            tracing::debug!(error, "Matrix {what} failed");
-        } else {
-            tracing::warn!(
-                error,
-                "Matrix {what} failed; retrying with backoff. Requests that need a human wait and expire as usual"
-            );
-        }
+        self.health.failed(what, &error);
     }
 
     fn succeeded(&self) {
-        if self.failing.swap(false, Ordering::Relaxed) {
-            tracing::info!("the Matrix homeserver answers again");
-            self.recovered.notify_waiters();
-        }
+        self.health.succeeded();
     }
 
     fn is_owner(&self, user: &UserId) -> bool {
@@ -445,39 +431,6 @@ impl Context {
         let until = *self.paused_until.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(until) = until {
             tokio::time::sleep_until(until).await;
-        }
-    }
-}
-
-/// Exponential backoff with jitter, for failures that say nothing of when to come back.
-struct Backoff {
-    next: Duration,
-}
-
-impl Backoff {
-    const FIRST: Duration = Duration::from_millis(500);
-    const MAX: Duration = Duration::from_secs(30);
-
-    fn new() -> Backoff {
-        Backoff { next: Self::FIRST }
-    }
-
-    fn next(&mut self) -> Duration {
-        let step = self.next;
-        self.next = (self.next * 2).min(Self::MAX);
-        step.mul_f64(rand::random_range(0.8..1.2))
-    }
-
-    /// Waits out a failed call: the homeserver's `retry_after` in full, anything else
-    /// until the next step, or until another call gets through.
-    async fn wait(&mut self, ctx: &Context, e: &matrix_sdk::Error) {
-        if let Some(wait) = ctx.wait_for(e) {
-            return tokio::time::sleep(wait).await;
-        }
-        let wait = self.next();
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = ctx.recovered.notified() => {}
         }
     }
 }

@@ -10,9 +10,10 @@ use teloxide::types::{LinkPreviewOptions, MessageId, ParseMode};
 use teloxide::{ApiError, RequestError};
 use tokio::time::Instant;
 
-use super::{Backoff, Context, message};
+use super::{Context, message};
 use crate::model::Record;
 use crate::transport::deliveries::{self, Done, outcome, over, remember};
+use crate::transport::health::Backoff;
 use crate::transport::posted::Target;
 use crate::transport::{Left, card};
 
@@ -109,7 +110,7 @@ async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<Message
                         tracing::warn!(short_id = %record.short_id, "request ended before its Telegram message could be posted");
                         return None;
                     }
-                    _ = backoff.wait(ctx, &e) => {}
+                    _ = backoff.wait(ctx.told(&e), &ctx.health) => {}
                 }
             }
         }
@@ -158,7 +159,7 @@ async fn edit(ctx: &Context, posted: MessageId, last: &Record) {
             return;
         }
         ctx.failed("editMessageText", &e);
-        backoff.wait(ctx, &e).await;
+        backoff.wait(ctx.told(&e), &ctx.health).await;
         if Instant::now() > give_up {
             tracing::warn!(short_id = %last.short_id, "gave up updating the request's Telegram message after an hour of failures");
             return;

@@ -18,14 +18,14 @@ pub mod message;
 mod updates;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use teloxide::prelude::*;
 use teloxide::types::{BotCommand, Me};
 use teloxide::{ApiError, RequestError};
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
 use crate::approvals::{Approvals, Event};
@@ -33,6 +33,7 @@ use crate::config::ReactionMap;
 use crate::config::{Secret, TelegramConfig};
 use crate::shutdown::Shutdown;
 use crate::transport::deliveries::Deliveries;
+use crate::transport::health::Health;
 use crate::transport::posted::Posted;
 use limiter::Limiter;
 use teloxide::types::MessageId;
@@ -63,11 +64,8 @@ struct Context {
     me: OnceLock<Me>,
     /// Custom emoji id → the emoji it stands for, from `getCustomEmojiStickers`.
     custom_emoji: Mutex<HashMap<String, Option<String>>>,
-    /// True while calls fail, so an outage is logged once, not once per call.
-    failing: AtomicBool,
-    /// Woken when a call succeeds after failures: whoever waits out a backoff retries at
-    /// once instead of sleeping through the API's return.
-    recovered: Notify,
+    /// Outages, logged once, and the backoff's early wake when the API is back.
+    health: Health,
     /// Where the next getUpdates starts: past every update handled or skipped so far.
     /// Kept here, not in the poller, so a poller restarted after a panic does not meet
     /// the update that panicked it again.
@@ -115,8 +113,7 @@ impl Telegram {
             token,
             me: OnceLock::new(),
             custom_emoji: Mutex::new(HashMap::new()),
-            failing: AtomicBool::new(false),
-            recovered: Notify::new(),
+            health: Health::new("Telegram", "the Telegram Bot API"),
             offset: AtomicI32::new(0),
             posted: Posted::new(),
         });
@@ -235,65 +232,27 @@ impl Context {
         e.to_string().replace(self.token.expose(), "<token>")
     }
 
-    /// Logs a failed call: the first failure of an outage as a warning, the rest quietly.
+    /// Logs a failed call (the token cut out).
     fn failed(&self, what: &str, e: &RequestError) {
-        if self.failing.swap(true, Ordering::Relaxed) {
-            tracing::debug!(error = %self.scrub(e), "Telegram {what} failed");
-        } else {
-            tracing::warn!(error = %self.scrub(e), "Telegram {what} failed; retrying with backoff");
-        }
+        self.health.failed(what, &self.scrub(e));
     }
 
     fn succeeded(&self) {
-        if self.failing.swap(false, Ordering::Relaxed) {
-            tracing::info!("the Telegram Bot API answers again");
-            self.recovered.notify_waiters();
-        }
+        self.health.succeeded();
+    }
+
+    /// How long Telegram said to wait after `e` (flood control), which also pauses
+    /// every other sender; None for any other failure.
+    fn told(&self, e: &RequestError) -> Option<Duration> {
+        let RequestError::RetryAfter(secs) = e else {
+            return None;
+        };
+        let wait = secs.duration();
+        self.limiter.pause(wait);
+        Some(wait)
     }
 
     fn is_owner(&self, user: &teloxide::types::User) -> bool {
         !user.is_bot && self.owners.contains(&user.id)
-    }
-}
-
-/// Exponential backoff with jitter, for calls that failed for reasons other than flood
-/// control (which says exactly how long to wait).
-struct Backoff {
-    next: Duration,
-}
-
-impl Backoff {
-    const FIRST: Duration = Duration::from_millis(500);
-    const MAX: Duration = Duration::from_secs(30);
-
-    fn new() -> Backoff {
-        Backoff { next: Self::FIRST }
-    }
-
-    /// How long to wait after `e`: Telegram's `retry_after` when it gave one (which also
-    /// pauses every other sender), else the next step of the backoff.
-    fn after(&mut self, ctx: &Context, e: &RequestError) -> Duration {
-        if let RequestError::RetryAfter(secs) = e {
-            let wait = secs.duration();
-            ctx.limiter.pause(wait);
-            return wait;
-        }
-        let step = self.next;
-        self.next = (self.next * 2).min(Self::MAX);
-        let jitter = rand::random_range(0.8..1.2);
-        step.mul_f64(jitter)
-    }
-
-    /// Waits out a failed call. Flood control is waited out in full; any other failure
-    /// ends early when another call gets through.
-    async fn wait(&mut self, ctx: &Context, e: &RequestError) {
-        let wait = self.after(ctx, e);
-        if matches!(e, RequestError::RetryAfter(_)) {
-            return tokio::time::sleep(wait).await;
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = ctx.recovered.notified() => {}
-        }
     }
 }

@@ -23,10 +23,11 @@ use tokio::sync::Semaphore;
 
 use super::deliver::external_id;
 use super::fetch::{self, Read};
-use super::{Backoff, Context, message};
+use super::{Context, message};
 use crate::model::{Answer, Via};
 use crate::shutdown::Shutdown;
 use crate::transport::grammar::{self, ChatCommand};
+use crate::transport::health::Backoff;
 use crate::transport::posted::Target;
 use crate::transport::{answer, card, listing, named_request};
 
@@ -69,7 +70,7 @@ pub async fn poll(ctx: Arc<Context>, mut shutdown: Shutdown) {
                 ctx.failed("getMe", &e);
                 tokio::select! {
                     _ = shutdown.recv() => return,
-                    _ = backoff.wait(&ctx, &e) => {}
+                    _ = backoff.wait(ctx.told(&e), &ctx.health) => {}
                 }
             }
         }
@@ -154,7 +155,7 @@ pub async fn poll(ctx: Arc<Context>, mut shutdown: Shutdown) {
                 ctx.failed("getUpdates", &e);
                 tokio::select! {
                     _ = shutdown.recv() => break,
-                    _ = backoff.wait(&ctx, &e) => {}
+                    _ = backoff.wait(ctx.told(&e), &ctx.health) => {}
                 }
             }
         }
@@ -561,7 +562,7 @@ async fn reply(ctx: &Context, to: MessageId, text: &str) {
             }
             Err(e) => {
                 ctx.failed("sendMessage (reply)", &e);
-                backoff.wait(ctx, &e).await;
+                backoff.wait(ctx.told(&e), &ctx.health).await;
             }
         }
     }
