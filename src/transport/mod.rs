@@ -6,6 +6,7 @@
 //! exactly-once; a transport only decides *who* may answer.
 
 pub mod card;
+pub mod chat;
 pub mod console;
 pub mod deliveries;
 pub mod grammar;

@@ -1,27 +1,23 @@
-//! One request's message, from post to final edit. Posting is retried (with backoff,
-//! honouring `retry_after`) for as long as the request is pending, under one transaction
-//! id, so a retry of a send that did land is not posted twice; once the request ends,
-//! the message is replaced (`m.replace`) by one that says how, whoever ended it.
-
-use std::time::Duration;
+//! Matrix as a chat of the driver (`transport::chat`): its messages are
+//! `matrix:ROOM:EVENT`, posted in the room under one transaction id for every retry (so
+//! a retry of a send that did land is not posted twice), and replaced (`m.replace`) by
+//! one that says how the request ended.
 
 use chrono::Utc;
 use matrix_sdk::Room;
 use matrix_sdk::ruma::events::Mentions;
 use matrix_sdk::ruma::events::room::message::{ReplacementMetadata, RoomMessageEventContent};
-use matrix_sdk::ruma::{OwnedEventId, TransactionId};
-use tokio::time::Instant;
+use matrix_sdk::ruma::{OwnedEventId, OwnedTransactionId, TransactionId};
 
 use super::Context;
+use crate::approvals::Approvals;
+use crate::config::ReactionMap;
 use crate::model::Record;
-use crate::transport::Left;
-use crate::transport::card::{self, Card};
-use crate::transport::deliveries::{self, Done, outcome, over, remember};
-use crate::transport::health::Backoff;
-use crate::transport::posted::Target;
+use crate::transport::card::{self, Card, Offer};
+use crate::transport::chat::{Failure, Service};
+use crate::transport::health::Health;
+use crate::transport::posted::Posted;
 
-/// How long an edit keeps being retried through an outage before it is given up.
-const EDIT_PATIENCE: Duration = Duration::from_secs(3600);
 /// The most bytes of HTML and plain text one message carries. A Matrix event is at most
 /// 64 KiB, and an edit carries its text twice (the new content and a fallback); a card
 /// whose escaped HTML would not fit goes as plain text only.
@@ -32,44 +28,94 @@ pub fn external_id(room: &matrix_sdk::ruma::RoomId, event: &matrix_sdk::ruma::Ev
     format!("matrix:{room}:{event}")
 }
 
-/// Posts `record`, remembers its message, and edits it once the request is over.
-pub async fn deliver(ctx: &Context, record: Record, mut done: Done) {
-    let event = match posted_before(ctx, &record).await {
-        // Posted by an earlier leader of the chats: edited, never posted twice.
-        Some(event) => event,
-        None => {
-            let Some((room, event)) = post(ctx, &record, &mut done).await else {
-                return;
-            };
-            remember(
-                &ctx.approvals,
-                &record,
-                &external_id(room.room_id(), &event),
-                "Matrix",
-            )
-            .await;
-            event
-        }
-    };
-    if let Some(last) = outcome(&ctx.approvals, &record, &mut done).await {
-        edit(ctx, &event, &last).await;
+impl Service for Context {
+    type Message = OwnedEventId;
+    type Attempt = OwnedTransactionId;
+    const NAME: &'static str = "Matrix";
+
+    fn approvals(&self) -> &Approvals {
+        &self.approvals
     }
-    ctx.posted.forget(&event);
+
+    fn reactions(&self) -> &ReactionMap {
+        &self.reactions
+    }
+
+    fn health(&self) -> &Health {
+        &self.health
+    }
+
+    fn posted(&self) -> &Posted<OwnedEventId> {
+        &self.posted
+    }
+
+    fn prefix(&self) -> String {
+        format!("matrix:{}:", self.account.room)
+    }
+
+    fn name_of(&self, event: &OwnedEventId) -> String {
+        event.to_string()
+    }
+
+    fn message(&self, rest: &str) -> Option<OwnedEventId> {
+        matrix_sdk::ruma::EventId::parse(rest).ok()
+    }
+
+    fn attempt(&self) -> OwnedTransactionId {
+        TransactionId::new()
+    }
+
+    /// Once the bot is in the room (a new login gives a new client and room), and past
+    /// any pause the homeserver asked for.
+    async fn ready(&self) {
+        let mut rooms = self.room.subscribe();
+        let _ = rooms.wait_for(Option::is_some).await;
+        self.paced().await;
+    }
+
+    async fn post(
+        &self,
+        record: &Record,
+        offer: &Offer<'_>,
+        txn: &OwnedTransactionId,
+    ) -> Result<OwnedEventId, Failure> {
+        let room = self.in_room("sending a message")?;
+        let message = content(card::approval(record, offer, Utc::now()));
+        self.send(&room, message, txn)
+            .await
+            .map_err(|e| self.failure("sending a message", &e))
+    }
+
+    async fn edit(
+        &self,
+        event: &OwnedEventId,
+        last: &Record,
+        txn: &OwnedTransactionId,
+    ) -> Result<(), Failure> {
+        let room = self.in_room("editing a message")?;
+        let replacement = content(card::closed(last)).make_replacement(ReplacementMetadata::new(
+            event.clone(),
+            Some(Mentions::new()),
+        ));
+        self.send(&room, replacement, txn)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.failure("editing a message", &e))
+    }
 }
 
-/// The message in this room that the database says shows `record`, if any.
-async fn posted_before(ctx: &Context, record: &Record) -> Option<OwnedEventId> {
-    let room = format!("matrix:{}:", ctx.account.room);
-    let event = deliveries::posted_before(&ctx.approvals, record, &room).await?;
-    matrix_sdk::ruma::EventId::parse(event).ok()
-}
+impl Context {
+    /// The room of the session in use; an outage while the bot is not in it.
+    fn in_room(&self, what: &'static str) -> Result<Room, Failure> {
+        self.room
+            .borrow()
+            .clone()
+            .ok_or_else(|| Failure::outage(what, "the bot is not in the room".into(), None))
+    }
 
-/// The room, once the bot is in it; None if the request ends first.
-async fn room(ctx: &Context, done: &mut Done) -> Option<Room> {
-    let mut rooms = ctx.room.subscribe();
-    tokio::select! {
-        _ = over(done) => None,
-        room = rooms.wait_for(Option::is_some) => room.ok().and_then(|r| r.clone()),
+    /// A failed call as the driver reads it, with the homeserver's `retry_after`.
+    fn failure(&self, what: &'static str, e: &matrix_sdk::Error) -> Failure {
+        Failure::outage(what, e.to_string(), self.wait_for(e))
     }
 }
 
@@ -86,103 +132,6 @@ pub fn content(card: Card) -> RoomMessageEventContent {
     };
     content.mentions = Some(Mentions::new());
     content
-}
-
-/// Sends the approval message until it lands or the request ends. None: never posted.
-async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<(Room, OwnedEventId)> {
-    let mut backoff = Backoff::new();
-    // One transaction id for every attempt: the homeserver posts it once.
-    let txn = TransactionId::new();
-    loop {
-        let room = room(ctx, done).await?;
-        tokio::select! {
-            _ = over(done) => return None,
-            _ = ctx.paced() => {}
-        }
-        // Noted as shown before it is, so its id stays out of circulation for a day.
-        if !ctx.approvals.show(&record.id) {
-            return None;
-        }
-        let grants = ctx.approvals.offer(record);
-        let offer = card::Offer {
-            grants: &grants,
-            reactions: &ctx.reactions,
-        };
-        let message = content(card::approval(record, &offer, Utc::now()));
-        // Not raced against the request's end: a send cut off halfway may still land,
-        // and a message we do not know about could never be edited.
-        let sending = ctx.posted.sending();
-        let sent = ctx.send(&room, message, &txn).await;
-        match sent {
-            Ok(event) => {
-                sending.landed(event.clone(), Target::from(record));
-                ctx.succeeded();
-                return Some((room, event));
-            }
-            Err(e) => {
-                drop(sending);
-                ctx.failed("sending a message", &e.to_string());
-                tokio::select! {
-                    _ = over(done) => {
-                        tracing::warn!(short_id = %record.short_id, "request ended before its Matrix message could be posted");
-                        return None;
-                    }
-                    _ = backoff.wait(ctx.wait_for(&e), &ctx.health) => {}
-                }
-            }
-        }
-    }
-}
-
-/// Edits the messages of requests the last run left pending, in this room, to say how
-/// they ended.
-pub async fn close_left(ctx: &Context, left: &[Left]) {
-    let ours = format!("matrix:{}:", ctx.account.room);
-    for (record, event) in Left::in_chat(left, &ours) {
-        if let Ok(event) = matrix_sdk::ruma::EventId::parse(event) {
-            edit(ctx, &event, record).await;
-        }
-    }
-}
-
-/// Replaces the message with the outcome.
-async fn edit(ctx: &Context, event: &OwnedEventId, last: &Record) {
-    let give_up = Instant::now() + EDIT_PATIENCE;
-    let mut backoff = Backoff::new();
-    let replacement = content(card::closed(last)).make_replacement(ReplacementMetadata::new(
-        event.clone(),
-        Some(Mentions::new()),
-    ));
-    let txn = TransactionId::new();
-    loop {
-        // The room of the session in use: a new login gives a new client.
-        let room = ctx.room.borrow().clone();
-        let Some(room) = room else {
-            // Not in the room right now: wait for it to come back.
-            let mut rooms = ctx.room.subscribe();
-            let back = tokio::time::timeout_at(give_up, rooms.wait_for(Option::is_some)).await;
-            if back.is_err() {
-                tracing::warn!(short_id = %last.short_id, "gave up updating the request's Matrix message: not back in the room within an hour");
-                return;
-            }
-            continue;
-        };
-        let sent = ctx.send(&room, replacement.clone(), &txn).await;
-        match sent {
-            Ok(_) => {
-                ctx.succeeded();
-                return;
-            }
-            Err(_) if Instant::now() > give_up => {
-                tracing::warn!(short_id = %last.short_id, "gave up updating the request's Matrix message after an hour of failures");
-                return;
-            }
-            Err(e) => {
-                ctx.failed("editing a message", &e.to_string());
-                backoff.wait(ctx.wait_for(&e), &ctx.health).await;
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use crate::approvals::{Approvals, Event};
 use crate::config::{MatrixConfig, ReactionMap, Secret};
 use crate::shutdown::Shutdown;
 use crate::transport::Left;
+use crate::transport::chat;
 use crate::transport::deliveries::Deliveries;
 use crate::transport::health::{Backoff, Health};
 use crate::transport::posted::Posted;
@@ -165,10 +166,10 @@ async fn run(
     let answering = tokio::spawn(answers::run(Arc::clone(&ctx), incoming, shutdown.clone()));
     let mut deliveries = Deliveries::new("Matrix");
     let closing = Arc::clone(&ctx);
-    deliveries.also(async move { deliver::close_left(&closing, &left).await });
+    deliveries.also(async move { chat::close_left(closing.as_ref(), &left).await });
     let delivery = |record, done| {
         let ctx = Arc::clone(&ctx);
-        async move { deliver::deliver(&ctx, record, done).await }
+        async move { chat::deliver(ctx.as_ref(), record, done).await }
     };
     // Requests already waiting (this transport took over the chats from another node):
     // each is posted unless it was, and followed to its end either way.

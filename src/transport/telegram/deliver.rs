@@ -1,169 +1,113 @@
-//! One request's message, from post to final edit. Posting is retried (with backoff,
-//! honouring `retry_after`) for as long as the request is pending; once it ends, the
-//! message is edited to say how, whoever ended it, and its buttons go away.
-
-use std::time::Duration;
+//! Telegram as a chat of the driver (`transport::chat`): its messages are
+//! `chat:message`, posted as HTML with an inline keyboard, edited in place (without
+//! `reply_markup`, Telegram drops the keyboard); flood control's `retry_after` pauses
+//! every sender.
 
 use chrono::Utc;
 use teloxide::prelude::*;
 use teloxide::types::{LinkPreviewOptions, MessageId, ParseMode};
 use teloxide::{ApiError, RequestError};
-use tokio::time::Instant;
 
 use super::{Context, message};
+use crate::approvals::Approvals;
+use crate::config::ReactionMap;
 use crate::model::Record;
-use crate::transport::deliveries::{self, Done, outcome, over, remember};
-use crate::transport::health::Backoff;
-use crate::transport::posted::Target;
-use crate::transport::{Left, card};
-
-/// How long an edit keeps being retried through an outage before it is given up.
-const EDIT_PATIENCE: Duration = Duration::from_secs(3600);
+use crate::transport::card::{self, Offer};
+use crate::transport::chat::{Failure, Service, Trouble};
+use crate::transport::health::Health;
+use crate::transport::posted::Posted;
 
 /// The `message_external_id` of a Telegram message: `chat:message`.
 pub fn external_id(chat: ChatId, message: MessageId) -> String {
     format!("{}:{}", chat.0, message.0)
 }
 
-/// Posts `record`, remembers its message, and edits it once the request is over.
-pub async fn deliver(ctx: &Context, record: Record, mut done: Done) {
-    let posted = match posted_before(ctx, &record).await {
-        // Posted by an earlier leader of the chats: edited, never posted twice.
-        Some(posted) => posted,
-        None => {
-            let Some(posted) = post(ctx, &record, &mut done).await else {
-                return;
-            };
-            remember(
-                &ctx.approvals,
-                &record,
-                &external_id(ctx.chat, posted),
-                "Telegram",
-            )
-            .await;
-            posted
-        }
-    };
-    if let Some(last) = outcome(&ctx.approvals, &record, &mut done).await {
-        edit(ctx, posted, &last).await;
+impl Service for Context {
+    type Message = MessageId;
+    type Attempt = ();
+    const NAME: &'static str = "Telegram";
+
+    fn approvals(&self) -> &Approvals {
+        &self.approvals
     }
-    // The request is over: the store answers for its message from here on.
-    ctx.posted.forget(&posted);
-}
 
-/// The message in this chat that the database says shows `record`, if any.
-async fn posted_before(ctx: &Context, record: &Record) -> Option<MessageId> {
-    let chat = format!("{}:", ctx.chat.0);
-    let message = deliveries::posted_before(&ctx.approvals, record, &chat).await?;
-    message.parse().ok().map(MessageId)
-}
+    fn reactions(&self) -> &ReactionMap {
+        &self.reactions
+    }
 
-/// Sends the approval message until it lands or the request ends. None: never posted.
-async fn post(ctx: &Context, record: &Record, done: &mut Done) -> Option<MessageId> {
-    let mut backoff = Backoff::new();
-    loop {
-        tokio::select! {
-            _ = over(done) => return None,
-            _ = ctx.limiter.acquire() => {}
-        }
-        // Noted as shown before it is, so its id stays out of circulation for a day.
-        if !ctx.approvals.show(&record.id) {
-            return None;
-        }
-        let grants = ctx.approvals.offer(record);
-        let offer = card::Offer {
-            grants: &grants,
-            reactions: &ctx.reactions,
-        };
-        // Not raced against the request's end: a send cut off halfway may still land,
-        // and a message we do not know about could never be edited.
-        let sending = ctx.posted.sending();
-        let sent = ctx
+    fn health(&self) -> &Health {
+        &self.health
+    }
+
+    fn posted(&self) -> &Posted<MessageId> {
+        &self.posted
+    }
+
+    fn prefix(&self) -> String {
+        format!("{}:", self.chat.0)
+    }
+
+    fn name_of(&self, message: &MessageId) -> String {
+        message.0.to_string()
+    }
+
+    fn message(&self, rest: &str) -> Option<MessageId> {
+        rest.parse().ok().map(MessageId)
+    }
+
+    fn attempt(&self) {}
+
+    async fn ready(&self) {
+        self.limiter.acquire().await;
+    }
+
+    async fn post(&self, record: &Record, offer: &Offer<'_>, _: &()) -> Result<MessageId, Failure> {
+        let sent = self
             .bot
-            .send_message(ctx.chat, card::approval(record, &offer, Utc::now()).html)
+            .send_message(self.chat, card::approval(record, offer, Utc::now()).html)
             .parse_mode(ParseMode::Html)
             .link_preview_options(no_preview())
-            .reply_markup(message::keyboard(&record.id, &grants))
+            .reply_markup(message::keyboard(&record.id, offer.grants))
             .await;
-        match sent {
-            Ok(m) => {
-                // Known at once, before the store hears of it: the owner may answer now.
-                sending.landed(m.id, Target::from(record));
-                ctx.succeeded();
-                return Some(m.id);
+        sent.map(|m| m.id).map_err(|e| {
+            let mut failure = self.failure("sendMessage", &e);
+            if let Some(hint) = chat_problem(&e) {
+                failure.kind =
+                    Trouble::Refused(format!("telegram.chat_id {}: {hint}", self.chat.0));
             }
+            failure
+        })
+    }
+
+    async fn edit(&self, posted: &MessageId, last: &Record, _: &()) -> Result<(), Failure> {
+        let result = self
+            .bot
+            .edit_message_text(self.chat, *posted, card::closed(last).html)
+            .parse_mode(ParseMode::Html)
+            .link_preview_options(no_preview())
+            .await;
+        match result {
+            Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
             Err(e) => {
-                drop(sending);
-                match chat_problem(&e) {
-                    // Not an outage: nothing reaches the owner until this is fixed, so
-                    // it is said every time.
-                    Some(hint) => tracing::error!(
-                        short_id = %record.short_id,
-                        error = %ctx.scrub(&e),
-                        "cannot post to telegram.chat_id {}: {hint}",
-                        ctx.chat.0
-                    ),
-                    None => ctx.failed("sendMessage", &e),
+                let mut failure = self.failure("editMessageText", &e);
+                if let RequestError::Api(
+                    ApiError::MessageToEditNotFound
+                    | ApiError::MessageCantBeEdited
+                    | ApiError::ChatNotFound,
+                ) = e
+                {
+                    failure.kind = Trouble::Gone;
                 }
-                tokio::select! {
-                    _ = over(done) => {
-                        tracing::warn!(short_id = %record.short_id, "request ended before its Telegram message could be posted");
-                        return None;
-                    }
-                    _ = backoff.wait(ctx.told(&e), &ctx.health) => {}
-                }
+                Err(failure)
             }
         }
     }
 }
 
-/// Edits the messages of requests the last run left pending, in this chat, to say how
-/// they ended.
-pub async fn close_left(ctx: &Context, left: &[Left]) {
-    let ours = format!("{}:", ctx.chat.0);
-    for (record, message) in Left::in_chat(left, &ours) {
-        if let Ok(message) = message.parse::<i32>() {
-            edit(ctx, MessageId(message), record).await;
-        }
-    }
-}
-
-/// Replaces the message with the outcome and removes the buttons.
-async fn edit(ctx: &Context, posted: MessageId, last: &Record) {
-    let give_up = Instant::now() + EDIT_PATIENCE;
-    let mut backoff = Backoff::new();
-    let text = card::closed(last).html;
-    loop {
-        ctx.limiter.acquire().await;
-        // Without reply_markup, Telegram drops the inline keyboard.
-        let result = ctx
-            .bot
-            .edit_message_text(ctx.chat, posted, &text)
-            .parse_mode(ParseMode::Html)
-            .link_preview_options(no_preview())
-            .await;
-        let e = match result {
-            Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => {
-                ctx.succeeded();
-                return;
-            }
-            Err(e) => e,
-        };
-        if let RequestError::Api(
-            ApiError::MessageToEditNotFound
-            | ApiError::MessageCantBeEdited
-            | ApiError::ChatNotFound,
-        ) = e
-        {
-            tracing::warn!(short_id = %last.short_id, error = %ctx.scrub(&e), "cannot update the request's Telegram message; leaving it");
-            return;
-        }
-        ctx.failed("editMessageText", &e);
-        backoff.wait(ctx.told(&e), &ctx.health).await;
-        if Instant::now() > give_up {
-            tracing::warn!(short_id = %last.short_id, "gave up updating the request's Telegram message after an hour of failures");
-            return;
-        }
+impl Context {
+    /// A failed call as the driver reads it: the token cut out, flood control's wait.
+    fn failure(&self, what: &'static str, e: &RequestError) -> Failure {
+        Failure::outage(what, self.scrub(e), self.told(e))
     }
 }
 

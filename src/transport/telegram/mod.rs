@@ -32,6 +32,7 @@ use crate::approvals::{Approvals, Event};
 use crate::config::ReactionMap;
 use crate::config::{Secret, TelegramConfig};
 use crate::shutdown::Shutdown;
+use crate::transport::chat;
 use crate::transport::deliveries::Deliveries;
 use crate::transport::health::Health;
 use crate::transport::posted::Posted;
@@ -160,10 +161,10 @@ async fn run(
     let mut poller = tokio::spawn(updates::poll(Arc::clone(&ctx), shutdown.clone()));
     let mut deliveries = Deliveries::new("Telegram");
     let closing = Arc::clone(&ctx);
-    deliveries.also(async move { deliver::close_left(&closing, &left).await });
+    deliveries.also(async move { chat::close_left(closing.as_ref(), &left).await });
     let delivery = |record, done| {
         let ctx = Arc::clone(&ctx);
-        async move { deliver::deliver(&ctx, record, done).await }
+        async move { chat::deliver(ctx.as_ref(), record, done).await }
     };
     // Requests already waiting (this transport took over the chats from another node):
     // each is posted unless it was, and followed to its end either way.

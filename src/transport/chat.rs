@@ -1,0 +1,225 @@
+//! The chat driver: one request's message in any chat, from its post to its final edit,
+//! the same for every chat service. Posting is retried (backoff, the service's own
+//! `retry_after` waited in full) for as long as the request is pending; the message is
+//! known to `transport::posted` the moment the post lands, so an answer that outruns the
+//! store finds it; it is stored, so a restart or another leader of the chats edits it
+//! rather than posting again; once the request ends it is edited to say how, whoever
+//! ended it, through an outage of up to an hour. A chat is a [`Service`]: how to post,
+//! edit and name its messages, and how its failures read.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::approvals::Approvals;
+use crate::config::ReactionMap;
+use crate::model::Record;
+use crate::transport::Left;
+use crate::transport::card::Offer;
+use crate::transport::deliveries::{self, Done, outcome, over, remember};
+use crate::transport::health::{Backoff, Health};
+use crate::transport::posted::{Posted, Target};
+
+/// How long an edit keeps being retried through an outage before it is given up.
+const EDIT_PATIENCE: Duration = Duration::from_secs(3600);
+
+/// What one chat service does with a request's message.
+pub trait Service: Send + Sync {
+    /// A posted message, as the service names it (Telegram's message id, Matrix's event
+    /// id).
+    type Message: Clone + Eq + Hash + Debug + Send + Sync + 'static;
+    /// What every retry of one post or one edit shares (Matrix's transaction id, which
+    /// makes the homeserver post it once).
+    type Attempt: Send + Sync;
+    /// The service, as log lines name it ("Telegram").
+    const NAME: &'static str;
+
+    fn approvals(&self) -> &Approvals;
+    fn reactions(&self) -> &ReactionMap;
+    fn health(&self) -> &Health;
+    fn posted(&self) -> &Posted<Self::Message>;
+
+    /// How this chat's `message_external_id`s begin (`CHAT:`): the rest names a message.
+    fn prefix(&self) -> String;
+    /// The rest of a message's external id, after [`Service::prefix`].
+    fn name_of(&self, message: &Self::Message) -> String;
+    /// The message the rest of an external id names.
+    fn message(&self, rest: &str) -> Option<Self::Message>;
+
+    fn attempt(&self) -> Self::Attempt;
+    /// Until a message may be sent: its pacing, and (Matrix) being in the room.
+    fn ready(&self) -> impl Future<Output = ()> + Send;
+    /// Posts the approval card of `record`.
+    fn post(
+        &self,
+        record: &Record,
+        offer: &Offer<'_>,
+        attempt: &Self::Attempt,
+    ) -> impl Future<Output = Result<Self::Message, Failure>> + Send;
+    /// Replaces the message with `last`'s outcome, its buttons gone.
+    fn edit(
+        &self,
+        message: &Self::Message,
+        last: &Record,
+        attempt: &Self::Attempt,
+    ) -> impl Future<Output = Result<(), Failure>> + Send;
+}
+
+/// A call that failed, as the driver acts on it.
+#[derive(Debug)]
+pub struct Failure {
+    /// The call, for the log ("sendMessage").
+    pub what: &'static str,
+    /// What the service said, secrets cut out.
+    pub error: String,
+    /// How long the service said to wait, if it did.
+    pub told: Option<Duration>,
+    pub kind: Trouble,
+}
+
+/// What a failure means for the message.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Trouble {
+    /// The service is down or slow: retried with backoff, the outage logged once.
+    Outage,
+    /// The chat itself refuses (the bot is not in it, blocked, …): retried too, but said
+    /// every time, with what the owner must do.
+    Refused(String),
+    /// The message cannot be edited any more (deleted, too old): left as it is.
+    Gone,
+}
+
+impl Failure {
+    pub fn outage(what: &'static str, error: String, told: Option<Duration>) -> Failure {
+        Failure {
+            what,
+            error,
+            told,
+            kind: Trouble::Outage,
+        }
+    }
+}
+
+/// Posts `record` (unless a message of this chat shows it already), remembers its
+/// message, and edits it once the request is over.
+pub async fn deliver<S: Service>(svc: &S, record: Record, mut done: Done) {
+    let message = match posted_before(svc, &record).await {
+        // Posted by an earlier leader of the chats: edited, never posted twice.
+        Some(message) => message,
+        None => {
+            let Some(message) = post(svc, &record, &mut done).await else {
+                return;
+            };
+            let external = format!("{}{}", svc.prefix(), svc.name_of(&message));
+            remember(svc.approvals(), &record, &external, S::NAME).await;
+            message
+        }
+    };
+    if let Some(last) = outcome(svc.approvals(), &record, &mut done).await {
+        edit(svc, &message, &last).await;
+    }
+    // The request is over: the store answers for its message from here on.
+    svc.posted().forget(&message);
+}
+
+/// Edits the messages of requests the last run left pending, in this chat, to say how
+/// they ended.
+pub async fn close_left<S: Service>(svc: &S, left: &[Left]) {
+    for (record, rest) in Left::in_chat(left, &svc.prefix()) {
+        if let Some(message) = svc.message(rest) {
+            edit(svc, &message, record).await;
+        }
+    }
+}
+
+/// The message in this chat that the database says shows `record`, if any.
+async fn posted_before<S: Service>(svc: &S, record: &Record) -> Option<S::Message> {
+    let rest = deliveries::posted_before(svc.approvals(), record, &svc.prefix()).await?;
+    svc.message(&rest)
+}
+
+/// Sends the approval message until it lands or the request ends. None: never posted.
+async fn post<S: Service>(svc: &S, record: &Record, done: &mut Done) -> Option<S::Message> {
+    let mut backoff = Backoff::new();
+    let attempt = svc.attempt();
+    loop {
+        tokio::select! {
+            _ = over(done) => return None,
+            _ = svc.ready() => {}
+        }
+        // Noted as shown before it is, so its id stays out of circulation for a day.
+        if !svc.approvals().show(&record.id) {
+            return None;
+        }
+        let grants = svc.approvals().offer(record);
+        let offer = Offer {
+            grants: &grants,
+            reactions: svc.reactions(),
+        };
+        // Not raced against the request's end: a send cut off halfway may still land,
+        // and a message we do not know about could never be edited.
+        let sending = svc.posted().sending();
+        match svc.post(record, &offer, &attempt).await {
+            Ok(message) => {
+                // Known at once, before the store hears of it: the owner may answer now.
+                sending.landed(message.clone(), Target::from(record));
+                svc.health().succeeded();
+                return Some(message);
+            }
+            Err(failure) => {
+                drop(sending);
+                match &failure.kind {
+                    // Not an outage: nothing reaches the owner until this is fixed, so
+                    // it is said every time.
+                    Trouble::Refused(hint) => tracing::error!(
+                        short_id = %record.short_id,
+                        error = %failure.error,
+                        "cannot post to {}: {hint}",
+                        S::NAME
+                    ),
+                    _ => svc.health().failed(failure.what, &failure.error),
+                }
+                tokio::select! {
+                    _ = over(done) => {
+                        tracing::warn!(short_id = %record.short_id, "request ended before its {} message could be posted", S::NAME);
+                        return None;
+                    }
+                    _ = backoff.wait(failure.told, svc.health()) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Replaces the message with the outcome, retried through an outage of up to an hour.
+async fn edit<S: Service>(svc: &S, message: &S::Message, last: &Record) {
+    let give_up = Instant::now() + EDIT_PATIENCE;
+    let mut backoff = Backoff::new();
+    let attempt = svc.attempt();
+    loop {
+        if tokio::time::timeout_at(give_up, svc.ready()).await.is_err() {
+            tracing::warn!(short_id = %last.short_id, "gave up updating the request's {} message: the chat was not back within an hour", S::NAME);
+            return;
+        }
+        let failure = match svc.edit(message, last, &attempt).await {
+            Ok(()) => {
+                svc.health().succeeded();
+                return;
+            }
+            Err(failure) => failure,
+        };
+        if failure.kind == Trouble::Gone {
+            tracing::warn!(short_id = %last.short_id, error = %failure.error, "cannot update the request's {} message; leaving it", S::NAME);
+            return;
+        }
+        if Instant::now() > give_up {
+            tracing::warn!(short_id = %last.short_id, "gave up updating the request's {} message after an hour of failures", S::NAME);
+            return;
+        }
+        svc.health().failed(failure.what, &failure.error);
+        backoff.wait(failure.told, svc.health()).await;
+    }
+}
