@@ -48,9 +48,9 @@
 //! - [`transport`]: putting requests in front of a human (Telegram and Matrix, at once
 //!   when both are configured; the console when no chat is), the chat grammar every
 //!   transport shares, the message every chat shows (`transport::card`), which chat
-//!   message shows which request (`transport::posted`), one driver that takes a
-//!   request's message from post to final edit in any chat (`transport::chat`: a chat is
-//!   a `Service`), and how every chat lives through its service's outages
+//!   message shows which request (`transport::posted`), one driver that runs every
+//!   chat and takes a request's message from post to final edit (`transport::chat`: a
+//!   chat is a `Service` and the task that reads its answers), and how every chat lives through its service's outages
 //!   (`transport::health`: one backoff, an outage logged once). The Matrix transport
 //!   (`transport::matrix`) keeps its own device and end-to-end encryption keys.
 //! - [`render`] and [`text`]: the text a human reads about a request, and the helpers

@@ -10,16 +10,20 @@
 use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
+use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::approvals::Approvals;
+use crate::approvals::{Approvals, Event};
 use crate::config::ReactionMap;
 use crate::model::Record;
+use crate::shutdown::Shutdown;
 use crate::transport::Left;
 use crate::transport::card::Offer;
-use crate::transport::deliveries::{self, Done, outcome, over, remember};
+use crate::transport::deliveries::{self, Deliveries, Done, outcome, over, remember};
 use crate::transport::health::{Backoff, Health};
 use crate::transport::posted::{Posted, Target};
 
@@ -101,6 +105,61 @@ impl Failure {
             kind: Trouble::Outage,
         }
     }
+}
+
+/// A chat transport's life: the messages the last run left are closed, every request
+/// waiting now and every one that comes is delivered (`deliver`), and `listen` (the
+/// task that reads the owner's answers) runs, started again a second later if it ends
+/// before shutdown (a panic in a chat's SDK must not leave the owner unheard). At
+/// shutdown, when every request has ended, the deliveries get `grace` to edit their
+/// messages. Returns the last listener, for the chat to wait for or stop.
+pub async fn run<S: Service + 'static>(
+    svc: Arc<S>,
+    mut events: broadcast::Receiver<Event>,
+    left: Arc<[Left]>,
+    mut shutdown: Shutdown,
+    grace: Duration,
+    listen: impl Fn() -> JoinHandle<()>,
+) -> JoinHandle<()> {
+    let mut listener = listen();
+    let mut deliveries = Deliveries::new(S::NAME);
+    let closing = Arc::clone(&svc);
+    deliveries.also(async move { close_left(closing.as_ref(), &left).await });
+    let delivery = |record, done| {
+        let svc = Arc::clone(&svc);
+        async move { deliver(svc.as_ref(), record, done).await }
+    };
+    // Requests already waiting (this transport took over the chats from another node):
+    // each is posted unless it was, and followed to its end either way.
+    deliveries.catch_up(svc.approvals(), delivery).await;
+    loop {
+        tokio::select! {
+            _ = shutdown.recv() => break,
+            Some(()) = deliveries.reap() => {}
+            ended = &mut listener => {
+                if shutdown.is_shutdown() {
+                    break;
+                }
+                tracing::error!(?ended, "reading {} stopped unexpectedly; starting again in a second", S::NAME);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                listener = listen();
+            }
+            event = events.recv() => match event {
+                Ok(Event::Pending(record)) => deliveries.start(svc.approvals(), record, delivery),
+                // A request's own delivery task sees its end through its watch.
+                Ok(Event::Resolved(_) | Event::Rules) => {}
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "the {} transport fell behind; catching up from the database", S::NAME);
+                    deliveries.catch_up(svc.approvals(), delivery).await;
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+        }
+    }
+    // Shutdown has already ended every request, so each delivery is now editing its
+    // message or has nothing left to do.
+    deliveries.finish(grace).await;
+    listener
 }
 
 /// Posts `record` (unless a message of this chat shows it already), remembers its

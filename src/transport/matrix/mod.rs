@@ -33,7 +33,6 @@ use crate::config::{MatrixConfig, ReactionMap, Secret};
 use crate::shutdown::Shutdown;
 use crate::transport::Left;
 use crate::transport::chat;
-use crate::transport::deliveries::Deliveries;
 use crate::transport::health::{Backoff, Health};
 use crate::transport::posted::Posted;
 use session::Ended;
@@ -157,52 +156,17 @@ impl Matrix {
 
 async fn run(
     ctx: Arc<Context>,
-    mut events: broadcast::Receiver<Event>,
+    events: broadcast::Receiver<Event>,
     left: Arc<[Left]>,
-    mut shutdown: Shutdown,
+    shutdown: Shutdown,
 ) {
     let (answers, incoming) = mpsc::channel(answers::QUEUE);
-    let mut connection = tokio::spawn(connect(Arc::clone(&ctx), answers.clone(), shutdown.clone()));
     let answering = tokio::spawn(answers::run(Arc::clone(&ctx), incoming, shutdown.clone()));
-    let mut deliveries = Deliveries::new("Matrix");
-    let closing = Arc::clone(&ctx);
-    deliveries.also(async move { chat::close_left(closing.as_ref(), &left).await });
-    let delivery = |record, done| {
-        let ctx = Arc::clone(&ctx);
-        async move { chat::deliver(ctx.as_ref(), record, done).await }
+    let connecting = {
+        let (ctx, shutdown) = (Arc::clone(&ctx), shutdown.clone());
+        move || tokio::spawn(connect(Arc::clone(&ctx), answers.clone(), shutdown.clone()))
     };
-    // Requests already waiting (this transport took over the chats from another node):
-    // each is posted unless it was, and followed to its end either way.
-    deliveries.catch_up(&ctx.approvals, delivery).await;
-    loop {
-        tokio::select! {
-            _ = shutdown.recv() => break,
-            Some(()) = deliveries.reap() => {}
-            ended = &mut connection => {
-                if shutdown.is_shutdown() {
-                    break;
-                }
-                // It only ends at shutdown; a panic must not leave the owner unheard.
-                tracing::error!(?ended, "the Matrix connection stopped unexpectedly; restarting it in a second");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                connection = tokio::spawn(connect(
-                    Arc::clone(&ctx),
-                    answers.clone(),
-                    shutdown.clone(),
-                ));
-            }
-            event = events.recv() => match event {
-                Ok(Event::Pending(record)) => deliveries.start(&ctx.approvals, record, delivery),
-                Ok(Event::Resolved(_) | Event::Rules) => {}
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::warn!(missed, "the Matrix transport fell behind; catching up from the database");
-                    deliveries.catch_up(&ctx.approvals, delivery).await;
-                }
-                Err(broadcast::error::RecvError::Closed) => break,
-            },
-        }
-    }
-    deliveries.finish(SHUTDOWN_GRACE).await;
+    let connection = chat::run(ctx, events, left, shutdown, SHUTDOWN_GRACE, connecting).await;
     connection.abort();
     answering.abort();
 }

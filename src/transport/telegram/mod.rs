@@ -33,7 +33,6 @@ use crate::config::ReactionMap;
 use crate::config::{Secret, TelegramConfig};
 use crate::shutdown::Shutdown;
 use crate::transport::chat;
-use crate::transport::deliveries::Deliveries;
 use crate::transport::health::Health;
 use crate::transport::posted::Posted;
 use limiter::Limiter;
@@ -154,50 +153,15 @@ impl Telegram {
 
 async fn run(
     ctx: Arc<Context>,
-    mut events: broadcast::Receiver<Event>,
+    events: broadcast::Receiver<Event>,
     left: Arc<[crate::transport::Left]>,
-    mut shutdown: Shutdown,
+    shutdown: Shutdown,
 ) {
-    let mut poller = tokio::spawn(updates::poll(Arc::clone(&ctx), shutdown.clone()));
-    let mut deliveries = Deliveries::new("Telegram");
-    let closing = Arc::clone(&ctx);
-    deliveries.also(async move { chat::close_left(closing.as_ref(), &left).await });
-    let delivery = |record, done| {
-        let ctx = Arc::clone(&ctx);
-        async move { chat::deliver(ctx.as_ref(), record, done).await }
+    let polling = {
+        let (ctx, shutdown) = (Arc::clone(&ctx), shutdown.clone());
+        move || tokio::spawn(updates::poll(Arc::clone(&ctx), shutdown.clone()))
     };
-    // Requests already waiting (this transport took over the chats from another node):
-    // each is posted unless it was, and followed to its end either way.
-    deliveries.catch_up(&ctx.approvals, delivery).await;
-    loop {
-        tokio::select! {
-            _ = shutdown.recv() => break,
-            Some(()) = deliveries.reap() => {}
-            // Polling ends only at shutdown; anything else (a panic while handling an
-            // update) must not leave the owner unable to answer.
-            ended = &mut poller => {
-                if shutdown.is_shutdown() {
-                    break;
-                }
-                tracing::error!(?ended, "Telegram polling stopped unexpectedly; restarting it in a second");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                poller = tokio::spawn(updates::poll(Arc::clone(&ctx), shutdown.clone()));
-            }
-            event = events.recv() => match event {
-                Ok(Event::Pending(record)) => deliveries.start(&ctx.approvals, record, delivery),
-                // A request's own delivery task sees its end through its watch.
-                Ok(Event::Resolved(_) | Event::Rules) => {}
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::warn!(missed, "the Telegram transport fell behind; catching up from the database");
-                    deliveries.catch_up(&ctx.approvals, delivery).await;
-                }
-                Err(broadcast::error::RecvError::Closed) => break,
-            },
-        }
-    }
-    // Shutdown has already ended every request, so each delivery is now editing its
-    // message or has nothing left to do.
-    deliveries.finish(SHUTDOWN_GRACE).await;
+    let poller = chat::run(ctx, events, left, shutdown, SHUTDOWN_GRACE, polling).await;
     if tokio::time::timeout(SHUTDOWN_GRACE, poller).await.is_err() {
         tracing::warn!("Telegram polling did not stop in time");
     }
