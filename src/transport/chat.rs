@@ -194,6 +194,27 @@ pub async fn close_left<S: Service>(svc: &S, left: &[Left]) {
     }
 }
 
+/// The request whose approval message in this chat is `message`, if any: known at once
+/// while its delivery runs, else from the store. Err: a reply saying the lookup failed.
+pub async fn request_at<S: Service>(
+    svc: &S,
+    message: &S::Message,
+) -> Result<Option<Target>, String> {
+    if let Some(target) = svc.posted().get(message) {
+        return Ok(Some(target));
+    }
+    let external = format!("{}{}", svc.prefix(), svc.name_of(message));
+    let found = svc
+        .approvals()
+        .find_by_message(&external)
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot look up a request by its message");
+            "could not look up that request (storage error); nothing was changed".to_string()
+        })?;
+    Ok(found.as_ref().map(Target::from))
+}
+
 /// The message in this chat that the database says shows `record`, if any.
 async fn posted_before<S: Service>(svc: &S, record: &Record) -> Option<S::Message> {
     let rest = deliveries::posted_before(svc.approvals(), record, &svc.prefix()).await?;

@@ -23,12 +23,11 @@ use matrix_sdk::{Client, Room};
 use tokio::sync::{Semaphore, mpsc};
 
 use super::Context;
-use super::deliver::external_id;
 use crate::model::{Answer, Via};
 use crate::shutdown::Shutdown;
 use crate::transport::card::MAX_TEXT;
+use crate::transport::chat;
 use crate::transport::grammar::{self, ChatCommand};
-use crate::transport::posted::Target;
 use crate::transport::{answer, listing, named_request};
 
 /// Events queued for answering; past this, the sync waits for the answers to catch up.
@@ -273,7 +272,7 @@ async fn resolve_command(
     grant: Answer,
 ) -> String {
     let found = match replied {
-        Some(event) => match request_at(ctx, event).await {
+        Some(event) => match chat::request_at(ctx, event).await {
             Ok(found) => found,
             Err(text) => return text,
         },
@@ -295,23 +294,6 @@ async fn resolve_command(
     .text
 }
 
-/// The request whose approval message is `event` in our room, if any: known at once while
-/// its delivery runs, else from the store. Err: a reply saying the lookup failed.
-async fn request_at(ctx: &Context, event: &OwnedEventId) -> Result<Option<Target>, String> {
-    if let Some(target) = ctx.posted.get(event) {
-        return Ok(Some(target));
-    }
-    let found = ctx
-        .approvals
-        .find_by_message(&external_id(&ctx.account.room, event))
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "cannot look up a request by its message");
-            "could not look up that request (storage error); nothing was changed".to_string()
-        })?;
-    Ok(found.as_ref().map(Target::from))
-}
-
 async fn on_reaction(ctx: &Context, sender: &UserId, target: &OwnedEventId, key: &str) {
     let Some(decision) = ctx.reactions.decision(key) else {
         // Any other emoji is just a reaction.
@@ -321,7 +303,7 @@ async fn on_reaction(ctx: &Context, sender: &UserId, target: &OwnedEventId, key:
         tracing::warn!(%sender, key, "ignoring an answering reaction from someone not in matrix.owner_ids");
         return;
     }
-    let record = match request_at(ctx, target).await {
+    let record = match chat::request_at(ctx, target).await {
         // A reaction on any other message is just a reaction.
         Ok(None) => return,
         Ok(Some(record)) => record,

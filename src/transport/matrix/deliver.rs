@@ -23,11 +23,6 @@ use crate::transport::posted::Posted;
 /// whose escaped HTML would not fit goes as plain text only.
 const MAX_CONTENT_BYTES: usize = 24_000;
 
-/// The `message_external_id` of a Matrix message: `matrix:ROOM:EVENT`.
-pub fn external_id(room: &matrix_sdk::ruma::RoomId, event: &matrix_sdk::ruma::EventId) -> String {
-    format!("matrix:{room}:{event}")
-}
-
 impl Service for Context {
     type Message = OwnedEventId;
     type Attempt = OwnedTransactionId;
@@ -49,6 +44,7 @@ impl Service for Context {
         &self.posted
     }
 
+    /// A message's external id is `matrix:ROOM:EVENT`.
     fn prefix(&self) -> String {
         format!("matrix:{}:", self.account.room)
     }

@@ -17,11 +17,6 @@ use crate::transport::chat::{Failure, Service, Trouble};
 use crate::transport::health::Health;
 use crate::transport::posted::Posted;
 
-/// The `message_external_id` of a Telegram message: `chat:message`.
-pub fn external_id(chat: ChatId, message: MessageId) -> String {
-    format!("{}:{}", chat.0, message.0)
-}
-
 impl Service for Context {
     type Message = MessageId;
     type Attempt = ();
@@ -43,6 +38,7 @@ impl Service for Context {
         &self.posted
     }
 
+    /// A message's external id is `chat:message`.
     fn prefix(&self) -> String {
         format!("{}:", self.chat.0)
     }

@@ -21,14 +21,13 @@ use teloxide::types::{
 };
 use tokio::sync::Semaphore;
 
-use super::deliver::external_id;
 use super::fetch::{self, Read};
 use super::{Context, message};
 use crate::model::{Answer, Via};
 use crate::shutdown::Shutdown;
+use crate::transport::chat;
 use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::health::Backoff;
-use crate::transport::posted::Target;
 use crate::transport::{answer, card, listing, named_request};
 
 /// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
@@ -355,7 +354,8 @@ async fn resolve_command(
     grant: Answer,
 ) -> String {
     let replied = match m.reply_to_message() {
-        Some(original) if from_us(ctx, original) => match request_at(ctx, original.id).await {
+        Some(original) if from_us(ctx, original) => match chat::request_at(ctx, &original.id).await
+        {
             Ok(found) => found,
             Err(text) => return text,
         },
@@ -381,23 +381,6 @@ async fn resolve_command(
 fn from_us(ctx: &Context, m: &Message) -> bool {
     let me = ctx.me.get().map(|me| me.user.id);
     m.from.as_ref().is_some_and(|u| Some(u.id) == me)
-}
-
-/// The request whose approval message is `message` in our chat, if any: known at once
-/// while its delivery runs, else from the store. Err: a reply saying the lookup failed.
-async fn request_at(ctx: &Context, message: MessageId) -> Result<Option<Target>, String> {
-    if let Some(target) = ctx.posted.get(&message) {
-        return Ok(Some(target));
-    }
-    let found = ctx
-        .approvals
-        .find_by_message(&external_id(ctx.chat, message))
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "cannot look up a request by its message");
-            "could not look up that request (storage error); nothing was changed".to_string()
-        })?;
-    Ok(found.as_ref().map(Target::from))
 }
 
 async fn on_reaction(ctx: &Context, r: &MessageReactionUpdated) {
@@ -460,7 +443,7 @@ async fn on_reaction(ctx: &Context, r: &MessageReactionUpdated) {
             .await;
         }
     };
-    let record = match request_at(ctx, r.message_id).await {
+    let record = match chat::request_at(ctx, &r.message_id).await {
         // A reaction on any other message is just a reaction.
         Ok(None) => return,
         Ok(Some(record)) => record,
@@ -513,7 +496,7 @@ async fn button(ctx: &Context, q: &CallbackQuery) -> String {
     let Some((decision, id)) = q.data.as_deref().and_then(message::parse_callback) else {
         return "This button is not one of execgate's.".into();
     };
-    let record = match request_at(ctx, pressed_on.id()).await {
+    let record = match chat::request_at(ctx, &pressed_on.id()).await {
         Ok(Some(r)) => r,
         Ok(None) => return format!("approval {} not found or already resolved", short(id)),
         Err(text) => return text,
