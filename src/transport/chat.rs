@@ -63,6 +63,13 @@ pub trait Service: Send + Sync {
         offer: &Offer<'_>,
         attempt: &Self::Attempt,
     ) -> impl Future<Output = Result<Self::Message, Failure>> + Send;
+    /// Sends `text` as a reply to `message` (clipped as the chat must).
+    fn reply(
+        &self,
+        message: &Self::Message,
+        text: &str,
+        attempt: &Self::Attempt,
+    ) -> impl Future<Output = Result<(), Failure>> + Send;
     /// Replaces the message with `last`'s outcome, its buttons gone.
     fn edit(
         &self,
@@ -191,6 +198,28 @@ pub async fn close_left<S: Service>(svc: &S, left: &[Left]) {
         if let Some(message) = svc.message(rest) {
             edit(svc, &message, record).await;
         }
+    }
+}
+
+/// Sends `text` as a reply to `to`. Best effort: three tries, then it is logged and
+/// dropped; an answer to a command never holds up a decision.
+pub async fn reply<S: Service>(svc: &S, to: &S::Message, text: &str) {
+    let mut backoff = Backoff::new();
+    let attempt = svc.attempt();
+    for tries in 1..=3 {
+        let failure = match svc.reply(to, text, &attempt).await {
+            Ok(()) => {
+                svc.health().succeeded();
+                return;
+            }
+            Err(failure) => failure,
+        };
+        if tries == 3 || failure.kind == Trouble::Gone {
+            tracing::warn!(error = %failure.error, "could not send a {} reply; dropping it", S::NAME);
+            return;
+        }
+        svc.health().failed(failure.what, &failure.error);
+        backoff.wait(failure.told, svc.health()).await;
     }
 }
 

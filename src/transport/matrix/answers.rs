@@ -12,11 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use matrix_sdk::ruma::events::reaction::OriginalSyncReactionEvent;
-use matrix_sdk::ruma::events::relation::{InReplyTo, Reply};
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
 use matrix_sdk::ruma::events::room::member::{MembershipState, StrippedRoomMemberEvent};
 use matrix_sdk::ruma::events::room::message::{
-    MessageType, OriginalSyncRoomMessageEvent, Relation, RoomMessageEventContent,
+    MessageType, OriginalSyncRoomMessageEvent, Relation,
 };
 use matrix_sdk::ruma::{OwnedEventId, OwnedUserId, UserId};
 use matrix_sdk::{Client, Room};
@@ -25,7 +24,6 @@ use tokio::sync::{Semaphore, mpsc};
 use super::Context;
 use crate::model::{Answer, Via};
 use crate::shutdown::Shutdown;
-use crate::transport::card::MAX_TEXT;
 use crate::transport::chat;
 use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::{answer, listing, named_request};
@@ -247,7 +245,7 @@ async fn on_message(
     }
     let command = match grammar::parse(body) {
         Some(Ok(c)) => c,
-        Some(Err(e)) => return reply(ctx, event, &e.to_string()).await,
+        Some(Err(e)) => return chat::reply(ctx, event, &e.to_string()).await,
         // Talk in the room is not for us.
         None => return,
     };
@@ -260,7 +258,7 @@ async fn on_message(
             .await
             .unwrap_or_default(),
     };
-    reply(ctx, event, &text).await;
+    chat::reply(ctx, event, &text).await;
 }
 
 /// `/approve`, `/deny`: by id, or by replying to the request's message.
@@ -307,7 +305,7 @@ async fn on_reaction(ctx: &Context, sender: &UserId, target: &OwnedEventId, key:
         // A reaction on any other message is just a reaction.
         Ok(None) => return,
         Ok(Some(record)) => record,
-        Err(text) => return reply(ctx, target, &text).await,
+        Err(text) => return chat::reply(ctx, target, &text).await,
     };
     let result = answer(
         &ctx.approvals,
@@ -320,36 +318,7 @@ async fn on_reaction(ctx: &Context, sender: &UserId, target: &OwnedEventId, key:
     .await;
     // Success shows as the message's edit; anything else needs words.
     if !result.resolved {
-        reply(ctx, target, &result.text).await;
-    }
-}
-
-/// Sends `text` as a notice replying to `to`. Best effort: a few tries, then it is
-/// logged and dropped; an answer to a command never holds up a decision.
-async fn reply(ctx: &Context, to: &OwnedEventId, text: &str) {
-    let text = crate::text::clip_chars(text, MAX_TEXT);
-    let mut content = RoomMessageEventContent::notice_plain(text);
-    content.relates_to = Some(Relation::Reply(Reply::new(InReplyTo::new(to.clone()))));
-    let txn = matrix_sdk::ruma::TransactionId::new();
-    let mut backoff = crate::transport::health::Backoff::new();
-    for attempt in 1..=3 {
-        let Some(room) = ctx.room.borrow().clone() else {
-            tracing::warn!("not in matrix.room_id; dropping a reply");
-            return;
-        };
-        match ctx.send(&room, content.clone(), &txn).await {
-            Ok(_) => {
-                ctx.succeeded();
-                return;
-            }
-            Err(e) if attempt == 3 => {
-                tracing::warn!(error = %e, "could not send a reply; dropping it");
-            }
-            Err(e) => {
-                ctx.failed("sending a reply", &e.to_string());
-                backoff.wait(ctx.wait_for(&e), &ctx.health).await;
-            }
-        }
+        chat::reply(ctx, target, &result.text).await;
     }
 }
 

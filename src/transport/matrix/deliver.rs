@@ -6,7 +6,10 @@
 use chrono::Utc;
 use matrix_sdk::Room;
 use matrix_sdk::ruma::events::Mentions;
-use matrix_sdk::ruma::events::room::message::{ReplacementMetadata, RoomMessageEventContent};
+use matrix_sdk::ruma::events::relation::{InReplyTo, Reply};
+use matrix_sdk::ruma::events::room::message::{
+    Relation, ReplacementMetadata, RoomMessageEventContent,
+};
 use matrix_sdk::ruma::{OwnedEventId, OwnedTransactionId, TransactionId};
 
 use super::Context;
@@ -14,7 +17,7 @@ use crate::approvals::Approvals;
 use crate::config::ReactionMap;
 use crate::model::Record;
 use crate::transport::card::{self, Card, Offer};
-use crate::transport::chat::{Failure, Service};
+use crate::transport::chat::{Failure, Service, Trouble};
 use crate::transport::health::Health;
 use crate::transport::posted::Posted;
 
@@ -80,6 +83,26 @@ impl Service for Context {
         self.send(&room, message, txn)
             .await
             .map_err(|e| self.failure("sending a message", &e))
+    }
+
+    async fn reply(
+        &self,
+        to: &OwnedEventId,
+        text: &str,
+        txn: &OwnedTransactionId,
+    ) -> Result<(), Failure> {
+        let text = crate::text::clip_chars(text, card::MAX_TEXT);
+        let mut content = RoomMessageEventContent::notice_plain(text);
+        content.relates_to = Some(Relation::Reply(Reply::new(InReplyTo::new(to.clone()))));
+        let Some(room) = self.room.borrow().clone() else {
+            let mut gone = Failure::outage("sending a reply", "not in matrix.room_id".into(), None);
+            gone.kind = Trouble::Gone;
+            return Err(gone);
+        };
+        self.send(&room, content, txn)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.failure("sending a reply", &e))
     }
 
     async fn edit(

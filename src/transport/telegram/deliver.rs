@@ -5,7 +5,7 @@
 
 use chrono::Utc;
 use teloxide::prelude::*;
-use teloxide::types::{LinkPreviewOptions, MessageId, ParseMode};
+use teloxide::types::{LinkPreviewOptions, MessageId, ParseMode, ReplyParameters};
 use teloxide::{ApiError, RequestError};
 
 use super::{Context, message};
@@ -73,6 +73,17 @@ impl Service for Context {
             }
             failure
         })
+    }
+
+    async fn reply(&self, to: &MessageId, text: &str, _: &()) -> Result<(), Failure> {
+        self.limiter.acquire().await;
+        let text = crate::text::clip_chars(text, card::MAX_TEXT / 2);
+        self.bot
+            .send_message(self.chat, text)
+            .reply_parameters(ReplyParameters::new(*to).allow_sending_without_reply())
+            .await
+            .map(|_| ())
+            .map_err(|e| self.failure("sendMessage (reply)", &e))
     }
 
     async fn edit(&self, posted: &MessageId, last: &Record, _: &()) -> Result<(), Failure> {

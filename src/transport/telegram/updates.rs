@@ -17,7 +17,7 @@ use teloxide::RequestError;
 use teloxide::prelude::*;
 use teloxide::types::{
     AllowedUpdate, CallbackQuery, CustomEmojiId, MessageId, MessageReactionUpdated, ReactionType,
-    ReplyParameters, UpdateKind, User,
+    UpdateKind, User,
 };
 use tokio::sync::Semaphore;
 
@@ -28,7 +28,7 @@ use crate::shutdown::Shutdown;
 use crate::transport::chat;
 use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::health::Backoff;
-use crate::transport::{answer, card, listing, named_request};
+use crate::transport::{answer, listing, named_request};
 
 /// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
 /// which does not stretch for long polls.
@@ -313,10 +313,10 @@ async fn on_message(ctx: &Context, m: &Message) {
     }
     let command = match grammar::parse(text) {
         Some(Ok(c)) => c,
-        Some(Err(e)) => return reply(ctx, m.id, &e.to_string()).await,
+        Some(Err(e)) => return chat::reply(ctx, &m.id, &e.to_string()).await,
         // In a group, other talk is not for us; in a private chat it can only be.
         None if m.chat.is_private() => {
-            return reply(ctx, m.id, "Not a command. Send /help.").await;
+            return chat::reply(ctx, &m.id, "Not a command. Send /help.").await;
         }
         None => return,
     };
@@ -329,7 +329,7 @@ async fn on_message(ctx: &Context, m: &Message) {
             .await
             .unwrap_or_default(),
     };
-    reply(ctx, m.id, &text).await;
+    chat::reply(ctx, &m.id, &text).await;
 }
 
 /// A command may name its bot (`/approve@execgate_bot a1b2`) where several share a chat:
@@ -419,7 +419,7 @@ async fn on_reaction(ctx: &Context, r: &MessageReactionUpdated) {
                     Ok(e) => e,
                     Err(e) => {
                         ctx.failed("getCustomEmojiStickers", &e);
-                        return reply(ctx, r.message_id, "Could not look up that custom emoji; nothing was changed. Try again, or answer with /approve.").await;
+                        return chat::reply(ctx, &r.message_id, "Could not look up that custom emoji; nothing was changed. Try again, or answer with /approve.").await;
                     }
                 }
             }
@@ -435,9 +435,9 @@ async fn on_reaction(ctx: &Context, r: &MessageReactionUpdated) {
         [] => return,
         [d] => d,
         _ => {
-            return reply(
+            return chat::reply(
                 ctx,
-                r.message_id,
+                &r.message_id,
                 "Those reactions disagree; nothing was changed. Keep one.",
             )
             .await;
@@ -447,7 +447,7 @@ async fn on_reaction(ctx: &Context, r: &MessageReactionUpdated) {
         // A reaction on any other message is just a reaction.
         Ok(None) => return,
         Ok(Some(record)) => record,
-        Err(text) => return reply(ctx, r.message_id, &text).await,
+        Err(text) => return chat::reply(ctx, &r.message_id, &text).await,
     };
     let result = answer(
         &ctx.approvals,
@@ -460,7 +460,7 @@ async fn on_reaction(ctx: &Context, r: &MessageReactionUpdated) {
     .await;
     // Success shows as the message's edit; anything else needs words.
     if !result.resolved {
-        reply(ctx, r.message_id, &result.text).await;
+        chat::reply(ctx, &r.message_id, &result.text).await;
     }
 }
 
@@ -521,34 +521,6 @@ async fn button(ctx: &Context, q: &CallbackQuery) -> String {
 
 fn short(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
-}
-
-/// Sends `text` as a plain-text reply to `to`. Best effort: a few tries, then it is
-/// logged and dropped; an answer to a command never holds up a decision.
-async fn reply(ctx: &Context, to: MessageId, text: &str) {
-    let text = crate::text::clip_chars(text, card::MAX_TEXT / 2);
-    let mut backoff = Backoff::new();
-    for attempt in 1..=3 {
-        ctx.limiter.acquire().await;
-        let sent = ctx
-            .bot
-            .send_message(ctx.chat, &text)
-            .reply_parameters(ReplyParameters::new(to).allow_sending_without_reply())
-            .await;
-        match sent {
-            Ok(_) => {
-                ctx.succeeded();
-                return;
-            }
-            Err(e) if attempt == 3 => {
-                tracing::warn!(error = %ctx.scrub(&e), "could not send a reply; dropping it");
-            }
-            Err(e) => {
-                ctx.failed("sendMessage (reply)", &e);
-                backoff.wait(ctx.told(&e), &ctx.health).await;
-            }
-        }
-    }
 }
 
 impl Context {
