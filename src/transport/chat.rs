@@ -19,13 +19,14 @@ use tokio::time::Instant;
 
 use crate::approvals::{Approvals, Event};
 use crate::config::ReactionMap;
-use crate::model::Record;
+use crate::model::{Answer, Record, Via};
 use crate::shutdown::Shutdown;
-use crate::transport::Left;
 use crate::transport::card::Offer;
 use crate::transport::deliveries::{self, Deliveries, Done, outcome, over, remember};
+use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::health::{Backoff, Health};
 use crate::transport::posted::{Posted, Target};
+use crate::transport::{self, Left, listing, named_request};
 
 /// How long an edit keeps being retried through an outage before it is given up.
 const EDIT_PATIENCE: Duration = Duration::from_secs(3600);
@@ -198,6 +199,100 @@ pub async fn close_left<S: Service>(svc: &S, left: &[Left]) {
         if let Some(message) = svc.message(rest) {
             edit(svc, &message, record).await;
         }
+    }
+}
+
+/// An owner's message to the chat (already known to be the owner's, and new): a command
+/// of the chat grammar answered in a reply to `message`; a resolving one names its
+/// request by id or by `replied` (the message of ours it replies to, if any;
+/// `replying`: whether it replies to any). Other talk gets `talk` as its reply, if the
+/// chat gives one (in a private chat nothing else can be meant), else nothing.
+pub async fn command<S: Service>(
+    svc: &S,
+    message: &S::Message,
+    heard: Heard<'_, S>,
+    text: &str,
+    talk: Option<&str>,
+) {
+    let command = match grammar::parse(text) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => return reply(svc, message, &e.to_string()).await,
+        None => {
+            if let Some(hint) = talk {
+                reply(svc, message, hint).await;
+            }
+            return;
+        }
+    };
+    let text = match command {
+        ChatCommand::Resolve { short_id, answer } => {
+            let found = match heard.replied {
+                Some(original) => match request_at(svc, original).await {
+                    Ok(found) => found,
+                    Err(text) => return reply(svc, message, &text).await,
+                },
+                None => None,
+            };
+            match named_request(short_id, found, heard.replying) {
+                Ok((target, label)) => {
+                    transport::answer(
+                        svc.approvals(),
+                        &target,
+                        &label,
+                        answer,
+                        heard.via,
+                        heard.by,
+                    )
+                    .await
+                    .text
+                }
+                Err(text) => text,
+            }
+        }
+        reading => listing(svc.approvals(), &reading, svc.reactions())
+            .await
+            .unwrap_or_default(),
+    };
+    reply(svc, message, &text).await;
+}
+
+/// Who answered, and how, as a command or reaction is heard.
+pub struct Heard<'a, S: Service> {
+    /// `decided_by`: `telegram:ID (@name)`, `matrix:@user:server`.
+    pub by: &'a str,
+    pub via: Via,
+    /// The message of ours the owner replied to, if any.
+    pub replied: Option<&'a S::Message>,
+    /// Whether the owner replied to any message.
+    pub replying: bool,
+}
+
+/// The owner's answering reaction (`decision`) on `message`: the request it shows is
+/// answered; a reaction on any other message is just a reaction. Success shows as the
+/// message's edit; anything else is said in a reply.
+pub async fn react<S: Service>(
+    svc: &S,
+    message: &S::Message,
+    decision: impl Into<Answer>,
+    by: &str,
+    via: Via,
+) {
+    let target = match request_at(svc, message).await {
+        Ok(None) => return,
+        Ok(Some(target)) => target,
+        Err(text) => return reply(svc, message, &text).await,
+    };
+    let result = transport::answer(
+        svc.approvals(),
+        &target.id,
+        &target.short_id,
+        decision,
+        via,
+        by,
+    )
+    .await;
+    if !result.resolved {
+        reply(svc, message, &result.text).await;
     }
 }
 

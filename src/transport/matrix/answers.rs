@@ -22,11 +22,9 @@ use matrix_sdk::{Client, Room};
 use tokio::sync::{Semaphore, mpsc};
 
 use super::Context;
-use crate::model::{Answer, Via};
+use crate::model::Via;
 use crate::shutdown::Shutdown;
 use crate::transport::chat;
-use crate::transport::grammar::{self, ChatCommand};
-use crate::transport::{answer, listing, named_request};
 
 /// Events queued for answering; past this, the sync waits for the answers to catch up.
 pub const QUEUE: usize = 256;
@@ -243,53 +241,15 @@ async fn on_message(
         tracing::debug!(%sender, "ignoring an edited message: only new messages can answer a request");
         return;
     }
-    let command = match grammar::parse(body) {
-        Some(Ok(c)) => c,
-        Some(Err(e)) => return chat::reply(ctx, event, &e.to_string()).await,
-        // Talk in the room is not for us.
-        None => return,
+    let by = who(sender);
+    let heard = chat::Heard {
+        by: &by,
+        via: Via::MatrixCommand,
+        replied,
+        replying: replied.is_some(),
     };
-    let text = match command {
-        ChatCommand::Resolve {
-            short_id,
-            answer: grant,
-        } => resolve_command(ctx, sender, replied, short_id, grant).await,
-        reading => listing(&ctx.approvals, &reading, &ctx.reactions)
-            .await
-            .unwrap_or_default(),
-    };
-    chat::reply(ctx, event, &text).await;
-}
-
-/// `/approve`, `/deny`: by id, or by replying to the request's message.
-async fn resolve_command(
-    ctx: &Context,
-    sender: &UserId,
-    replied: Option<&OwnedEventId>,
-    short_id: Option<String>,
-    grant: Answer,
-) -> String {
-    let found = match replied {
-        Some(event) => match chat::request_at(ctx, event).await {
-            Ok(found) => found,
-            Err(text) => return text,
-        },
-        None => None,
-    };
-    let (target, label) = match named_request(short_id, found, replied.is_some()) {
-        Ok(named) => named,
-        Err(text) => return text,
-    };
-    answer(
-        &ctx.approvals,
-        &target,
-        &label,
-        grant,
-        Via::MatrixCommand,
-        &who(sender),
-    )
-    .await
-    .text
+    // Talk in the room is not for us.
+    chat::command(ctx, event, heard, body, None).await;
 }
 
 async fn on_reaction(ctx: &Context, sender: &UserId, target: &OwnedEventId, key: &str) {
@@ -301,25 +261,7 @@ async fn on_reaction(ctx: &Context, sender: &UserId, target: &OwnedEventId, key:
         tracing::warn!(%sender, key, "ignoring an answering reaction from someone not in matrix.owner_ids");
         return;
     }
-    let record = match chat::request_at(ctx, target).await {
-        // A reaction on any other message is just a reaction.
-        Ok(None) => return,
-        Ok(Some(record)) => record,
-        Err(text) => return chat::reply(ctx, target, &text).await,
-    };
-    let result = answer(
-        &ctx.approvals,
-        &record.id,
-        &record.short_id,
-        decision,
-        Via::MatrixReaction,
-        &who(sender),
-    )
-    .await;
-    // Success shows as the message's edit; anything else needs words.
-    if !result.resolved {
-        chat::reply(ctx, target, &result.text).await;
-    }
+    chat::react(ctx, target, decision, &who(sender), Via::MatrixReaction).await;
 }
 
 #[cfg(test)]

@@ -23,12 +23,11 @@ use tokio::sync::Semaphore;
 
 use super::fetch::{self, Read};
 use super::{Context, message};
-use crate::model::{Answer, Via};
+use crate::model::Via;
 use crate::shutdown::Shutdown;
+use crate::transport::answer;
 use crate::transport::chat;
-use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::health::Backoff;
-use crate::transport::{answer, listing, named_request};
 
 /// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
 /// which does not stretch for long polls.
@@ -311,25 +310,20 @@ async fn on_message(ctx: &Context, m: &Message) {
     if !addressed_to_us(ctx, text) {
         return;
     }
-    let command = match grammar::parse(text) {
-        Some(Ok(c)) => c,
-        Some(Err(e)) => return chat::reply(ctx, &m.id, &e.to_string()).await,
-        // In a group, other talk is not for us; in a private chat it can only be.
-        None if m.chat.is_private() => {
-            return chat::reply(ctx, &m.id, "Not a command. Send /help.").await;
-        }
-        None => return,
+    let replied = m
+        .reply_to_message()
+        .filter(|original| from_us(ctx, original))
+        .map(|original| original.id);
+    let by = who(user);
+    let heard = chat::Heard {
+        by: &by,
+        via: Via::TelegramCommand,
+        replied: replied.as_ref(),
+        replying: m.reply_to_message().is_some(),
     };
-    let text = match command {
-        ChatCommand::Resolve {
-            short_id,
-            answer: grant,
-        } => resolve_command(ctx, m, user, short_id, grant).await,
-        reading => listing(&ctx.approvals, &reading, &ctx.reactions)
-            .await
-            .unwrap_or_default(),
-    };
-    chat::reply(ctx, &m.id, &text).await;
+    // In a group, other talk is not for us; in a private chat it can only be.
+    let talk = m.chat.is_private().then_some("Not a command. Send /help.");
+    chat::command(ctx, &m.id, heard, text, talk).await;
 }
 
 /// A command may name its bot (`/approve@execgate_bot a1b2`) where several share a chat:
@@ -343,39 +337,6 @@ fn addressed_to_us(ctx: &Context, text: &str) -> bool {
             .get()
             .is_some_and(|me| me.username().eq_ignore_ascii_case(name)),
     }
-}
-
-/// `/approve`, `/deny`: by id, or by replying to the request's message.
-async fn resolve_command(
-    ctx: &Context,
-    m: &Message,
-    user: &User,
-    short_id: Option<String>,
-    grant: Answer,
-) -> String {
-    let replied = match m.reply_to_message() {
-        Some(original) if from_us(ctx, original) => match chat::request_at(ctx, &original.id).await
-        {
-            Ok(found) => found,
-            Err(text) => return text,
-        },
-        _ => None,
-    };
-    let (target, label) = match named_request(short_id, replied, m.reply_to_message().is_some()) {
-        Ok(named) => named,
-        Err(text) => return text,
-    };
-    let by = who(user);
-    answer(
-        &ctx.approvals,
-        &target,
-        &label,
-        grant,
-        Via::TelegramCommand,
-        &by,
-    )
-    .await
-    .text
 }
 
 fn from_us(ctx: &Context, m: &Message) -> bool {
@@ -443,25 +404,14 @@ async fn on_reaction(ctx: &Context, r: &MessageReactionUpdated) {
             .await;
         }
     };
-    let record = match chat::request_at(ctx, &r.message_id).await {
-        // A reaction on any other message is just a reaction.
-        Ok(None) => return,
-        Ok(Some(record)) => record,
-        Err(text) => return chat::reply(ctx, &r.message_id, &text).await,
-    };
-    let result = answer(
-        &ctx.approvals,
-        &record.id,
-        &record.short_id,
+    chat::react(
+        ctx,
+        &r.message_id,
         decision,
-        Via::TelegramReaction,
         &who(user),
+        Via::TelegramReaction,
     )
     .await;
-    // Success shows as the message's edit; anything else needs words.
-    if !result.resolved {
-        chat::reply(ctx, &r.message_id, &result.text).await;
-    }
 }
 
 async fn on_button(ctx: &Context, q: &CallbackQuery) {
