@@ -296,6 +296,42 @@ pub async fn react<S: Service>(
     }
 }
 
+/// The owner's button on `message`, which says it answers request `claimed` with
+/// `decision`: carried out only when `claimed` is the request that very message shows
+/// (a button's data is whatever the client sends). The text is shown to whoever pressed
+/// it.
+pub async fn press<S: Service>(
+    svc: &S,
+    message: &S::Message,
+    claimed: &str,
+    decision: impl Into<Answer>,
+    by: &str,
+    via: Via,
+) -> String {
+    let target = match request_at(svc, message).await {
+        Ok(Some(target)) => target,
+        Ok(None) => {
+            let short = claimed.get(..8).unwrap_or(claimed);
+            return format!("approval {short} not found or already resolved");
+        }
+        Err(text) => return text,
+    };
+    if target.id != claimed {
+        tracing::warn!(short_id = %target.short_id, "a button's data names another request than its message; ignored");
+        return "This button does not belong to this request; nothing was changed.".into();
+    }
+    transport::answer(
+        svc.approvals(),
+        &target.id,
+        &target.short_id,
+        decision,
+        via,
+        by,
+    )
+    .await
+    .text
+}
+
 /// Sends `text` as a reply to `to`. Best effort: three tries, then it is logged and
 /// dropped; an answer to a command never holds up a decision.
 pub async fn reply<S: Service>(svc: &S, to: &S::Message, text: &str) {

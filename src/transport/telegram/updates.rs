@@ -25,7 +25,6 @@ use super::fetch::{self, Read};
 use super::{Context, message};
 use crate::model::Via;
 use crate::shutdown::Shutdown;
-use crate::transport::answer;
 use crate::transport::chat;
 use crate::transport::health::Backoff;
 
@@ -446,31 +445,16 @@ async fn button(ctx: &Context, q: &CallbackQuery) -> String {
     let Some((decision, id)) = q.data.as_deref().and_then(message::parse_callback) else {
         return "This button is not one of execgate's.".into();
     };
-    let record = match chat::request_at(ctx, &pressed_on.id()).await {
-        Ok(Some(r)) => r,
-        Ok(None) => return format!("approval {} not found or already resolved", short(id)),
-        Err(text) => return text,
-    };
-    // Button data is chosen by the client that sends it; it must name the request of the
-    // very message it was pressed on.
-    if record.id != id {
-        tracing::warn!(short_id = %record.short_id, "a button's data names another request than its message; ignored");
-        return "This button does not belong to this request; nothing was changed.".into();
-    }
-    answer(
-        &ctx.approvals,
-        &record.id,
-        &record.short_id,
+    let by = who(&q.from);
+    chat::press(
+        ctx,
+        &pressed_on.id(),
+        id,
         decision,
+        &by,
         Via::TelegramButton,
-        &who(&q.from),
     )
     .await
-    .text
-}
-
-fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
 }
 
 impl Context {
