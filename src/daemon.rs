@@ -293,7 +293,7 @@ impl Daemon {
                 None => config.database.display().to_string(),
             },
             node = %config.node,
-            landlock_abi = ?crate::confine::abi(),
+            landlock_abi = %crate::confine::abi().map_or("none".to_owned(), |abi| abi.to_string()),
             confine = %config.exec.confine,
             "execgate ready"
         );
