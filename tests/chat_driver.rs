@@ -1,0 +1,282 @@
+//! The chat driver (`transport::chat`) with a chat of the test's own: every chat service
+//! (Telegram, Matrix, the next ones) gets the same post-to-edit life from it. A chat
+//! that refuses, then is down, then lands the post; the message known at once to an
+//! early answer, stored for a restart, edited with the outcome; an edit of a message
+//! that is gone given up at once; a button pressed on one request's message naming
+//! another changes nothing.
+
+use execgate_testkit as common;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{config_for, env_for};
+use execgate::approvals::{Approvals, Submitted};
+use execgate::config::ReactionMap;
+use execgate::model::{AgentName, Command, Decision, Record, RequestSpec, Status, Via};
+use execgate::policy::Policy;
+use execgate::store::Store;
+use execgate::transport::card::Offer;
+use execgate::transport::chat::{self, Failure, Service, Trouble};
+use execgate::transport::health::Health;
+use execgate::transport::posted::Posted;
+
+/// A chat that does what the test scripts: each post and edit takes the next scripted
+/// failure, if any, and succeeds after them; everything it did is logged.
+struct Fake {
+    approvals: Arc<Approvals>,
+    reactions: ReactionMap,
+    health: Health,
+    posted: Posted<u64>,
+    next: AtomicU64,
+    attempts: AtomicU64,
+    posts: Mutex<VecDeque<Trouble>>,
+    edits: Mutex<VecDeque<Trouble>>,
+    log: Mutex<Vec<String>>,
+}
+
+impl Fake {
+    fn did(&self, what: String) {
+        self.log.lock().unwrap().push(what);
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn scripted(&self, queue: &Mutex<VecDeque<Trouble>>, what: &'static str) -> Option<Failure> {
+        let kind = queue.lock().unwrap().pop_front()?;
+        self.did(format!("{what} failed: {kind:?}"));
+        // The service asks for a short wait, as a 429's Retry-After does.
+        Some(Failure {
+            what,
+            error: format!("{kind:?}"),
+            told: Some(Duration::from_millis(20)),
+            kind,
+        })
+    }
+}
+
+impl Service for Fake {
+    type Message = u64;
+    type Attempt = u64;
+    const NAME: &'static str = "Fake";
+
+    fn approvals(&self) -> &Approvals {
+        &self.approvals
+    }
+    fn reactions(&self) -> &ReactionMap {
+        &self.reactions
+    }
+    fn health(&self) -> &Health {
+        &self.health
+    }
+    fn posted(&self) -> &Posted<u64> {
+        &self.posted
+    }
+    fn prefix(&self) -> String {
+        "fake:".into()
+    }
+    fn name_of(&self, message: &u64) -> String {
+        message.to_string()
+    }
+    fn message(&self, rest: &str) -> Option<u64> {
+        rest.parse().ok()
+    }
+    fn attempt(&self) -> u64 {
+        self.attempts.fetch_add(1, Ordering::Relaxed)
+    }
+    async fn ready(&self) {}
+    async fn post(
+        &self,
+        record: &Record,
+        offer: &Offer<'_>,
+        attempt: &u64,
+    ) -> Result<u64, Failure> {
+        if let Some(failure) = self.scripted(&self.posts, "post") {
+            return Err(failure);
+        }
+        let message = self.next.fetch_add(1, Ordering::Relaxed);
+        self.did(format!(
+            "post {message} for {} (always offered: {}, attempt {attempt})",
+            record.short_id,
+            offer.grants.always_refused.is_none()
+        ));
+        Ok(message)
+    }
+    async fn reply(&self, to: &u64, text: &str, _: &u64) -> Result<(), Failure> {
+        self.did(format!("reply to {to}: {text}"));
+        Ok(())
+    }
+    async fn edit(&self, message: &u64, last: &Record, _: &u64) -> Result<(), Failure> {
+        if let Some(failure) = self.scripted(&self.edits, "edit") {
+            return Err(failure);
+        }
+        self.did(format!("edit {message}: {}", last.status));
+        Ok(())
+    }
+}
+
+struct Bench {
+    _dir: tempfile::TempDir,
+    fake: Arc<Fake>,
+    store: Store,
+}
+
+async fn bench(posts: Vec<Trouble>, edits: Vec<Trouble>) -> Bench {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_for(&env_for(dir.path(), &[]));
+    let reactions = ReactionMap::default();
+    let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let policy = Arc::new(Policy::new(Arc::new(config)).unwrap());
+    let approvals = Approvals::new(store.clone(), policy);
+    let fake = Arc::new(Fake {
+        approvals,
+        reactions,
+        health: Health::new("Fake", "the fake chat"),
+        posted: Posted::new(),
+        next: AtomicU64::new(1),
+        attempts: AtomicU64::new(1),
+        posts: Mutex::new(posts.into()),
+        edits: Mutex::new(edits.into()),
+        log: Mutex::new(Vec::new()),
+    });
+    Bench {
+        _dir: dir,
+        fake,
+        store,
+    }
+}
+
+/// `make deploy`, put to a human.
+async fn pending(approvals: &Arc<Approvals>) -> Record {
+    let spec = RequestSpec {
+        agent: AgentName::new("builder".into()).unwrap(),
+        session: None,
+        command: Command::Line("make deploy".into()),
+        cwd: None,
+        reason: None,
+        front: None,
+        run: false,
+        shell: None,
+        input: None,
+        peer_uid: Some(1000),
+        peer_pid: None,
+    };
+    let settings = approvals.policy().settings();
+    let Submitted::Ask(ask) = approvals.submit(spec, settings).await.unwrap() else {
+        panic!("`make deploy` must be put to a human");
+    };
+    approvals.register(ask).await.unwrap().record
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_then_down_chat_posts_once_then_edits_the_outcome() {
+    let b = bench(
+        vec![Trouble::Refused("add the bot".into()), Trouble::Outage],
+        vec![Trouble::Outage],
+    )
+    .await;
+    let record = pending(&b.fake.approvals).await;
+    let done = b.fake.approvals.watch(&record.id).unwrap();
+    let delivering = {
+        let (fake, record) = (Arc::clone(&b.fake), record.clone());
+        tokio::spawn(async move { chat::deliver(fake.as_ref(), record, done).await })
+    };
+    // Posted after the refusal and the outage: one message, known at once, then stored.
+    let posted = common::eventually(|| async { b.fake.posted.get(&1).is_some() }).await;
+    assert!(posted, "{:?}", b.fake.log());
+    let stored = common::eventually(|| async {
+        b.fake.approvals.messages(&record.id).await.unwrap() == vec!["fake:1".to_string()]
+    })
+    .await;
+    assert!(stored, "the message is stored for a restart");
+    // An answer from elsewhere (the CLI): the message is edited to say so, through an
+    // outage, and forgotten by the chat.
+    b.fake
+        .approvals
+        .resolve(&record.id, Decision::AllowOnce.into(), Via::Cli, "cli:0")
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), delivering)
+        .await
+        .expect("the delivery ends once its message is edited")
+        .unwrap();
+    let log = b.fake.log();
+    let posts: Vec<&String> = log
+        .iter()
+        .filter(|l| l.starts_with("post ") && !l.starts_with("post failed"))
+        .collect();
+    assert_eq!(posts.len(), 1, "posted once: {log:?}");
+    assert!(posts[0].contains(&record.short_id), "{log:?}");
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("post failed")).count(),
+        2,
+        "{log:?}"
+    );
+    assert_eq!(
+        log.last().unwrap(),
+        &format!("edit 1: {}", Status::Approved),
+        "{log:?}"
+    );
+    assert!(b.fake.posted.get(&1).is_none());
+    b.fake.approvals.shutdown().await;
+    b.store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_gone_is_left_and_a_button_for_another_request_changes_nothing() {
+    let b = bench(vec![], vec![Trouble::Gone]).await;
+    let first = pending(&b.fake.approvals).await;
+    let second = pending(&b.fake.approvals).await;
+    let done = b.fake.approvals.watch(&first.id).unwrap();
+    let delivering = {
+        let (fake, record) = (Arc::clone(&b.fake), first.clone());
+        tokio::spawn(async move { chat::deliver(fake.as_ref(), record, done).await })
+    };
+    assert!(common::eventually(|| async { b.fake.posted.get(&1).is_some() }).await);
+    // A button on the first request's message that names the second: refused, and
+    // neither request changes.
+    let said = chat::press(
+        b.fake.as_ref(),
+        &1,
+        &second.id,
+        Decision::AllowOnce,
+        "owner",
+        Via::TelegramButton,
+    )
+    .await;
+    assert!(said.contains("does not belong"), "{said}");
+    for id in [&first.id, &second.id] {
+        let now = b.fake.approvals.record(id).await.unwrap().unwrap();
+        assert_eq!(now.status, Status::Pending);
+    }
+    // The button for its own request answers it; the edit finds the message gone and
+    // leaves it after one try.
+    let said = chat::press(
+        b.fake.as_ref(),
+        &1,
+        &first.id,
+        Decision::Deny,
+        "owner",
+        Via::TelegramButton,
+    )
+    .await;
+    assert!(!said.contains("does not belong"), "{said}");
+    tokio::time::timeout(Duration::from_secs(10), delivering)
+        .await
+        .expect("the delivery gives up a message that is gone")
+        .unwrap();
+    let log = b.fake.log();
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("edit")).count(),
+        1,
+        "one try: {log:?}"
+    );
+    b.fake.approvals.shutdown().await;
+    b.store.close().await;
+}
