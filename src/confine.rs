@@ -296,6 +296,30 @@ impl Plan {
 /// How many prepared rulesets [`Plan::prepare_cached`] keeps.
 const CACHED_PLANS: usize = 32;
 
+/// An inode as last seen: device, inode, mtime and ctime (seconds, nanoseconds). A
+/// directory's change whenever an entry is added, removed or renamed in it.
+pub type Seen = (u64, u64, i64, i64, i64, i64);
+
+/// How the inode at `path` is now (`follow`: through a final symlink); None when there
+/// is none.
+pub fn seen(path: &Path, follow: bool) -> Option<Seen> {
+    use std::os::unix::fs::MetadataExt;
+    let m = if follow {
+        std::fs::metadata(path)
+    } else {
+        std::fs::symlink_metadata(path)
+    }
+    .ok()?;
+    Some((
+        m.dev(),
+        m.ino(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
 /// What a ruleset was built from, at one path: where the path led, or the inode there
 /// with its times ([`Plan::prepare_cached`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -303,7 +327,7 @@ enum Stamp {
     /// Where `path` resolved (None: it did not).
     Leads(PathBuf, Option<PathBuf>),
     /// The inode at `path` (not followed), with its mtime and ctime in nanoseconds.
-    At(PathBuf, Option<(u64, u64, i64, i64, i64, i64)>),
+    At(PathBuf, Option<Seen>),
 }
 
 impl Stamp {
@@ -312,18 +336,7 @@ impl Stamp {
     }
 
     fn of(path: &Path) -> Stamp {
-        use std::os::unix::fs::MetadataExt;
-        let seen = std::fs::symlink_metadata(path).ok().map(|m| {
-            (
-                m.dev(),
-                m.ino(),
-                m.mtime(),
-                m.mtime_nsec(),
-                m.ctime(),
-                m.ctime_nsec(),
-            )
-        });
-        Stamp::At(path.to_path_buf(), seen)
+        Stamp::At(path.to_path_buf(), seen(path, false))
     }
 
     /// Whether the path is as it was.

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Policy, Settings, Subject, parse, programs, project_of};
-use crate::confine::{Exec, Plan};
+use crate::confine::{self, Exec, Plan};
 use crate::model::{CommandRef, Confine, Shell};
 
 /// A project's entries that decide what a later command does, or what guards the agent:
@@ -294,21 +294,12 @@ fn exec_dirs(program: &str, prefix: &str, path: &str) -> Vec<PathBuf> {
 /// every harmless run asks.
 fn named_in(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     use std::collections::HashMap;
-    use std::os::unix::fs::MetadataExt;
-    type Listing = ((u64, u64, i64, i64, i64, i64), Vec<PathBuf>);
+    type Listing = (confine::Seen, Vec<PathBuf>);
     static LISTED: std::sync::Mutex<Option<HashMap<(PathBuf, String), Listing>>> =
         std::sync::Mutex::new(None);
-    let Ok(m) = std::fs::metadata(dir) else {
+    let Some(stamp) = confine::seen(dir, true) else {
         return Vec::new();
     };
-    let stamp = (
-        m.dev(),
-        m.ino(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ctime(),
-        m.ctime_nsec(),
-    );
     let key = (dir.to_path_buf(), prefix.to_owned());
     if let Some((seen, names)) = LISTED
         .lock()
