@@ -112,6 +112,25 @@ fn machine_in(hostile: bool, dir: tempfile::TempDir) -> Machine {
     }
 }
 
+impl Machine {
+    /// `execgate serve` on uid 65534, beside the machine, with `extra` in its
+    /// environment: the daemon on an unprivileged uid of its own.
+    async fn daemon(&self, extra: &[(&str, &str)]) -> common::process::Process {
+        let dir = self.dir.path().join("daemon");
+        std::fs::create_dir_all(&dir).unwrap();
+        chown_all(&dir);
+        common::process::Process::start_with(
+            &dir,
+            extra,
+            common::process::Options {
+                as_user: Some((AGENT_UID, AGENT_GID)),
+                ..Default::default()
+            },
+        )
+        .await
+    }
+}
+
 fn machine() -> Machine {
     machine_for(true)
 }
@@ -372,21 +391,12 @@ async fn the_daemon_runs_what_it_approved_confined_and_records_what_was_refused(
         return;
     }
     let m = machine();
-    let daemon_dir = m.dir.path().join("daemon");
-    std::fs::create_dir_all(&daemon_dir).unwrap();
-    chown_all(&daemon_dir);
-    let daemon = common::process::Process::start_with(
-        &daemon_dir,
-        &[
+    let daemon = m
+        .daemon(&[
             ("EXECGATE_POLICY__SECURITY", "full"),
             ("EXECGATE_EXEC__CONFINE", "read-only"),
-        ],
-        common::process::Options {
-            as_user: Some((AGENT_UID, AGENT_GID)),
-            ..Default::default()
-        },
-    )
-    .await;
+        ])
+        .await;
     let (_, v) = daemon
         .submit(&json!({"agent": "runner", "command": "tee b.txt < a.txt", "run": true, "cwd": m.project}))
         .await;
@@ -435,19 +445,10 @@ async fn a_harmless_verdict_runs_confined_as_harmless() {
         return;
     }
     let m = machine();
-    let daemon_dir = m.dir.path().join("daemon");
-    std::fs::create_dir_all(&daemon_dir).unwrap();
-    chown_all(&daemon_dir);
     let roots = m.dir.path().display().to_string();
-    let daemon = common::process::Process::start_with(
-        &daemon_dir,
-        &[("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", roots.as_str())],
-        common::process::Options {
-            as_user: Some((AGENT_UID, AGENT_GID)),
-            ..Default::default()
-        },
-    )
-    .await;
+    let daemon = m
+        .daemon(&[("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", roots.as_str())])
+        .await;
     let (_, v) = daemon
         .submit(&json!({"agent": "runner", "command": "cat a.txt", "run": true, "cwd": m.project}))
         .await;
@@ -639,19 +640,10 @@ async fn the_daemon_runs_project_work_without_a_human_confined() {
         return;
     }
     let m = machine();
-    let daemon_dir = m.dir.path().join("daemon");
-    std::fs::create_dir_all(&daemon_dir).unwrap();
-    chown_all(&daemon_dir);
     let roots = m.dir.path().display().to_string();
-    let daemon = common::process::Process::start_with(
-        &daemon_dir,
-        &[("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", roots.as_str())],
-        common::process::Options {
-            as_user: Some((AGENT_UID, AGENT_GID)),
-            ..Default::default()
-        },
-    )
-    .await;
+    let daemon = m
+        .daemon(&[("EXECGATE_EXEC__ALLOWED_CWD_ROOTS", roots.as_str())])
+        .await;
     let (_, v) = daemon
         .submit(&json!({"agent": "runner", "command": "./build.sh", "run": true, "cwd": m.project}))
         .await;
