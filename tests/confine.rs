@@ -537,6 +537,7 @@ fn project_work_is_approved_only_where_execgate_runs_it_confined() {
         tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap(),
     );
     std::fs::set_permissions(m.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(m.dir.path().join("elsewhere"), m.project.join("outlink")).unwrap();
     let verdict = |line: &str, run: bool| {
         m.policy.evaluate(
             Subject {
@@ -588,6 +589,9 @@ fn project_work_is_approved_only_where_execgate_runs_it_confined() {
         "rm -rf src",
         "unknown-tool build",
         "/usr/bin/python3 build.py",
+        // A word judged by the file it names: a link in the project that leads out.
+        "./build.sh outlink",
+        "python3 build.py --data=outlink/x",
     ] {
         let v = verdict(line, true);
         assert!(

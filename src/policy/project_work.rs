@@ -186,15 +186,17 @@ fn word(text: &str, inside: &impl Fn(&str) -> Option<String>) -> Option<String> 
         Some((option, value)) if option.starts_with('-') => value,
         _ => text,
     };
-    let pathlike = value.starts_with('/')
-        || value.starts_with('~')
-        || value.split('/').any(|part| part == "..")
-        || value.contains(':') && value.contains('/');
-    if !pathlike {
-        return None;
+    // Every word is judged by what it names where the command runs, not by its
+    // spelling: `outlink/x` may lead out through a link. A word that names nothing
+    // there is inside as written (`-k`, `test_x`).
+    if let Some(why) = inside(value) {
+        return Some(why);
     }
-    // `a/b:c/d` (a search path): each part.
-    value.split(':').filter(|p| !p.is_empty()).find_map(inside)
+    // `a/b:c/d` (a search path): each part too.
+    if value.contains(':') {
+        return value.split(':').filter(|p| !p.is_empty()).find_map(inside);
+    }
+    None
 }
 
 #[cfg(test)]
