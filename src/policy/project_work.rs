@@ -4,7 +4,7 @@
 //! ([`Confine::ProjectWork`](crate::model::Confine)). What this module decides is only
 //! whether the command's *words* keep to the project: every program a project tool, a
 //! project script or a profiled program that only reads and writes inside it; every
-//! path it names, every redirection and every assignment inside it; no network, no
+//! path it names and every redirection inside it; no network, no
 //! secret, no guard setting, nothing execgate's own. The kernel holds the rest.
 
 use std::path::Path;
@@ -43,9 +43,6 @@ pub(super) fn why_not(
         };
         if let Some(refusal) = judged.iter().flatten().next() {
             return Some(format!("`{}` names {}", u.program, refusal.what));
-        }
-        if let Some(why) = c.assignments.iter().find_map(|a| assignment(a, &inside)) {
-            return Some(why);
         }
         if !u.if_present.is_empty() {
             return Some(format!("`{}` may destroy what it names", u.program));
@@ -133,7 +130,8 @@ pub(super) fn why_not(
 }
 
 /// Whether the command was read whole, so that every program it runs and every file
-/// its shell opens is known: plain, or not plain only for redirections to files,
+/// its shell opens is known: plain (an assignment before a program, `LD_PRELOAD=…`, is
+/// not), or not plain only for redirections to files,
 /// heredocs (whose substitutions are read as commands, and are not plain) and the
 /// newlines that hold them (`cat > notes.md <<'EOF' … EOF`, as agents write files).
 pub(super) fn read_whole(analysis: &Analysis) -> bool {
@@ -162,17 +160,6 @@ fn keeps_inside(paths: &Paths, text: &str, cwd: &Path, root: &Path) -> Option<St
 /// `>&2`, `2>&1`, `>&-`: a descriptor, not a file.
 fn fd_dup(target: &str) -> bool {
     target == "-" || (!target.is_empty() && target.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Why an assignment before the program (`NAME=value`) leaves project work: one that
-/// changes what the dynamic loader or the shell loads or finds, or names a path
-/// outside the project.
-fn assignment(text: &str, inside: &impl Fn(&str) -> Option<String>) -> Option<String> {
-    let (name, value) = text.split_once('=').unwrap_or((text, ""));
-    if name == "PATH" || name.starts_with("LD_") || name == "BASH_ENV" || name == "ENV" {
-        return Some(format!("it sets `{name}`"));
-    }
-    word(value, inside).map(|why| format!("`{name}`: {why}"))
 }
 
 /// Why a word execgate cannot read (an argument of a project tool without a profile, or
@@ -219,16 +206,6 @@ mod tests {
         assert!(word("$HOME/x", &outside_tmp).is_some());
         assert!(word("`id`", &outside_tmp).is_some());
         assert_eq!(word("--flag=value", &outside_tmp), None);
-    }
-
-    #[test]
-    fn assignments_that_change_loading_are_refused() {
-        assert_eq!(assignment("RUST_BACKTRACE=1", &outside_tmp), None);
-        assert_eq!(assignment("PYTHONPATH=src", &outside_tmp), None);
-        assert!(assignment("PYTHONPATH=/tmp/evil", &outside_tmp).is_some());
-        assert!(assignment("LD_PRELOAD=x.so", &outside_tmp).is_some());
-        assert!(assignment("PATH=bin", &outside_tmp).is_some());
-        assert!(assignment("BASH_ENV=x", &outside_tmp).is_some());
     }
 
     #[test]
