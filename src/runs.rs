@@ -216,10 +216,10 @@ impl Runs {
                 tmp: tmp_path.as_deref(),
                 home: home.as_deref(),
             };
-            // A plan with the run's own temporary directory is built for the run; any
-            // other is taken from those built before while what it was built from
-            // stands (`Plan::prepare_cached`); project work looks for secrets each run.
-            let cacheable = place.tmp.is_none() && confine != Confine::ProjectWork;
+            // A plan with the run's own temporary directory (workspace, project work)
+            // is built for the run; any other is taken from those built before while
+            // what it was built from stands (`Plan::prepare_cached`).
+            let cacheable = place.tmp.is_none();
             let prepared = policy
                 .confinement_plan(&policy.settings(), subject, confine, &place)
                 .and_then(|plan| {
