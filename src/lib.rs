@@ -50,7 +50,9 @@
 //!   transport shares, the message every chat shows (`transport::card`), which chat
 //!   message shows which request (`transport::posted`), one driver that runs every
 //!   chat and takes a request's message from post to final edit (`transport::chat`: a
-//!   chat is a `Service` and the task that reads its answers), and how every chat lives through its service's outages
+//!   chat is a `Service` and the task that reads its answers; a burst beyond a chat's
+//!   pacing goes out as digests, `transport::chat::digest` and `transport::card::digest`),
+//!   and how every chat lives through its service's outages
 //!   (`transport::health`: one backoff, an outage logged once). The Matrix transport
 //!   (`transport::matrix`) keeps its own device and end-to-end encryption keys.
 //! - [`render`] and [`text`]: the text a human reads about a request, and the helpers

@@ -18,7 +18,7 @@ use execgate::config::ReactionMap;
 use execgate::model::{AgentName, Command, Decision, Record, RequestSpec, Status, Via};
 use execgate::policy::Policy;
 use execgate::store::Store;
-use execgate::transport::card::Offer;
+use execgate::transport::card::{Line, Offer};
 use execgate::transport::chat::{self, Failure, Service, Trouble};
 use execgate::transport::health::Health;
 use execgate::transport::posted::Posted;
@@ -35,9 +35,24 @@ struct Fake {
     posts: Mutex<VecDeque<Trouble>>,
     edits: Mutex<VecDeque<Trouble>>,
     log: Mutex<Vec<String>>,
+    /// The chat's pacing as the test sets it: None, every message may go at once; else
+    /// a message goes only with a slot the test hands out.
+    slots: Option<tokio::sync::Semaphore>,
+    /// How many requests a digest may show (0: none).
+    digest_size: usize,
 }
 
 impl Fake {
+    /// A digest's lines as `a1b2 pending, c3d4 approved (buttons: 2)`.
+    fn shown(lines: &[Line]) -> String {
+        let each: Vec<String> = lines
+            .iter()
+            .map(|l| format!("{} {}", l.record.short_id, l.record.status))
+            .collect();
+        let buttons = lines.iter().filter(|l| l.grants.is_some()).count();
+        format!("{} (buttons: {buttons})", each.join(", "))
+    }
+
     fn did(&self, what: String) {
         self.log.lock().unwrap().push(what);
     }
@@ -88,7 +103,29 @@ impl Service for Fake {
     fn attempt(&self) -> u64 {
         self.attempts.fetch_add(1, Ordering::Relaxed)
     }
-    async fn ready(&self) {}
+    async fn ready(&self) {
+        if let Some(slots) = &self.slots {
+            slots.acquire().await.unwrap().forget();
+        }
+    }
+    fn ready_now(&self) -> bool {
+        match &self.slots {
+            Some(slots) => slots.try_acquire().map(|p| p.forget()).is_ok(),
+            None => true,
+        }
+    }
+    fn digest_size(&self) -> usize {
+        self.digest_size
+    }
+    async fn post_digest(&self, lines: &[Line], _: &u64) -> Result<u64, Failure> {
+        let message = self.next.fetch_add(1, Ordering::Relaxed);
+        self.did(format!("digest {message}: {}", Self::shown(lines)));
+        Ok(message)
+    }
+    async fn edit_digest(&self, message: &u64, lines: &[Line], _: &u64) -> Result<(), Failure> {
+        self.did(format!("edit digest {message}: {}", Self::shown(lines)));
+        Ok(())
+    }
     async fn post(
         &self,
         record: &Record,
@@ -126,6 +163,15 @@ struct Bench {
 }
 
 async fn bench(posts: Vec<Trouble>, edits: Vec<Trouble>) -> Bench {
+    bench_paced(posts, edits, None, 0).await
+}
+
+async fn bench_paced(
+    posts: Vec<Trouble>,
+    edits: Vec<Trouble>,
+    slots: Option<tokio::sync::Semaphore>,
+    digest_size: usize,
+) -> Bench {
     let dir = tempfile::tempdir().unwrap();
     let config = config_for(&env_for(dir.path(), &[]));
     let reactions = ReactionMap::default();
@@ -144,6 +190,8 @@ async fn bench(posts: Vec<Trouble>, edits: Vec<Trouble>) -> Bench {
         posts: Mutex::new(posts.into()),
         edits: Mutex::new(edits.into()),
         log: Mutex::new(Vec::new()),
+        slots,
+        digest_size,
     });
     Bench {
         _dir: dir,
@@ -154,10 +202,15 @@ async fn bench(posts: Vec<Trouble>, edits: Vec<Trouble>) -> Bench {
 
 /// `make deploy`, put to a human.
 async fn pending(approvals: &Arc<Approvals>) -> Record {
+    asked(approvals, "make deploy").await
+}
+
+/// `command`, put to a human.
+async fn asked(approvals: &Arc<Approvals>, command: &str) -> Record {
     let spec = RequestSpec {
         agent: AgentName::new("builder".into()).unwrap(),
         session: None,
-        command: Command::Line("make deploy".into()),
+        command: Command::Line(command.into()),
         cwd: None,
         reason: None,
         front: None,
@@ -169,7 +222,7 @@ async fn pending(approvals: &Arc<Approvals>) -> Record {
     };
     let settings = approvals.policy().settings();
     let Submitted::Ask(ask) = approvals.submit(spec, settings).await.unwrap() else {
-        panic!("`make deploy` must be put to a human");
+        panic!("`{command}` must be put to a human");
     };
     approvals.register(ask).await.unwrap().record
 }
@@ -278,5 +331,223 @@ async fn a_message_gone_is_left_and_a_button_for_another_request_changes_nothing
         "one try: {log:?}"
     );
     b.fake.approvals.shutdown().await;
+    b.store.close().await;
+}
+
+/// Starts the delivery of `record` as the driver's run loop does.
+fn deliver(fake: &Arc<Fake>, record: &Record) -> tokio::task::JoinHandle<()> {
+    let done = fake.approvals.watch(&record.id).unwrap();
+    let (fake, record) = (Arc::clone(fake), record.clone());
+    tokio::spawn(async move { chat::deliver(fake.as_ref(), record, done).await })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_behind_the_pacing_is_one_digest_each_request_answered_alone() {
+    // No slot free: everything waits for the pacing, and a long command waits alone.
+    let b = bench_paced(vec![], vec![], Some(tokio::sync::Semaphore::new(0)), 8).await;
+    let mut records = Vec::new();
+    for i in 0..5 {
+        records.push(asked(&b.fake.approvals, &format!("make job{i}")).await);
+    }
+    let long = asked(&b.fake.approvals, &format!("make {}", "x".repeat(400))).await;
+    let mut deliveries: Vec<_> = records.iter().map(|r| deliver(&b.fake, r)).collect();
+    deliveries.push(deliver(&b.fake, &long));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(b.fake.log().is_empty(), "nothing goes without a slot");
+
+    // Two slots: the five that fit a digest go as one message, oldest first; the long one
+    // alone.
+    let slots = b.fake.slots.as_ref().unwrap();
+    slots.add_permits(2);
+    let short: Vec<&str> = records.iter().map(|r| r.short_id.as_str()).collect();
+    let lines = format!(
+        "{} (buttons: 5)",
+        short
+            .iter()
+            .map(|s| format!("{s} pending"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let posted = || {
+        let log = b.fake.log();
+        let digest = log.iter().find_map(|l| {
+            l.strip_prefix("digest ")?
+                .strip_suffix(&format!(": {lines}"))
+        })?;
+        let alone = log.iter().find_map(|l| {
+            let (message, rest) = l.strip_prefix("post ")?.split_once(' ')?;
+            rest.starts_with(&format!("for {} ", long.short_id))
+                .then_some(message)
+        })?;
+        Some((
+            digest.parse::<u64>().unwrap(),
+            alone.parse::<u64>().unwrap(),
+        ))
+    };
+    assert!(
+        common::eventually(|| async { posted().is_some() }).await,
+        "{:?}",
+        b.fake.log()
+    );
+    let (d, alone) = posted().unwrap();
+    // From here on the pacing lets everything through (the edits wait for it too).
+    slots.add_permits(1000);
+    // Each request is stored with the digest, for a restart.
+    for r in &records {
+        let expected = vec![format!("fake:{d}#{}", r.id)];
+        assert!(
+            common::eventually(|| async {
+                b.fake.approvals.messages(&r.id).await.unwrap() == expected
+            })
+            .await
+        );
+    }
+
+    // A reaction cannot say which request it means; a reply must name one of them.
+    chat::react(
+        b.fake.as_ref(),
+        &d,
+        Decision::AllowOnce,
+        "owner",
+        Via::TelegramReaction,
+    )
+    .await;
+    let shown = chat::request_at(b.fake.as_ref(), &d).await.unwrap();
+    assert!(
+        matches!(&shown, chat::Shown::Several(t) if t.len() == 5),
+        "{shown:?}"
+    );
+    let heard = |replied| chat::Heard {
+        by: "owner",
+        via: Via::TelegramCommand,
+        replied,
+        replying: true,
+    };
+    chat::command(b.fake.as_ref(), &7, heard(Some(&d)), "/approve", None).await;
+    chat::command(
+        b.fake.as_ref(),
+        &8,
+        heard(Some(&d)),
+        &format!("/deny {}", long.short_id),
+        None,
+    )
+    .await;
+    // A button names its request: one of the digest's answers it, the long one's id on
+    // the digest changes nothing.
+    let said = chat::press(
+        b.fake.as_ref(),
+        &d,
+        &long.id,
+        Decision::AllowOnce,
+        "owner",
+        Via::TelegramButton,
+    )
+    .await;
+    assert!(said.contains("does not belong"), "{said}");
+    let said = chat::press(
+        b.fake.as_ref(),
+        &d,
+        &records[1].id,
+        Decision::AllowOnce,
+        "owner",
+        Via::TelegramButton,
+    )
+    .await;
+    assert!(said.contains("approved"), "{said}");
+    let log = b.fake.log();
+    assert!(
+        log.iter().any(|l| l.starts_with(&format!(
+            "reply to {d}: That message shows several requests"
+        ))),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("reply to 7: That message shows several requests")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.contains("reply to 8: You replied to a message showing")),
+        "{log:?}"
+    );
+    for r in [&records[0], &records[2], &long] {
+        let now = b.fake.approvals.record(&r.id).await.unwrap().unwrap();
+        assert_eq!(now.status, Status::Pending, "{}", r.short_id);
+    }
+    // The digest is redrawn as each ends: the answered one closed, its buttons gone.
+    let redrawn = format!("{} approved", short[1]);
+    let edited = format!("edit digest {d}:");
+    assert!(
+        common::eventually(|| async {
+            b.fake.log().iter().any(|l| {
+                l.starts_with(&edited) && l.contains(&redrawn) && l.ends_with("(buttons: 4)")
+            })
+        })
+        .await,
+        "{:?}",
+        b.fake.log()
+    );
+    // The rest end otherwise (the CLI); the last redraw shows every one ended.
+    for r in records.iter().chain([&long]) {
+        let _ = b
+            .fake
+            .approvals
+            .resolve(&r.id, Decision::Deny.into(), Via::Cli, "cli:0")
+            .await;
+    }
+    for d in deliveries.drain(..) {
+        tokio::time::timeout(Duration::from_secs(10), d)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let log = b.fake.log();
+    let last = log.iter().rev().find(|l| l.starts_with(&edited)).unwrap();
+    assert!(last.ends_with("(buttons: 0)"), "{log:?}");
+    assert_eq!(last.matches(" denied").count(), 4, "{last}");
+    assert!(log.contains(&format!("edit {alone}: denied")), "{log:?}");
+    b.fake.approvals.shutdown().await;
+    b.store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_ends_while_waiting_leaves_the_digest_and_one_left_goes_alone() {
+    let b = bench_paced(vec![], vec![], Some(tokio::sync::Semaphore::new(0)), 8).await;
+    let first = asked(&b.fake.approvals, "make one").await;
+    let second = asked(&b.fake.approvals, "make two").await;
+    let deliveries = [deliver(&b.fake, &first), deliver(&b.fake, &second)];
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    b.fake
+        .approvals
+        .resolve(&first.id, Decision::Deny.into(), Via::Cli, "cli:0")
+        .await
+        .unwrap();
+    b.fake.slots.as_ref().unwrap().add_permits(1);
+    // Alone now: posted as a message of its own, not a digest of one.
+    assert!(
+        common::eventually(|| async {
+            b.fake
+                .log()
+                .iter()
+                .any(|l| l.starts_with("post ") && l.contains(&second.short_id))
+        })
+        .await,
+        "{:?}",
+        b.fake.log()
+    );
+    assert!(
+        !b.fake.log().iter().any(|l| l.starts_with("digest")),
+        "{:?}",
+        b.fake.log()
+    );
+    b.fake.slots.as_ref().unwrap().add_permits(1000);
+    b.fake.approvals.shutdown().await;
+    for d in deliveries {
+        tokio::time::timeout(Duration::from_secs(10), d)
+            .await
+            .unwrap()
+            .unwrap();
+    }
     b.store.close().await;
 }

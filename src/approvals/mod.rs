@@ -862,6 +862,12 @@ impl Approvals {
         self.store.find_by_message_external_id(external).await
     }
 
+    /// The requests shown by the messages whose ids begin with `prefix`: the members of
+    /// a digest message (see `transport::chat`).
+    pub async fn find_by_message_prefix(&self, prefix: &str) -> Result<Vec<Record>, StoreError> {
+        self.store.find_by_message_prefix(prefix).await
+    }
+
     /// A receiver for the terminal record of a request pending in this daemon, or on
     /// another node that this one has heard of.
     pub fn watch(&self, id: &str) -> Option<watch::Receiver<Option<Record>>> {

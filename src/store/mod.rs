@@ -391,6 +391,22 @@ impl Store {
         on_backend!(self, b => b.find_by_message_external_id(external).await)
     }
 
+    /// The requests shown by messages whose external ids begin with `prefix` (a digest's
+    /// members, `CHAT:MESSAGE#`), oldest first.
+    #[instrument(skip_all)]
+    pub async fn find_by_message_prefix(&self, prefix: &str) -> Result<Vec<Record>, StoreError> {
+        // Every id that begins with `prefix` lies in [prefix, the prefix with its last
+        // character raised by one): a range the key's index answers, no LIKE escaping.
+        let Some(last) = prefix.chars().last() else {
+            return Ok(Vec::new());
+        };
+        let Some(next) = char::from_u32(last as u32 + 1) else {
+            return Ok(Vec::new());
+        };
+        let to = format!("{}{next}", &prefix[..prefix.len() - last.len_utf8()]);
+        on_backend!(self, b => b.find_by_message_range(prefix, &to).await)
+    }
+
     #[instrument(skip_all)]
     pub async fn list_rules(&self) -> Result<Vec<Rule>, StoreError> {
         on_backend!(self, b => b.list_rules().await)

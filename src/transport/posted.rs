@@ -7,15 +7,21 @@
 //! is kept here from the instant a post lands until its delivery ends, and an answer to a
 //! message not known yet waits while any post is in flight, then is looked up again. A
 //! real answer is never dropped for coming early.
+//!
+//! Before a post is in flight it may wait for the chat's pacing: the requests waiting
+//! form a line here, and the one that collects for all takes the next slot and may post
+//! them as one digest (`transport::chat::digest`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::sync::Mutex;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
 use crate::model::Record;
+use crate::transport::deliveries::Done;
 
 /// A request as an answer names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,14 +39,58 @@ impl From<&Record> for Target {
     }
 }
 
-/// Our approval messages and our posts in flight. Every change wakes whoever waits.
+/// Our approval messages, our posts in flight, and the posts waiting for the chat's
+/// pacing. Every change of the first two wakes whoever waits.
 pub struct Posted<M> {
     state: watch::Sender<State<M>>,
+    waiting: Mutex<Waiting<M>>,
+    /// Wakes the waiters when nobody collects any more.
+    uncollected: tokio::sync::Notify,
+    /// Held while a digest message is edited: every edit reads its requests afresh, so the
+    /// last one to take it shows them all as they are.
+    editing: tokio::sync::Mutex<()>,
+}
+
+/// Requests waiting for a slot in the chat's pacing, oldest first: whoever gets the next
+/// slot may take them all into one digest message (`transport::chat`).
+struct Waiting<M> {
+    queue: Vec<Waiter<M>>,
+    next: u64,
+    /// The one waiter that waits for the pacing's slot for all of them: others taking
+    /// slots too would spend them on nothing.
+    collector: Option<u64>,
+}
+
+/// A request waiting its turn, and how it hears which message shows it.
+pub struct Waiter<M> {
+    pub record: Record,
+    /// Its end, for whoever posts it to check.
+    pub done: Done,
+    ticket: u64,
+    told: oneshot::Sender<Option<M>>,
+}
+
+impl<M> Waiter<M> {
+    /// Tells the waiter its digest landed as `message` (Some), or that it must post
+    /// itself (None). A waiter that stopped listening has nothing left to hear.
+    pub fn tell(self, message: Option<M>) {
+        let _ = self.told.send(message);
+    }
+}
+
+/// A place in the waiting line (see [`Posted::wait_turn`]).
+pub struct Ticket<M> {
+    ticket: u64,
+    /// Which message shows the request, once another took it into a digest.
+    pub told: oneshot::Receiver<Option<M>>,
 }
 
 struct State<M> {
-    /// The messages of running deliveries, by message id (one chat: ids are unique).
-    shown: HashMap<M, Target>,
+    /// The messages of running deliveries, by message id (one chat: ids are unique), each
+    /// with the requests it shows: one, or a digest's several.
+    shown: HashMap<M, Vec<Target>>,
+    /// Which of them are digests (however many of their requests are still running).
+    digests: HashSet<M>,
     /// Posts sent whose answer has not come back yet: Telegram may already show them,
     /// and the owner may already have answered them.
     in_flight: BTreeSet<u64>,
@@ -62,10 +112,96 @@ impl<M: Clone + Eq + Hash + Debug> Posted<M> {
         Posted {
             state: watch::Sender::new(State {
                 shown: HashMap::new(),
+                digests: HashSet::new(),
                 in_flight: BTreeSet::new(),
                 next: 0,
             }),
+            waiting: Mutex::new(Waiting {
+                queue: Vec::new(),
+                next: 0,
+                collector: None,
+            }),
+            uncollected: tokio::sync::Notify::new(),
+            editing: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Whether any request waits for a slot.
+    pub fn anyone_waiting(&self) -> bool {
+        !self.line().queue.is_empty()
+    }
+
+    /// Puts `record` in the waiting line.
+    pub fn wait_turn(&self, record: &Record, done: &Done) -> Ticket<M> {
+        let (told, hear) = oneshot::channel();
+        let mut line = self.line();
+        let ticket = line.next;
+        line.next += 1;
+        line.queue.push(Waiter {
+            record: record.clone(),
+            done: done.clone(),
+            ticket,
+            told,
+        });
+        Ticket { ticket, told: hear }
+    }
+
+    /// Takes `ticket` out of the line: false when someone already took it (into a
+    /// digest being posted; its answer comes through `Ticket::told`).
+    pub fn leave(&self, ticket: &Ticket<M>) -> bool {
+        let mut line = self.line();
+        let before = line.queue.len();
+        line.queue.retain(|w| w.ticket != ticket.ticket);
+        self.uncollect(&mut line, ticket);
+        line.queue.len() != before
+    }
+
+    /// Makes `ticket` the line's collector if there is none and it is still in the line;
+    /// whether it is the collector now.
+    pub fn collect(&self, ticket: &Ticket<M>) -> bool {
+        let mut line = self.line();
+        if line.collector.is_none() && line.queue.iter().any(|w| w.ticket == ticket.ticket) {
+            line.collector = Some(ticket.ticket);
+        }
+        line.collector == Some(ticket.ticket)
+    }
+
+    /// Resolves once the collector has stepped down (taken its digest, or left); made
+    /// before [`Posted::collect`] is asked, it misses no step-down after.
+    pub fn uncollected(&self) -> tokio::sync::futures::Notified<'_> {
+        self.uncollected.notified()
+    }
+
+    /// The collector takes its own request and up to `most - 1` of the others waiting
+    /// longest out of the line, its own first, and steps down; nothing if someone took
+    /// it already.
+    pub fn gather(&self, ticket: &Ticket<M>, most: usize) -> Vec<Waiter<M>> {
+        let mut line = self.line();
+        self.uncollect(&mut line, ticket);
+        let Some(at) = line.queue.iter().position(|w| w.ticket == ticket.ticket) else {
+            return Vec::new();
+        };
+        let mut taken = vec![line.queue.remove(at)];
+        let others = line.queue.len().min(most.saturating_sub(1));
+        taken.extend(line.queue.drain(..others));
+        taken
+    }
+
+    /// `ticket` steps down if it collects, and the others hear of it.
+    fn uncollect(&self, line: &mut Waiting<M>, ticket: &Ticket<M>) {
+        if line.collector == Some(ticket.ticket) {
+            line.collector = None;
+            self.uncollected.notify_waiters();
+        }
+    }
+
+    /// Held while a digest message is edited (see the field).
+    pub async fn editing(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.editing.lock().await
+    }
+
+    fn line(&self) -> std::sync::MutexGuard<'_, Waiting<M>> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Marks a post as in flight until the guard lands or is dropped (a send that failed,
@@ -83,15 +219,44 @@ impl<M: Clone + Eq + Hash + Debug> Posted<M> {
         }
     }
 
-    /// The request `message` shows, while its delivery runs.
+    /// The request `message` shows, while its delivery runs; None for a digest.
     pub fn get(&self, message: &M) -> Option<Target> {
-        self.state.borrow().shown.get(message).cloned()
+        let s = self.state.borrow();
+        match s.shown.get(message).map(Vec::as_slice) {
+            Some([one]) if !s.digests.contains(message) => Some(one.clone()),
+            _ => None,
+        }
     }
 
-    /// The delivery of `message` is over; the store answers for it from now on.
-    pub fn forget(&self, message: &M) {
+    /// Whether `message` is a digest whose deliveries run.
+    pub fn is_digest(&self, message: &M) -> bool {
+        self.state.borrow().digests.contains(message)
+    }
+
+    /// Every request `message` shows whose delivery runs (several for a digest).
+    pub fn all(&self, message: &M) -> Vec<Target> {
         self.state
-            .send_if_modified(|s| s.shown.remove(message).is_some());
+            .borrow()
+            .shown
+            .get(message)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The delivery of request `id` on `message` is over; the store answers for it from
+    /// now on.
+    pub fn forget(&self, message: &M, id: &str) {
+        self.state.send_if_modified(|s| {
+            let Some(targets) = s.shown.get_mut(message) else {
+                return false;
+            };
+            targets.retain(|t| t.id != id);
+            if targets.is_empty() {
+                s.shown.remove(message);
+                s.digests.remove(message);
+            }
+            true
+        });
     }
 
     /// What an answer to `message` must wait for before it is looked up: None when the
@@ -130,7 +295,16 @@ impl<M: Clone + Eq + Hash + Debug> Sending<'_, M> {
     /// flight, so a waiting answer never sees one without the other.
     pub fn landed(self, message: M, target: Target) {
         self.posted.state.send_modify(|s| {
-            s.shown.insert(message, target);
+            s.shown.insert(message, vec![target]);
+            s.in_flight.remove(&self.token);
+        });
+    }
+
+    /// The post landed as `message`, a digest showing every request of `targets`.
+    pub fn landed_digest(self, message: M, targets: Vec<Target>) {
+        self.posted.state.send_modify(|s| {
+            s.digests.insert(message.clone());
+            s.shown.insert(message, targets);
             s.in_flight.remove(&self.token);
         });
     }
@@ -185,8 +359,21 @@ mod tests {
         assert!(posted.unsettled(&8).is_some(), "`later` still flies");
         drop(later);
         assert!(posted.unsettled(&8).is_none());
-        posted.forget(&7);
+        posted.forget(&7, "a");
         assert_eq!(posted.get(&7), None);
+
+        // A digest shows several; each delivery forgets its own.
+        posted
+            .sending()
+            .landed_digest(9, vec![target("b"), target("c")]);
+        assert_eq!(posted.get(&9), None, "not one request");
+        assert_eq!(posted.all(&9), [target("b"), target("c")]);
+        posted.forget(&9, "b");
+        assert_eq!(posted.get(&9), None, "a digest, even down to one");
+        assert!(posted.is_digest(&9), "still a digest with one request left");
+        posted.forget(&9, "c");
+        assert!(posted.all(&9).is_empty());
+        assert!(!posted.is_digest(&9));
     }
 
     #[tokio::test(start_paused = true)]

@@ -368,6 +368,26 @@ impl PgStore {
         row.as_ref().map(rows::request).transpose()
     }
 
+    pub(super) async fn find_by_message_range(
+        &self,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<Record>, StoreError> {
+        // `COLLATE "C"`: byte order, as the range was drawn, whatever the database's locale.
+        let sql = format!(
+            "SELECT {REQUEST_COLUMNS} FROM exec_approval WHERE id IN \
+             (SELECT request_id FROM exec_approval_message \
+             WHERE external_id COLLATE \"C\" >= $1 AND external_id COLLATE \"C\" < $2) \
+             ORDER BY created_at, id"
+        );
+        let found = query(&sql)
+            .bind(from)
+            .bind(to)
+            .fetch_all(&self.pool)
+            .await?;
+        found.iter().map(rows::request).collect()
+    }
+
     pub(super) async fn list_rules(&self) -> Result<Vec<Rule>, StoreError> {
         // This node's uses first, so that what it lists counts them.
         self.usage.flush(&self.pool).await?;

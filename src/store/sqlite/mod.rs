@@ -314,6 +314,24 @@ impl SqliteStore {
             .await
     }
 
+    pub(super) async fn find_by_message_range(
+        &self,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<Record>, StoreError> {
+        let (from, to) = (from.to_string(), to.to_string());
+        self.reads
+            .read(move |conn| {
+                requests(
+                    conn,
+                    "WHERE id IN (SELECT request_id FROM exec_approval_message \
+                     WHERE external_id >= ?1 AND external_id < ?2) ORDER BY created_at, id",
+                    params![from, to],
+                )
+            })
+            .await
+    }
+
     pub(super) async fn list_rules(&self) -> Result<Vec<Rule>, StoreError> {
         self.reads
             .read(|conn| {

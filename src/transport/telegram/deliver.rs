@@ -5,14 +5,16 @@
 
 use chrono::Utc;
 use teloxide::prelude::*;
-use teloxide::types::{LinkPreviewOptions, MessageId, ParseMode, ReplyParameters};
+use teloxide::types::{
+    InlineKeyboardMarkup, LinkPreviewOptions, MessageId, ParseMode, ReplyParameters,
+};
 use teloxide::{ApiError, RequestError};
 
 use super::{Context, message};
 use crate::approvals::Approvals;
 use crate::config::ReactionMap;
 use crate::model::Record;
-use crate::transport::card::{self, Offer};
+use crate::transport::card::{self, Line, Offer};
 use crate::transport::chat::{Failure, Service, Trouble};
 use crate::transport::health::Health;
 use crate::transport::posted::Posted;
@@ -65,14 +67,7 @@ impl Service for Context {
             .link_preview_options(no_preview())
             .reply_markup(message::keyboard(&record.id, offer.grants))
             .await;
-        sent.map(|m| m.id).map_err(|e| {
-            let mut failure = self.failure("sendMessage", &e);
-            if let Some(hint) = chat_problem(&e) {
-                failure.kind =
-                    Trouble::Refused(format!("telegram.chat_id {}: {hint}", self.chat.0));
-            }
-            failure
-        })
+        sent.map(|m| m.id).map_err(|e| self.post_failure(&e))
     }
 
     async fn reply(&self, to: &MessageId, text: &str, _: &()) -> Result<(), Failure> {
@@ -87,13 +82,53 @@ impl Service for Context {
     }
 
     async fn edit(&self, posted: &MessageId, last: &Record, _: &()) -> Result<(), Failure> {
-        let result = self
+        self.edit_html(*posted, card::closed(last), None).await
+    }
+
+    /// Telegram allows a message a second in a private chat, twenty a minute in a group:
+    /// a burst is better read as digests than waited through.
+    fn digest_size(&self) -> usize {
+        card::DIGEST_MOST
+    }
+
+    fn ready_now(&self) -> bool {
+        self.limiter.try_acquire()
+    }
+
+    async fn post_digest(&self, lines: &[Line], _: &()) -> Result<MessageId, Failure> {
+        let sent = self
             .bot
-            .edit_message_text(self.chat, *posted, card::closed(last).html)
+            .send_message(self.chat, card::digest(lines, Utc::now()).html)
             .parse_mode(ParseMode::Html)
             .link_preview_options(no_preview())
+            .reply_markup(message::digest_keyboard(lines))
             .await;
-        match result {
+        sent.map(|m| m.id).map_err(|e| self.post_failure(&e))
+    }
+
+    async fn edit_digest(&self, posted: &MessageId, lines: &[Line], _: &()) -> Result<(), Failure> {
+        let keyboard = message::digest_keyboard(lines);
+        let keyboard = (!keyboard.inline_keyboard.is_empty()).then_some(keyboard);
+        self.edit_html(*posted, card::digest(lines, Utc::now()), keyboard)
+            .await
+    }
+}
+
+impl Context {
+    async fn edit_html(
+        &self,
+        posted: MessageId,
+        card: card::Card,
+        keyboard: Option<InlineKeyboardMarkup>,
+    ) -> Result<(), Failure> {
+        let mut edit = self
+            .bot
+            .edit_message_text(self.chat, posted, card.html)
+            .parse_mode(ParseMode::Html)
+            .link_preview_options(no_preview());
+        // Without `reply_markup` Telegram drops the keyboard.
+        edit.reply_markup = keyboard;
+        match edit.await {
             Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
             Err(e) => {
                 let mut failure = self.failure("editMessageText", &e);
@@ -109,9 +144,16 @@ impl Service for Context {
             }
         }
     }
-}
 
-impl Context {
+    /// A failed sendMessage: refused with advice where the chat itself refuses.
+    fn post_failure(&self, e: &RequestError) -> Failure {
+        let mut failure = self.failure("sendMessage", e);
+        if let Some(hint) = chat_problem(e) {
+            failure.kind = Trouble::Refused(format!("telegram.chat_id {}: {hint}", self.chat.0));
+        }
+        failure
+    }
+
     /// A failed call as the driver reads it: the token cut out, flood control's wait.
     fn failure(&self, what: &'static str, e: &RequestError) -> Failure {
         Failure::outage(what, self.scrub(e), self.told(e))

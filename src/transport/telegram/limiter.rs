@@ -49,27 +49,32 @@ impl Limiter {
     /// Waits until one more message may be sent, and takes the slot. Cancel-safe: a
     /// caller that stops waiting has taken nothing.
     pub async fn acquire(&self) {
-        loop {
-            let wait = {
-                let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                let now = Instant::now();
-                match s.paused_until {
-                    Some(until) if until > now => until - now,
-                    _ => {
-                        s.paused_until = None;
-                        let elapsed = now.duration_since(s.refilled_at).as_secs_f64();
-                        s.tokens = (s.tokens + elapsed * self.rate).min(BURST);
-                        s.refilled_at = now;
-                        if s.tokens >= 1.0 {
-                            s.tokens -= 1.0;
-                            return;
-                        }
-                        Duration::from_secs_f64((1.0 - s.tokens) / self.rate)
-                    }
-                }
-            };
+        while let Err(wait) = self.take() {
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// Takes a slot if one is free now, without waiting; false (nothing taken) if not.
+    pub fn try_acquire(&self) -> bool {
+        self.take().is_ok()
+    }
+
+    /// Takes a slot, or says how long until one may be free.
+    fn take(&self) -> Result<(), Duration> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if let Some(until) = s.paused_until.filter(|&until| until > now) {
+            return Err(until - now);
+        }
+        s.paused_until = None;
+        let elapsed = now.duration_since(s.refilled_at).as_secs_f64();
+        s.tokens = (s.tokens + elapsed * self.rate).min(BURST);
+        s.refilled_at = now;
+        if s.tokens >= 1.0 {
+            s.tokens -= 1.0;
+            return Ok(());
+        }
+        Err(Duration::from_secs_f64((1.0 - s.tokens) / self.rate))
     }
 
     /// Telegram said "retry after `wait`": hold every sender until then. A shorter
@@ -120,6 +125,20 @@ mod tests {
             took >= Duration::from_millis(2990) && took < Duration::from_millis(3100),
             "{took:?}"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_free_slot_is_taken_without_waiting_and_none_is_made_up() {
+        let limiter = Limiter::new(1.0);
+        for _ in 0..4 {
+            assert!(limiter.try_acquire());
+        }
+        assert!(!limiter.try_acquire(), "the burst is spent");
+        tokio::time::advance(Duration::from_millis(1000)).await;
+        assert!(limiter.try_acquire());
+        limiter.pause(Duration::from_secs(3));
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert!(!limiter.try_acquire(), "paused by a 429");
     }
 
     #[tokio::test(start_paused = true)]

@@ -5,6 +5,7 @@ use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 
 use crate::approvals::Offer;
 use crate::model::Decision;
+use crate::transport::card::Line;
 
 /// The buttons under a pending request: Allow once · This session · Always · Deny,
 /// without the grants that would be refused.
@@ -30,6 +31,37 @@ pub fn keyboard(id: &str, grants: &Offer) -> InlineKeyboardMarkup {
         callback_data(Decision::Deny, id),
     ));
     InlineKeyboardMarkup::new([row])
+}
+
+/// The buttons under a digest: a row for each request still pending, its short id on
+/// the first button, each button naming its request in full.
+pub fn digest_keyboard(lines: &[Line]) -> InlineKeyboardMarkup {
+    let rows = lines.iter().filter_map(|line| {
+        let grants = line.grants.as_ref()?;
+        let id = &line.record.id;
+        let mut row = vec![InlineKeyboardButton::callback(
+            format!("👍 {}", line.record.short_id),
+            callback_data(Decision::AllowOnce, id),
+        )];
+        if grants.session_refused.is_none() {
+            row.push(InlineKeyboardButton::callback(
+                "🕘 session",
+                callback_data(Decision::AllowSession, id),
+            ));
+        }
+        if grants.always_refused.is_none() {
+            row.push(InlineKeyboardButton::callback(
+                "✅ always",
+                callback_data(Decision::AllowAlways, id),
+            ));
+        }
+        row.push(InlineKeyboardButton::callback(
+            "❌ deny",
+            callback_data(Decision::Deny, id),
+        ));
+        Some(row)
+    });
+    InlineKeyboardMarkup::new(rows.collect::<Vec<_>>())
 }
 
 /// A button's payload: the decision and the full request id (at most 49 bytes of

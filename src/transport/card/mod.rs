@@ -4,6 +4,10 @@
 //! (Telegram's limit, in UTF-16 code units once tags are parsed) however long the
 //! command is; Matrix clients show the same message.
 
+mod digest;
+
+pub use digest::{Line, MOST as DIGEST_MOST, digest, fits as fits_digest};
+
 use chrono::{DateTime, Utc};
 
 use crate::config::ReactionMap;
@@ -371,7 +375,7 @@ mod tests {
     use super::*;
     use crate::model::Risk;
 
-    fn record(command: &str) -> Record {
+    pub(super) fn record(command: &str) -> Record {
         let now = Utc::now();
         Record {
             id: "0192f0c4-5d2e-7aa1-9b11-4c3d2e1f0a9b".into(),
@@ -414,7 +418,7 @@ mod tests {
         stripped
     }
 
-    fn strip(html: &str) -> String {
+    pub(super) fn strip(html: &str) -> String {
         let mut out = String::new();
         let mut in_tag = false;
         for c in html.chars() {

@@ -6,6 +6,9 @@
 //! rather than posting again; once the request ends it is edited to say how, whoever
 //! ended it, through an outage of up to an hour. A chat is a [`Service`]: how to post,
 //! edit and name its messages, and how its failures read.
+//!
+//! `answers` takes the owner's commands, reactions and buttons the same in every chat;
+//! `digest` gathers a burst that the chat's pacing would hold into one message.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -19,14 +22,19 @@ use tokio::time::Instant;
 
 use crate::approvals::{Approvals, Event};
 use crate::config::ReactionMap;
-use crate::model::{Answer, Record, Via};
+use crate::model::Record;
 use crate::shutdown::Shutdown;
-use crate::transport::card::Offer;
+use crate::transport::Left;
+use crate::transport::card::{Line, Offer};
 use crate::transport::deliveries::{self, Deliveries, Done, outcome, over, remember};
-use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::health::{Backoff, Health};
 use crate::transport::posted::{Posted, Target};
-use crate::transport::{self, Left, listing, named_request};
+
+mod answers;
+mod digest;
+
+pub use answers::{Heard, Shown, command, press, react, reply, request_at};
+use digest::Turn;
 
 /// How long an edit keeps being retried through an outage before it is given up.
 const EDIT_PATIENCE: Duration = Duration::from_secs(3600);
@@ -78,6 +86,37 @@ pub trait Service: Send + Sync {
         last: &Record,
         attempt: &Self::Attempt,
     ) -> impl Future<Output = Result<(), Failure>> + Send;
+
+    /// How many requests one digest message of this chat may show (at most
+    /// `card::DIGEST_MOST`); below 2, none: each request waits for a message of its own.
+    fn digest_size(&self) -> usize {
+        0
+    }
+    /// Takes a slot of the chat's pacing if one is free now; false (nothing taken) if
+    /// a message would have to wait.
+    fn ready_now(&self) -> bool {
+        true
+    }
+    /// Posts one message showing every request of `lines` (all pending), each with its
+    /// own row of buttons. Only called where `digest_size` allows digests.
+    fn post_digest(
+        &self,
+        lines: &[Line],
+        attempt: &Self::Attempt,
+    ) -> impl Future<Output = Result<Self::Message, Failure>> + Send {
+        let _ = (lines, attempt);
+        std::future::ready(Err(Failure::no_digests(Self::NAME)))
+    }
+    /// Redraws a digest message from `lines`: ended requests closed, their buttons gone.
+    fn edit_digest(
+        &self,
+        message: &Self::Message,
+        lines: &[Line],
+        attempt: &Self::Attempt,
+    ) -> impl Future<Output = Result<(), Failure>> + Send {
+        let _ = (message, lines, attempt);
+        std::future::ready(Err(Failure::no_digests(Self::NAME)))
+    }
 }
 
 /// A call that failed, as the driver acts on it.
@@ -111,6 +150,16 @@ impl Failure {
             error,
             told,
             kind: Trouble::Outage,
+        }
+    }
+
+    /// A digest asked of a chat that shows each request alone: the driver never does.
+    fn no_digests(chat: &str) -> Failure {
+        Failure {
+            what: "digest",
+            error: format!("{chat} shows each request in a message of its own"),
+            told: None,
+            kind: Trouble::Gone,
         }
     }
 }
@@ -173,222 +222,73 @@ pub async fn run<S: Service + 'static>(
 /// Posts `record` (unless a message of this chat shows it already), remembers its
 /// message, and edits it once the request is over.
 pub async fn deliver<S: Service>(svc: &S, record: Record, mut done: Done) {
-    let message = match posted_before(svc, &record).await {
+    let (message, in_digest) = match posted_before(svc, &record).await {
         // Posted by an earlier leader of the chats: edited, never posted twice.
-        Some(message) => message,
-        None => {
-            let Some(message) = post(svc, &record, &mut done).await else {
-                return;
-            };
-            let external = format!("{}{}", svc.prefix(), svc.name_of(&message));
-            remember(svc.approvals(), &record, &external, S::NAME).await;
-            message
-        }
+        Some(found) => found,
+        None => match post(svc, &record, &mut done).await {
+            None => return,
+            // Stored by whoever posted the digest.
+            Some((message, true)) => (message, true),
+            Some((message, false)) => {
+                let external = format!("{}{}", svc.prefix(), svc.name_of(&message));
+                remember(svc.approvals(), &record, &external, S::NAME).await;
+                (message, false)
+            }
+        },
     };
     if let Some(last) = outcome(svc.approvals(), &record, &mut done).await {
-        edit(svc, &message, &last).await;
+        match in_digest {
+            true => digest::edit(svc, &message).await,
+            false => edit(svc, &message, &last).await,
+        }
     }
     // The request is over: the store answers for its message from here on.
-    svc.posted().forget(&message);
+    svc.posted().forget(&message, &record.id);
 }
 
 /// Edits the messages of requests the last run left pending, in this chat, to say how
-/// they ended.
+/// they ended; a digest once, however many of its requests were left.
 pub async fn close_left<S: Service>(svc: &S, left: &[Left]) {
-    for (record, rest) in Left::in_chat(left, &svc.prefix()) {
-        if let Some(message) = svc.message(rest) {
-            edit(svc, &message, record).await;
-        }
-    }
-}
-
-/// An owner's message to the chat (already known to be the owner's, and new): a command
-/// of the chat grammar answered in a reply to `message`; a resolving one names its
-/// request by id or by `replied` (the message of ours it replies to, if any;
-/// `replying`: whether it replies to any). Other talk gets `talk` as its reply, if the
-/// chat gives one (in a private chat nothing else can be meant), else nothing.
-pub async fn command<S: Service>(
-    svc: &S,
-    message: &S::Message,
-    heard: Heard<'_, S>,
-    text: &str,
-    talk: Option<&str>,
-) {
-    let command = match grammar::parse(text) {
-        Some(Ok(c)) => c,
-        Some(Err(e)) => return reply(svc, message, &e.to_string()).await,
-        None => {
-            if let Some(hint) = talk {
-                reply(svc, message, hint).await;
-            }
-            return;
-        }
-    };
-    let text = match command {
-        ChatCommand::Resolve { short_id, answer } => {
-            let found = match heard.replied {
-                Some(original) => match request_at(svc, original).await {
-                    Ok(found) => found,
-                    Err(text) => return reply(svc, message, &text).await,
-                },
-                None => None,
-            };
-            match named_request(short_id, found, heard.replying) {
-                Ok((target, label)) => {
-                    transport::answer(
-                        svc.approvals(),
-                        &target,
-                        &label,
-                        answer,
-                        heard.via,
-                        heard.by,
-                    )
-                    .await
-                    .text
+    let prefix = svc.prefix();
+    let mut digests = Vec::new();
+    for (record, rest) in Left::in_chat(left, &prefix) {
+        match rest.split_once('#') {
+            Some((name, _)) if !digests.contains(&name) => digests.push(name),
+            Some(_) => {}
+            None => {
+                if let Some(message) = svc.message(rest) {
+                    edit(svc, &message, record).await;
                 }
-                Err(text) => text,
             }
         }
-        reading => listing(svc.approvals(), &reading, svc.reactions())
-            .await
-            .unwrap_or_default(),
-    };
-    reply(svc, message, &text).await;
-}
-
-/// Who answered, and how, as a command or reaction is heard.
-pub struct Heard<'a, S: Service> {
-    /// `decided_by`: `telegram:ID (@name)`, `matrix:@user:server`.
-    pub by: &'a str,
-    pub via: Via,
-    /// The message of ours the owner replied to, if any.
-    pub replied: Option<&'a S::Message>,
-    /// Whether the owner replied to any message.
-    pub replying: bool,
-}
-
-/// The owner's answering reaction (`decision`) on `message`: the request it shows is
-/// answered; a reaction on any other message is just a reaction. Success shows as the
-/// message's edit; anything else is said in a reply.
-pub async fn react<S: Service>(
-    svc: &S,
-    message: &S::Message,
-    decision: impl Into<Answer>,
-    by: &str,
-    via: Via,
-) {
-    let target = match request_at(svc, message).await {
-        Ok(None) => return,
-        Ok(Some(target)) => target,
-        Err(text) => return reply(svc, message, &text).await,
-    };
-    let result = transport::answer(
-        svc.approvals(),
-        &target.id,
-        &target.short_id,
-        decision,
-        via,
-        by,
-    )
-    .await;
-    if !result.resolved {
-        reply(svc, message, &result.text).await;
     }
-}
-
-/// The owner's button on `message`, which says it answers request `claimed` with
-/// `decision`: carried out only when `claimed` is the request that very message shows
-/// (a button's data is whatever the client sends). The text is shown to whoever pressed
-/// it.
-pub async fn press<S: Service>(
-    svc: &S,
-    message: &S::Message,
-    claimed: &str,
-    decision: impl Into<Answer>,
-    by: &str,
-    via: Via,
-) -> String {
-    let target = match request_at(svc, message).await {
-        Ok(Some(target)) => target,
-        Ok(None) => {
-            let short = claimed.get(..8).unwrap_or(claimed);
-            return format!("approval {short} not found or already resolved");
+    for name in digests {
+        if let Some(message) = svc.message(name) {
+            digest::edit(svc, &message).await;
         }
-        Err(text) => return text,
-    };
-    if target.id != claimed {
-        tracing::warn!(short_id = %target.short_id, "a button's data names another request than its message; ignored");
-        return "This button does not belong to this request; nothing was changed.".into();
-    }
-    transport::answer(
-        svc.approvals(),
-        &target.id,
-        &target.short_id,
-        decision,
-        via,
-        by,
-    )
-    .await
-    .text
-}
-
-/// Sends `text` as a reply to `to`. Best effort: three tries, then it is logged and
-/// dropped; an answer to a command never holds up a decision.
-pub async fn reply<S: Service>(svc: &S, to: &S::Message, text: &str) {
-    let mut backoff = Backoff::new();
-    let attempt = svc.attempt();
-    for tries in 1..=3 {
-        let failure = match svc.reply(to, text, &attempt).await {
-            Ok(()) => {
-                svc.health().succeeded();
-                return;
-            }
-            Err(failure) => failure,
-        };
-        if tries == 3 || failure.kind == Trouble::Gone {
-            tracing::warn!(error = %failure.error, "could not send a {} reply; dropping it", S::NAME);
-            return;
-        }
-        svc.health().failed(failure.what, &failure.error);
-        backoff.wait(failure.told, svc.health()).await;
     }
 }
 
-/// The request whose approval message in this chat is `message`, if any: known at once
-/// while its delivery runs, else from the store. Err: a reply saying the lookup failed.
-pub async fn request_at<S: Service>(
-    svc: &S,
-    message: &S::Message,
-) -> Result<Option<Target>, String> {
-    if let Some(target) = svc.posted().get(message) {
-        return Ok(Some(target));
-    }
-    let external = format!("{}{}", svc.prefix(), svc.name_of(message));
-    let found = svc
-        .approvals()
-        .find_by_message(&external)
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "cannot look up a request by its message");
-            "could not look up that request (storage error); nothing was changed".to_string()
-        })?;
-    Ok(found.as_ref().map(Target::from))
-}
-
-/// The message in this chat that the database says shows `record`, if any.
-async fn posted_before<S: Service>(svc: &S, record: &Record) -> Option<S::Message> {
+/// The message in this chat that the database says shows `record`, if any, and
+/// whether it is a digest.
+async fn posted_before<S: Service>(svc: &S, record: &Record) -> Option<(S::Message, bool)> {
     let rest = deliveries::posted_before(svc.approvals(), record, &svc.prefix()).await?;
-    svc.message(&rest)
+    match rest.split_once('#') {
+        Some((name, _)) => Some((svc.message(name)?, true)),
+        None => Some((svc.message(&rest)?, false)),
+    }
 }
 
-/// Sends the approval message until it lands or the request ends. None: never posted.
-async fn post<S: Service>(svc: &S, record: &Record, done: &mut Done) -> Option<S::Message> {
+/// Sends the approval message until it lands or the request ends, alone or in a
+/// digest (true). None: never posted.
+async fn post<S: Service>(svc: &S, record: &Record, done: &mut Done) -> Option<(S::Message, bool)> {
     let mut backoff = Backoff::new();
     let attempt = svc.attempt();
     loop {
-        tokio::select! {
-            _ = over(done) => return None,
-            _ = svc.ready() => {}
+        match digest::turn(svc, record, done).await {
+            Turn::Over => return None,
+            Turn::Shown(message) => return Some((message, true)),
+            Turn::Alone => {}
         }
         // Noted as shown before it is, so its id stays out of circulation for a day.
         if !svc.approvals().show(&record.id) {
@@ -407,7 +307,7 @@ async fn post<S: Service>(svc: &S, record: &Record, done: &mut Done) -> Option<S
                 // Known at once, before the store hears of it: the owner may answer now.
                 sending.landed(message.clone(), Target::from(record));
                 svc.health().succeeded();
-                return Some(message);
+                return Some((message, false));
             }
             Err(failure) => {
                 drop(sending);
