@@ -335,6 +335,54 @@ async fn listing_filters_and_short_id_lookups() {
     }
 }
 
+/// A digest's requests are found by their message, and nothing else is: neither a
+/// message whose id merely begins the same, nor the message itself alone.
+#[tokio::test]
+async fn a_digests_requests_are_found_by_their_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let mut asked = Vec::new();
+    for i in 0..4 {
+        asked.push(
+            store
+                .insert_pending(new_request(i), Utc::now())
+                .await
+                .unwrap(),
+        );
+    }
+    for r in &asked[..2] {
+        store
+            .set_message_external_id(&r.id, &format!("42:7#{}", r.id))
+            .await
+            .unwrap();
+    }
+    // Message 70 (its id begins like 7's), and 7 posted alone elsewhere.
+    store
+        .set_message_external_id(&asked[2].id, &format!("42:70#{}", asked[2].id))
+        .await
+        .unwrap();
+    store
+        .set_message_external_id(&asked[3].id, "42:7")
+        .await
+        .unwrap();
+    let found: Vec<String> = store
+        .find_by_message_prefix("42:7#")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(found, [asked[0].id.clone(), asked[1].id.clone()]);
+    assert!(
+        store
+            .find_by_message_prefix("42:8#")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(store.find_by_message_prefix("").await.unwrap().is_empty());
+}
+
 /// Paging with `before` walks every combination of filters to its end, page by page,
 /// with nothing skipped or repeated: also across requests created in the same
 /// millisecond, which listing orders by id.
