@@ -163,7 +163,7 @@ struct Bench {
 }
 
 async fn bench(posts: Vec<Trouble>, edits: Vec<Trouble>) -> Bench {
-    bench_paced(posts, edits, None, 0).await
+    bench_paced(posts, edits, None, 0, &[]).await
 }
 
 async fn bench_paced(
@@ -171,9 +171,10 @@ async fn bench_paced(
     edits: Vec<Trouble>,
     slots: Option<tokio::sync::Semaphore>,
     digest_size: usize,
+    env: &[(&str, &str)],
 ) -> Bench {
     let dir = tempfile::tempdir().unwrap();
-    let config = config_for(&env_for(dir.path(), &[]));
+    let config = config_for(&env_for(dir.path(), env));
     let reactions = ReactionMap::default();
     let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
         .await
@@ -344,7 +345,7 @@ fn deliver(fake: &Arc<Fake>, record: &Record) -> tokio::task::JoinHandle<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_behind_the_pacing_is_one_digest_each_request_answered_alone() {
     // No slot free: everything waits for the pacing, and a long command waits alone.
-    let b = bench_paced(vec![], vec![], Some(tokio::sync::Semaphore::new(0)), 8).await;
+    let b = bench_paced(vec![], vec![], Some(tokio::sync::Semaphore::new(0)), 8, &[]).await;
     let mut records = Vec::new();
     for i in 0..5 {
         records.push(asked(&b.fake.approvals, &format!("make job{i}")).await);
@@ -513,7 +514,7 @@ async fn a_burst_behind_the_pacing_is_one_digest_each_request_answered_alone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_that_ends_while_waiting_leaves_the_digest_and_one_left_goes_alone() {
-    let b = bench_paced(vec![], vec![], Some(tokio::sync::Semaphore::new(0)), 8).await;
+    let b = bench_paced(vec![], vec![], Some(tokio::sync::Semaphore::new(0)), 8, &[]).await;
     let first = asked(&b.fake.approvals, "make one").await;
     let second = asked(&b.fake.approvals, "make two").await;
     let deliveries = [deliver(&b.fake, &first), deliver(&b.fake, &second)];
@@ -542,6 +543,50 @@ async fn a_request_that_ends_while_waiting_leaves_the_digest_and_one_left_goes_a
         b.fake.log()
     );
     b.fake.slots.as_ref().unwrap().add_permits(1000);
+    b.fake.approvals.shutdown().await;
+    for d in deliveries {
+        tokio::time::timeout(Duration::from_secs(10), d)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    b.store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_digests_off_each_request_waits_for_a_message_of_its_own() {
+    let b = bench_paced(
+        vec![],
+        vec![],
+        Some(tokio::sync::Semaphore::new(0)),
+        8,
+        &[("EXECGATE_APPROVAL__DIGESTS", "false")],
+    )
+    .await;
+    let mut deliveries = Vec::new();
+    for i in 0..3 {
+        let r = asked(&b.fake.approvals, &format!("make job{i}")).await;
+        deliveries.push(deliver(&b.fake, &r));
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    b.fake.slots.as_ref().unwrap().add_permits(1);
+    assert!(common::eventually(|| async { !b.fake.log().is_empty() }).await);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let log = b.fake.log();
+    assert_eq!(log.len(), 1, "one slot, one message: {log:?}");
+    assert!(log[0].starts_with("post "), "{log:?}");
+    b.fake.slots.as_ref().unwrap().add_permits(1000);
+    assert!(
+        common::eventually(|| async {
+            b.fake
+                .log()
+                .iter()
+                .filter(|l| l.starts_with("post "))
+                .count()
+                == 3
+        })
+        .await
+    );
     b.fake.approvals.shutdown().await;
     for d in deliveries {
         tokio::time::timeout(Duration::from_secs(10), d)

@@ -113,6 +113,10 @@ pub struct ApprovalConfig {
     /// last: `persist` (rows, kept) or `memory` (until the daemon stops). Default:
     /// `persist`.
     pub remember: Remember,
+    /// When more requests wait for a chat than its pacing lets through, post them as
+    /// digests (one message, a row of buttons a request); false: each waits for a
+    /// message of its own. Default: true.
+    pub digests: bool,
 }
 
 impl Default for ApprovalConfig {
@@ -122,6 +126,7 @@ impl Default for ApprovalConfig {
             ask: Ask::OnMiss,
             ask_fallback: AskFallback::Deny,
             remember: Remember::Persist,
+            digests: true,
         }
     }
 }

@@ -33,7 +33,10 @@ pub(super) async fn turn<S: Service>(
     record: &Record,
     done: &mut Done,
 ) -> Turn<S::Message> {
-    let most = svc.digest_size().min(card::DIGEST_MOST);
+    let most = match svc.approvals().policy().config().approval.digests {
+        true => svc.digest_size().min(card::DIGEST_MOST),
+        false => 0,
+    };
     if most < 2 || !card::fits_digest(record, Utc::now()) {
         return tokio::select! {
             _ = over(done) => Turn::Over,
