@@ -19,6 +19,7 @@ use execgate_testkit::synapse::{Synapse, register};
 use hyper::{Method, StatusCode};
 use matrix_sdk::ruma::UserId;
 use serde_json::{Value, json};
+use teloxide::requests::Requester;
 
 use crate::lab::Lab;
 use crate::stats::{Stats, show};
@@ -39,6 +40,9 @@ pub struct Chats {
     pub matrix_answer: Stats,
     pub telegram_post: Stats,
     pub telegram_answer: Stats,
+    /// One Bot API call to the fake (`getMe`) from this process: the fake's own round
+    /// trip, which every post and answer pays at least.
+    pub telegram_rtt: Stats,
 }
 
 impl Chats {
@@ -53,6 +57,7 @@ impl Chats {
             ("Synapse: message to own /sync", &self.sync),
             ("Matrix: submitted to seen", &self.matrix_post),
             ("Matrix: reaction to answer", &self.matrix_answer),
+            ("Telegram fake: getMe round trip", &self.telegram_rtt),
             ("Telegram fake: submitted to seen", &self.telegram_post),
             ("Telegram fake: reaction to answer", &self.telegram_answer),
         ] {
@@ -71,10 +76,36 @@ impl Chats {
                 show(TARGET_ABOVE_SYNC)
             );
         }
+        for (what, s) in [
+            ("post", &self.telegram_post),
+            ("answer", &self.telegram_answer),
+        ] {
+            let (p50, p99) = self.above_fake(s);
+            let verdict = match (judged, p50 <= TARGET_ABOVE_SYNC) {
+                (false, _) => "not judged (smoke counts)",
+                (true, true) => "met",
+                (true, false) => "MISSED",
+            };
+            println!(
+                "   Telegram {what}: {} above the fake's round trip at p50, {} at p99 (target ≤ {}): {verdict}",
+                show(p50),
+                show(p99),
+                show(TARGET_ABOVE_SYNC)
+            );
+        }
+    }
+
+    /// What `s` adds to the fake Bot API's own round trip, at p50 and p99.
+    fn above_fake(&self, s: &Stats) -> (Duration, Duration) {
+        (
+            s.p50.saturating_sub(self.telegram_rtt.p50),
+            s.p99.saturating_sub(self.telegram_rtt.p99),
+        )
     }
 
     pub fn json(&self) -> Value {
         json!({
+            "telegram_rtt": self.telegram_rtt.json(),
             "sync": self.sync.json(),
             "matrix_post": self.matrix_post.json(),
             "matrix_answer": self.matrix_answer.json(),
@@ -132,6 +163,13 @@ pub async fn chats(lab: &mut Lab, plan: &Plan) -> Result<Chats> {
         sync.push(start.elapsed());
     }
     warm_up(&socket, &owner, &bot.user_id).await?;
+    let bot_api = fake.bot();
+    let mut telegram_rtt = Vec::new();
+    for _ in 0..plan.chat_requests {
+        let start = Instant::now();
+        bot_api.get_me().await.context("getMe from the fake")?;
+        telegram_rtt.push(start.elapsed());
+    }
 
     let (mut matrix_post, mut telegram_post) = (Vec::new(), Vec::new());
     let (mut matrix_answer, mut telegram_answer) = (Vec::new(), Vec::new());
@@ -210,6 +248,7 @@ pub async fn chats(lab: &mut Lab, plan: &Plan) -> Result<Chats> {
         matrix_answer: Stats::of(matrix_answer)?,
         telegram_post: Stats::of(telegram_post)?,
         telegram_answer: Stats::of(telegram_answer)?,
+        telegram_rtt: Stats::of(telegram_rtt)?,
     })
 }
 

@@ -35,7 +35,8 @@
 //! - **I.** The chats: one daemon posting to Matrix (a real Synapse, an encrypted room,
 //!   the owner on the same SDK) and to Telegram (the test suite's fake Bot API) at once:
 //!   submission to the message seen in each, and the owner's reaction to the agent's
-//!   answer, beside the homeserver's own round trip (a message to the sender's `/sync`).
+//!   answer, beside the homeserver's own round trip (a message to the sender's `/sync`);
+//!   and a burst of requests to a Telegram-paced chat, with digests and without.
 //!
 //! The load generator is one tokio `current_thread` runtime in this process, so it uses
 //! at most one core; the daemon and the trivial server run on execgate's runtime
@@ -50,13 +51,14 @@
 //! is a smoke pass: the same sections with tiny counts, checking behaviour only.
 //!
 //! This file is the plan and the run; each section has a file of its own (`baseline`,
-//! `allowlisted`, `pending`, `startup`, `policy`, `flood`, `hook`, `mcp`, `chats` for A to I), beside what they
+//! `allowlisted`, `pending`, `startup`, `policy`, `flood`, `hook`, `mcp`, `chats` and `burst` for A to I), beside what they
 //! share: `lab` (the temp dir and the daemons started in it), `client` (connections to
 //! the daemon and its database, and the checks of its answers), `stats` (percentiles and
 //! formatting), `machine` and `report` (the header, and the verdicts on the targets).
 
 mod allowlisted;
 mod baseline;
+mod burst;
 mod chats;
 mod client;
 mod flood;
@@ -80,6 +82,7 @@ use serde_json::json;
 
 use crate::allowlisted::allowlisted;
 use crate::baseline::{Baseline, baseline, trivial_server};
+use crate::burst::burst;
 use crate::chats::chats;
 use crate::flood::flood;
 use crate::hook::hook_cost;
@@ -182,6 +185,7 @@ impl Mode {
                 mcp_warmup: 50,
                 mcp_runs: 1000,
                 chat_requests: 50,
+                burst_requests: 50,
                 failover_trials: 10,
             },
             Mode::Quick => Plan {
@@ -203,6 +207,7 @@ impl Mode {
                 mcp_warmup: 10,
                 mcp_runs: 200,
                 chat_requests: 20,
+                burst_requests: 50,
                 failover_trials: 5,
             },
             Mode::Smoke => Plan {
@@ -224,6 +229,7 @@ impl Mode {
                 mcp_warmup: 0,
                 mcp_runs: 3,
                 chat_requests: 2,
+                burst_requests: 8,
                 failover_trials: 2,
             },
         }
@@ -256,6 +262,8 @@ struct Plan {
     mcp_runs: usize,
     /// I: requests through both chats (and homeserver round trips).
     chat_requests: usize,
+    /// I: requests in one burst, with digests and without.
+    burst_requests: usize,
     /// J: leaders killed, one per trial.
     failover_trials: usize,
 }
@@ -302,6 +310,8 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
 
     let chats = chats(&mut lab, &plan).await?;
     chats.print(mode.judged());
+    let burst = burst(&mut lab, &plan).await?;
+    burst.print();
 
     let backends = backends(&mut lab, &plan, &ask).await?;
     backends.print();
@@ -332,6 +342,7 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
             "hook": hook.json(),
             "mcp": mcp.json(),
             "chats": chats.json(),
+            "burst": burst.json(),
             "postgres": backends.json(),
             "targets": targets.iter().map(Target::json).collect::<Vec<_>>(),
         });
@@ -377,6 +388,7 @@ async fn run_only(
     }
     if only.contains('I') {
         chats(lab, plan).await?.print(true);
+        burst(lab, plan).await?.print();
     }
     if only.contains('J') {
         backends(lab, plan, ask).await?.print();
