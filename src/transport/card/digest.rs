@@ -122,16 +122,23 @@ fn closed(r: &Record) -> Html {
     out
 }
 
-/// `command` in cwd, and the agent's reason.
+/// Where and why (each labelled, on a line of their own), then the command alone on
+/// the last line: nothing the agent wrote shares a line with what execgate says.
 fn what(out: &mut Html, r: &Record) {
-    out.tag("<code>").text(&r.command.display()).tag("</code>");
+    let mut context = Vec::new();
     if let Some(cwd) = &r.cwd {
-        out.text(&format!(" in {cwd}"));
+        context.push(format!("Cwd: {cwd}"));
     }
     if let Some(reason) = &r.reason {
-        out.text(&format!(" · Reason: {reason}"));
+        context.push(format!("Reason: {reason}"));
     }
-    out.text("\n");
+    if !context.is_empty() {
+        out.text(&context.join(" · ")).text("\n");
+    }
+    out.tag("<code>")
+        .text(&r.command.display())
+        .tag("</code>")
+        .text("\n");
 }
 
 // The bound the constants promise: the longest blocks, closed, and the head and foot.
@@ -181,8 +188,8 @@ mod tests {
         let card = digest(&lines, now);
         assert_eq!(strip(&card.html), card.plain);
         assert!(card.plain.starts_with("🔒 1 of 2 requests need a decision"));
-        assert!(card.plain.contains("🔒 a1b2 · Agent: claude · Risk: needs-review (writes files) · expires in 120s\ncargo build in /home/o/<repo> · Reason: check & fix\n"), "{}", card.plain);
-        assert!(card.plain.contains("✅ c3d4 Approved once by telegram:1 (@o) via telegram-button\nmake <deploy> & test in"), "{}", card.plain);
+        assert!(card.plain.contains("🔒 a1b2 · Agent: claude · Risk: needs-review (writes files) · expires in 120s\nCwd: /home/o/<repo> · Reason: check & fix\ncargo build\n"), "{}", card.plain);
+        assert!(card.plain.contains("✅ c3d4 Approved once by telegram:1 (@o) via telegram-button\nCwd: /home/o/<repo> · Reason: check & fix\nmake <deploy> & test\n"), "{}", card.plain);
         assert!(
             card.html
                 .contains("<code>make &lt;deploy&gt; &amp; test</code>")
