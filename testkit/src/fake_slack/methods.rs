@@ -263,7 +263,13 @@ impl FakeState {
             "message": {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "text": after.text, "ts": ts, "edited": {"user": BOT_USER, "ts": ts}},
         });
         self.event(event);
-        Ok(json!({"ok": true, "channel": channel, "ts": ts, "text": after.text}))
+        Ok(json!({
+            "ok": true,
+            "channel": channel,
+            "ts": ts,
+            "text": after.text,
+            "message": {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "text": after.text, "ts": ts},
+        }))
     }
 
     fn post_ephemeral(&mut self, args: &Value) -> Result<Value, Failure> {
