@@ -944,6 +944,15 @@ mod tests {
             c.telegram.reaction_map().unwrap().decision("👌"),
             Some(crate::model::Decision::AllowAlways)
         );
+        assert_eq!(
+            c.slack.place(),
+            Some(SlackPlace::Channel("C0123ABCD45".into()))
+        );
+        assert_eq!(c.slack.owner_ids, ["U0123ABCD45"]);
+        assert_eq!(
+            c.slack.reaction_map().unwrap().decision(":x:"),
+            Some(crate::model::Decision::Deny)
+        );
     }
 
     #[test]
