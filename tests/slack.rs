@@ -257,8 +257,11 @@ async fn command_forms_once_always_deny_and_thread_replies() {
     c.fake
         .replies(&owner(), &c.channel, &mf.ts, "approve always");
     c.fake.replies(&owner(), &c.channel, &mg.ts, "deny");
+    // A thread reply also sent to the channel, with its slash.
     c.fake
-        .replies(&owner(), &c.channel, &mh.ts, "/approve once");
+        .push_event(json!({"type": "message", "subtype": "thread_broadcast",
+        "channel": c.channel, "user": owner().id, "text": "/approve once",
+        "ts": "1760000900.000001", "thread_ts": mh.ts, "parent_user_id": BOT_USER}));
 
     let want = [
         (&a, &ma, Status::Approved, Decision::AllowAlways),

@@ -249,8 +249,9 @@ fn as_command(text: &str) -> Option<String> {
 
 async fn on_message(ctx: &Context, m: MessageEvent) {
     let Some(channel) = ctx.channel() else { return };
-    if let Some(subtype) = &m.subtype {
-        match subtype.as_str() {
+    // A thread reply also sent to the channel is the owner's message all the same.
+    if let Some(subtype) = m.subtype.as_deref().filter(|&s| s != "thread_broadcast") {
+        match subtype {
             "message_changed" | "message_deleted" => tracing::info!(
                 subtype,
                 "ignoring an edited or deleted message: only new messages can answer a request"

@@ -250,6 +250,7 @@ impl Context {
                     e.slack().unwrap_or_default()
                 ));
             }
+            Ok(Err(e)) if advice(&e).is_some() => self.failed_call(&e),
             Ok(Err(e)) => tracing::warn!(
                 error = %e,
                 "cannot reach the Slack Web API at start; retrying in the background. Requests that need a human wait and expire as usual"
