@@ -23,6 +23,7 @@ use crate::store::{Resolution, Store};
 use crate::sys::LockFile;
 use crate::transport::console::{self, ConsoleIo};
 use crate::transport::matrix::Matrix;
+use crate::transport::slack::Slack;
 use crate::transport::telegram::Telegram;
 
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +54,8 @@ pub enum StartError {
     Telegram(String),
     #[error("matrix: {0}")]
     Matrix(String),
+    #[error("slack: {0}")]
+    Slack(String),
     /// The approvals page's token or port (each message says which).
     #[error(transparent)]
     Web(#[from] crate::web::WebError),
@@ -206,7 +209,7 @@ impl Daemon {
             None => Some(Chats::connect(&config, &approvals).await?),
             Some(_) => None,
         };
-        let has_chats = config.telegram.bot_token.is_some() || config.matrix.is_configured();
+        let has_chats = config.has_chat();
         // Their messages say they are still waiting: the chats edit them.
         let left: Arc<[crate::transport::Left]> = match has_chats {
             true => crate::transport::left_by_last_run(&approvals, &swept)
@@ -362,6 +365,12 @@ impl Daemon {
         {
             needs_restart.push("matrix.*");
         }
+        if format!("{:?}", new.slack) != format!("{:?}", old.slack)
+            || new.slack.app_token != old.slack.app_token
+            || new.slack.bot_token != old.slack.bot_token
+        {
+            needs_restart.push("slack.*");
+        }
         if new.web.listen != old.web.listen {
             needs_restart.push("web.listen");
         }
@@ -386,6 +395,7 @@ impl Daemon {
             database_busy_timeout_ms: old.database_busy_timeout_ms,
             telegram: old.telegram.clone(),
             matrix: old.matrix.clone(),
+            slack: old.slack.clone(),
             web: old.web.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,
@@ -487,15 +497,16 @@ impl Daemon {
 /// a server's default `max_connections` (100).
 const PG_CONNECTIONS: u32 = 8;
 
-/// The chat transports this daemon runs (Telegram, Matrix; each when configured).
+/// The chat transports this daemon runs (Telegram, Matrix, Slack; each when configured).
 struct Chats {
     telegram: Option<Telegram>,
     matrix: Option<Matrix>,
+    slack: Option<Slack>,
 }
 
 impl Chats {
-    /// Connects what is configured. A Telegram token the Bot API rejects, or a Matrix
-    /// configuration that cannot work, is an error; a chat server that cannot be reached
+    /// Connects what is configured. A Telegram or Slack token the service rejects, or a
+    /// Matrix configuration that cannot work, is an error; a chat server that cannot be reached
     /// is not (each transport keeps trying).
     async fn connect(config: &Config, approvals: &Arc<Approvals>) -> Result<Chats, StartError> {
         let telegram = match config.telegram.bot_token {
@@ -513,7 +524,19 @@ impl Chats {
             ),
             false => None,
         };
-        Ok(Chats { telegram, matrix })
+        let slack = match config.slack.is_configured() {
+            true => Some(
+                Slack::connect(&config.slack, Arc::clone(approvals))
+                    .await
+                    .map_err(StartError::Slack)?,
+            ),
+            false => None,
+        };
+        Ok(Chats {
+            telegram,
+            matrix,
+            slack,
+        })
     }
 
     /// Starts them; each ends when `shutdown` fires. `left`: requests the last run left
@@ -533,7 +556,10 @@ impl Chats {
             ));
         }
         if let Some(matrix) = self.matrix {
-            running.push(matrix.spawn(approvals.subscribe(), left, shutdown.clone()));
+            running.push(matrix.spawn(approvals.subscribe(), Arc::clone(&left), shutdown.clone()));
+        }
+        if let Some(slack) = self.slack {
+            running.push(slack.spawn(approvals.subscribe(), left, shutdown.clone()));
         }
         running
     }

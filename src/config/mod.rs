@@ -12,12 +12,14 @@ mod cluster;
 mod database;
 mod matrix;
 mod reactions;
+mod slack;
 mod web;
 
 pub use cluster::ClusterConfig;
 pub use database::PostgresUrl;
 pub use matrix::MatrixConfig;
 pub use reactions::{ReactionMap, ReactionMapError};
+pub use slack::{SLACK_API_URL, SlackConfig, SlackPlace};
 pub use web::WebConfig;
 
 /// Environment variables with our prefix that are not configuration keys: they belong to
@@ -92,6 +94,7 @@ pub struct Config {
     pub exec: ExecConfig,
     pub telegram: TelegramConfig,
     pub matrix: MatrixConfig,
+    pub slack: SlackConfig,
     pub web: WebConfig,
     pub limits: LimitsConfig,
     /// The file the configuration was read from, if any.
@@ -445,6 +448,10 @@ impl TelegramConfig {
 pub struct Secret(String);
 
 impl Secret {
+    pub fn new(secret: impl Into<String>) -> Secret {
+        Secret(secret.into())
+    }
+
     pub fn expose(&self) -> &str {
         &self.0
     }
@@ -475,6 +482,7 @@ struct Raw {
     exec: ExecConfig,
     telegram: TelegramConfig,
     matrix: MatrixConfig,
+    slack: SlackConfig,
     web: WebConfig,
     limits: LimitsConfig,
 }
@@ -604,6 +612,7 @@ impl Config {
             exec: raw.exec,
             telegram: raw.telegram,
             matrix: raw.matrix,
+            slack: raw.slack,
             web: raw.web,
             limits: raw.limits,
             source_file,
@@ -681,12 +690,15 @@ impl Config {
         }
         self.telegram.validate()?;
         self.matrix.validate()?;
+        self.slack.validate()?;
         self.web.validate()
     }
 
     /// True when at least one chat transport is configured (the console is then off).
     pub fn has_chat(&self) -> bool {
-        self.telegram.bot_token.is_some() || self.matrix.is_configured()
+        self.telegram.bot_token.is_some()
+            || self.matrix.is_configured()
+            || self.slack.is_configured()
     }
 
     /// The security mode in force for `agent`.
@@ -936,6 +948,15 @@ mod tests {
         assert_eq!(
             c.telegram.reaction_map().unwrap().decision("👌"),
             Some(crate::model::Decision::AllowAlways)
+        );
+        assert_eq!(
+            c.slack.place(),
+            Some(SlackPlace::Channel("C0123ABCD45".into()))
+        );
+        assert_eq!(c.slack.owner_ids, ["U0123ABCD45"]);
+        assert_eq!(
+            c.slack.reaction_map().unwrap().decision(":x:"),
+            Some(crate::model::Decision::Deny)
         );
     }
 

@@ -1,5 +1,6 @@
-//! `telegram.reactions` and `matrix.reactions`: which emoji answers what. Configuration data, checked when the
-//! configuration is loaded; the chat grammar and the transports read it.
+//! `telegram.reactions`, `matrix.reactions` and `slack.reactions`: which emoji answers
+//! what. Configuration data, checked when the configuration is loaded; the chat grammar
+//! and the transports read it.
 
 use crate::model::Decision;
 
@@ -42,6 +43,48 @@ impl ReactionMap {
         ReactionMap {
             entries: entries.iter().map(|&(e, d)| (e.to_owned(), d)).collect(),
         }
+    }
+
+    /// Slack's default, which means what Telegram's does. Slack names a reaction rather
+    /// than sending the emoji, and its messages show a name between colons as the emoji,
+    /// so the map holds `:name:`.
+    pub fn slack_default() -> Self {
+        let entries = [
+            (":+1:", Decision::AllowOnce),
+            (":white_check_mark:", Decision::AllowAlways),
+            (":ok_hand:", Decision::AllowAlways),
+            (":x:", Decision::Deny),
+            (":-1:", Decision::Deny),
+        ];
+        ReactionMap {
+            entries: entries.iter().map(|&(e, d)| (e.to_owned(), d)).collect(),
+        }
+    }
+
+    /// A Slack map from configuration items `NAME=DECISION` (`+1=allow-once` or
+    /// `:+1:=allow-once`); `key` names them in errors.
+    pub fn slack_from_items(key: &str, items: &[String]) -> Result<Self, ReactionMapError> {
+        let mut pairs = Vec::with_capacity(items.len());
+        for item in items {
+            let Some((name, decision)) = item.split_once('=') else {
+                return Err(ReactionMapError(format!(
+                    "`{key}` item {item:?} must look like NAME=DECISION, e.g. +1=allow-once"
+                )));
+            };
+            let bare = name.trim().trim_matches(':');
+            let valid = !bare.is_empty()
+                && bare
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_+-'".contains(&b));
+            if !valid {
+                return Err(ReactionMapError(format!(
+                    "`{key}` item {item:?}: {name:?} is not a Slack emoji name; Slack sends names like +1 (👍), white_check_mark (✅) or x (❌)"
+                )));
+            }
+            pairs.push((format!(":{bare}:"), decision));
+        }
+        ReactionMap::from_pairs(pairs.iter().map(|(n, d)| (n.as_str(), *d)))
+            .map_err(|e| ReactionMapError(format!("`{key}`: {e}")))
     }
 
     /// A map from configuration items `EMOJI=DECISION`; `key` names them in errors.
@@ -126,6 +169,27 @@ mod tests {
         assert_eq!(map.decision("👎"), Some(Deny));
         assert_eq!(map.decision("🔥"), None);
         assert_eq!(map.decision(""), None);
+    }
+
+    #[test]
+    fn slack_maps_hold_names_between_colons() {
+        let map = ReactionMap::slack_default();
+        assert_eq!(map.decision(":+1:"), Some(AllowOnce));
+        assert_eq!(map.decision(":ok_hand:"), Some(AllowAlways));
+        assert_eq!(map.decision(":-1:"), Some(Deny));
+        let items = |v: &[&str]| {
+            ReactionMap::slack_from_items(
+                "slack.reactions",
+                &v.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            )
+        };
+        let map = items(&["rocket=allow-once", ":skull:=deny"]).unwrap();
+        assert_eq!(map.decision(":rocket:"), Some(AllowOnce));
+        assert_eq!(map.decision(":skull:"), Some(Deny));
+        let e = items(&["👍=allow-once"]).unwrap_err().0;
+        assert!(e.contains("not a Slack emoji name"), "{e}");
+        let e = items(&["rocket=maybe"]).unwrap_err().0;
+        assert!(e.contains("slack.reactions") && e.contains("maybe"), "{e}");
     }
 
     #[test]

@@ -50,6 +50,9 @@ fn by_a_human(r: &Record) -> bool {
                     | Via::TelegramButton
                     | Via::MatrixCommand
                     | Via::MatrixReaction
+                    | Via::SlackCommand
+                    | Via::SlackReaction
+                    | Via::SlackButton
                     | Via::Web
             )
         )

@@ -1,8 +1,9 @@
 //! Transports put pending requests in front of a human and carry answers back.
 //!
-//! `grammar` parses the chat commands every transport accepts; `render` turns a request
-//! into the text a human reads; `console` is the terminal transport used when no chat is
-//! configured. Each transport resolves through `Approvals::resolve`, which enforces
+//! `grammar` parses the chat commands every transport accepts; `card` is the message
+//! every chat shows; `chat` is the driver every chat runs on (with `deliveries`,
+//! `posted`, `health` and `limiter`); `telegram`, `matrix` and `slack` are the chats;
+//! `console` is the terminal transport used when no chat is configured. Each transport resolves through `Approvals::resolve`, which enforces
 //! exactly-once; a transport only decides *who* may answer.
 
 pub mod card;
@@ -11,8 +12,10 @@ pub mod console;
 pub mod deliveries;
 pub mod grammar;
 pub mod health;
+pub mod limiter;
 pub mod matrix;
 pub mod posted;
+pub mod slack;
 pub mod telegram;
 
 use crate::approvals::{Approvals, ResolveError};

@@ -2,7 +2,7 @@
 //! takes answers from commands, replies, reactions and buttons, and edits the message
 //! once the request is over, whoever ended it.
 //!
-//! `message` renders what the owner reads; `limiter` paces what we write; `deliver` owns
+//! `message` renders what the owner reads; `transport::limiter` paces what we write; `deliver` owns
 //! one request's message from post to final edit; `updates` long-polls the Bot API and
 //! turns owner actions into `Approvals::resolve` calls; `fetch` reads each polled update
 //! on its own, so one that cannot be read is skipped instead of stopping the rest;
@@ -13,7 +13,6 @@
 
 mod deliver;
 mod fetch;
-mod limiter;
 pub mod message;
 mod updates;
 
@@ -34,8 +33,8 @@ use crate::config::{Secret, TelegramConfig};
 use crate::shutdown::Shutdown;
 use crate::transport::chat;
 use crate::transport::health::Health;
+use crate::transport::limiter::Limiter;
 use crate::transport::posted::Posted;
-use limiter::Limiter;
 use teloxide::types::MessageId;
 
 /// How long `connect` waits for `getMe` before starting without it.
@@ -109,7 +108,7 @@ impl Telegram {
                 .collect(),
             reactions,
             approvals,
-            limiter: Limiter::for_chat(chat),
+            limiter: Limiter::new(pace(chat)),
             token,
             me: OnceLock::new(),
             custom_emoji: Mutex::new(HashMap::new()),
@@ -167,6 +166,12 @@ async fn run(
     }
 }
 
+/// Messages a second Telegram lets a bot send to `chat`: group and channel ids are
+/// negative and get the stricter group limit, twenty a minute.
+fn pace(chat: i64) -> f64 {
+    if chat < 0 { 20.0 / 60.0 } else { 1.0 }
+}
+
 impl Context {
     /// Records the bot's identity and registers its commands in Telegram's menu.
     async fn identified(&self, me: Me) {
@@ -219,5 +224,14 @@ impl Context {
 
     fn is_owner(&self, user: &teloxide::types::User) -> bool {
         !user.is_bot && self.owners.contains(&user.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn groups_get_twenty_a_minute() {
+        assert_eq!(super::pace(-100123), 20.0 / 60.0);
+        assert_eq!(super::pace(111111111), 1.0);
     }
 }

@@ -1,10 +1,10 @@
-//! Pacing for everything execgate writes into the chat, so that a burst of requests
-//! never trips Telegram's flood control, and so that one `429 retry_after` pauses every
-//! sender rather than each of them finding out on its own.
+//! Pacing for everything execgate writes into a chat, so that a burst of requests never
+//! trips the service's rate limit, and so that one `429 retry_after` pauses every sender
+//! rather than each of them finding out on its own.
 //!
-//! Telegram asks bots to stay near one message a second in a chat and twenty a minute in
-//! a group, and tolerates short bursts. A token bucket says exactly that: a few messages
-//! at once, then the sustained rate.
+//! Telegram asks bots to stay near one message a second in a chat (twenty a minute in a
+//! group), Slack near one a second in a channel; both tolerate short bursts. A token
+//! bucket says exactly that: a few messages at once, then the sustained rate.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -28,13 +28,6 @@ struct State {
 }
 
 impl Limiter {
-    /// The pace for `chat`: group and channel ids are negative and get Telegram's
-    /// stricter group limit.
-    pub fn for_chat(chat: i64) -> Limiter {
-        let per_second = if chat < 0 { 20.0 / 60.0 } else { 1.0 };
-        Limiter::new(per_second)
-    }
-
     pub fn new(per_second: f64) -> Limiter {
         Limiter {
             rate: per_second,
@@ -77,7 +70,7 @@ impl Limiter {
         Err(Duration::from_secs_f64((1.0 - s.tokens) / self.rate))
     }
 
-    /// Telegram said "retry after `wait`": hold every sender until then. A shorter
+    /// The service said "retry after `wait`": hold every sender until then. A shorter
     /// pause never cuts a longer one short.
     pub fn pause(&self, wait: Duration) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -114,8 +107,8 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn groups_get_twenty_a_minute() {
-        let limiter = Limiter::for_chat(-100123);
+    async fn a_slower_rate_spaces_the_rest() {
+        let limiter = Limiter::new(20.0 / 60.0);
         let start = Instant::now();
         for _ in 0..5 {
             limiter.acquire().await;
