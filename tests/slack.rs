@@ -87,6 +87,20 @@ impl Chat {
         self.d.config().slack.channel.clone().unwrap()
     }
 
+    /// The message that first shows `r`, alone or in a digest, once the bot has posted it.
+    async fn shown(&self, r: &Record) -> SentMessage {
+        let alone = format!("ID: {}\n", r.short_id);
+        let in_digest = format!("🔒 {} · ", r.short_id);
+        self.fake
+            .wait_until(&format!("a message showing {}", r.short_id), |f| {
+                f.messages(&self.channel).into_iter().find(|m| {
+                    m.thread_ts.is_none()
+                        && (m.plain.contains(&alone) || m.plain.contains(&in_digest))
+                })
+            })
+            .await
+    }
+
     /// The approval message of `r`, closed or not, once the bot has posted it.
     async fn message_of(&self, r: &Record) -> SentMessage {
         let needle = format!("ID: {}\n", r.short_id);
@@ -855,11 +869,16 @@ async fn a_burst_of_requests_respects_the_rate_limit() {
         asked.push(c.d.ask_no_wait("claude", &format!("make job{i}")).await);
     }
     for r in &asked {
-        c.message_for(r).await;
+        c.shown(r).await;
     }
     let posts = c.fake.calls_to("chat.postMessage");
-    assert_eq!(posts.len(), 8, "none refused: {}", c.fake.dump_calls(10));
-    assert!(posts.iter().all(|p| p.ok));
+    // A burst of a few alone; those the pacing would hold wait in a digest, not a queue.
+    assert!(posts.len() < 8, "{}", c.fake.dump_calls(10));
+    assert!(
+        posts.iter().all(|p| p.ok),
+        "none refused: {}",
+        c.fake.dump_calls(10)
+    );
     for w in posts.windows(6) {
         assert!(
             w[5].at - w[0].at >= Duration::from_millis(900),
@@ -867,6 +886,91 @@ async fn a_burst_of_requests_respects_the_rate_limit() {
             w[5].at - w[0].at
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_beyond_the_pacing_is_posted_as_digests_each_answered_alone() {
+    let c = Chat::start(&[]).await;
+    let mut asked = Vec::new();
+    for i in 0..14 {
+        asked.push(c.d.ask_no_wait("claude", &format!("make job{i}")).await);
+    }
+    for r in &asked {
+        c.shown(r).await;
+    }
+    let digest = c
+        .fake
+        .messages(&c.channel)
+        .into_iter()
+        .find(|m| m.plain.contains(" requests need a decision"))
+        .expect("a digest");
+    // Its rows: the first button of each names its request.
+    let rows: Vec<(String, String)> = digest
+        .buttons()
+        .into_iter()
+        .filter(|(label, _)| label.starts_with("👍 "))
+        .collect();
+    assert!(rows.len() >= 2, "{}", digest.plain);
+    let of = |value: &str| {
+        let id = value.split_once(':').unwrap().1;
+        asked.iter().find(|r| r.id == id).unwrap().clone()
+    };
+    let (first, second) = (of(&rows[0].1), of(&rows[1].1));
+    assert_eq!(rows[0].0, format!("👍 {}", first.short_id));
+    assert!(
+        digest.plain.contains("without the slash"),
+        "{}",
+        digest.plain
+    );
+
+    // A reaction cannot say which request it means; a stranger's press changes nothing.
+    c.fake.reacts(&owner(), &c.channel, &digest.ts, "+1");
+    assert!(c.reply_to(&digest.ts).await.contains("several requests"));
+    c.fake
+        .presses_value(&stranger(), &c.channel, &digest.ts, &rows[0].1);
+    c.still_pending(&first).await;
+
+    // The owner's button answers its own request only; the digest is redrawn.
+    c.fake
+        .presses_value(&owner(), &c.channel, &digest.ts, &rows[0].1);
+    let done = c.d.terminal(&first.id).await;
+    assert_eq!(
+        (done.status, done.via),
+        (Status::Approved, Some(Via::SlackButton))
+    );
+    assert_eq!(c.d.record(&second.id).await.status, Status::Pending);
+    let redrawn = c.closed(&digest).await;
+    assert!(
+        redrawn
+            .plain
+            .contains(&format!("✅ {} Approved once by slack:", first.short_id)),
+        "{}",
+        redrawn.plain
+    );
+    assert!(
+        !redrawn
+            .buttons()
+            .iter()
+            .any(|(_, v)| v.ends_with(&first.id))
+    );
+    assert!(
+        redrawn
+            .buttons()
+            .iter()
+            .any(|(_, v)| v.ends_with(&second.id))
+    );
+    // In its thread, without the slash, by id.
+    c.fake.replies(
+        &owner(),
+        &c.channel,
+        &digest.ts,
+        &format!("deny {}", second.short_id),
+    );
+    let done = c.d.terminal(&second.id).await;
+    assert_eq!(
+        (done.status, done.via),
+        (Status::Denied, Some(Via::SlackCommand))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use super::{Context, Ts, advice, message};
 use crate::approvals::Approvals;
 use crate::config::ReactionMap;
 use crate::model::Record;
-use crate::transport::card::{self, Offer};
+use crate::transport::card::{self, Line, Offer};
 use crate::transport::chat::{Failure, Service, Trouble};
 use crate::transport::health::Health;
 use crate::transport::posted::Posted;
@@ -69,20 +69,11 @@ impl Service for Context {
     }
 
     async fn post(&self, record: &Record, offer: &Offer<'_>, _: &()) -> Result<Ts, Failure> {
-        let channel = self.channel_known().await;
         let card = card::approval(record, offer, Utc::now());
         let content = SlackMessageContent::new()
             .with_text(message::summary(&card.plain))
             .with_blocks(message::approval(&card, &record.id, offer.grants));
-        let request = SlackApiChatPostMessageRequest::new(channel.into(), content)
-            .with_unfurl_links(false)
-            .with_unfurl_media(false);
-        let posted: PostedMessage = self
-            .api
-            .call("chat.postMessage", Token::Bot, &request)
-            .await
-            .map_err(|e| self.failure(&e))?;
-        Ok(Ts::top(posted.ts))
+        self.post_content(content).await
     }
 
     async fn reply(&self, to: &Ts, text: &str, _: &()) -> Result<(), Failure> {
@@ -104,11 +95,45 @@ impl Service for Context {
     }
 
     async fn edit(&self, posted: &Ts, last: &Record, _: &()) -> Result<(), Failure> {
-        let channel = self.channel_known().await;
         let card = card::closed(last);
         let content = SlackMessageContent::new()
             .with_text(message::summary(&card.plain))
             .with_blocks(message::closed(&card));
+        self.update(posted, content).await
+    }
+
+    /// Slack asks for about a message a second in a channel: a burst is better read as
+    /// digests than waited through.
+    fn digest_size(&self) -> usize {
+        card::DIGEST_MOST
+    }
+
+    fn ready_now(&self) -> bool {
+        self.channel.borrow().is_some() && self.limiter.try_acquire()
+    }
+
+    async fn post_digest(&self, lines: &[Line], _: &()) -> Result<Ts, Failure> {
+        let card = card::digest(lines, Utc::now());
+        let content = SlackMessageContent::new()
+            .with_text(message::summary(&card.plain))
+            .with_blocks(message::digest(&card, lines));
+        self.post_content(content).await
+    }
+
+    async fn edit_digest(&self, posted: &Ts, lines: &[Line], _: &()) -> Result<(), Failure> {
+        let card = card::digest(lines, Utc::now());
+        let content = SlackMessageContent::new()
+            .with_text(message::summary(&card.plain))
+            .with_blocks(message::digest(&card, lines));
+        self.update(posted, content).await
+    }
+}
+
+impl Context {
+    /// Replaces message `posted` with `content`; a message that can no longer be
+    /// updated is gone.
+    async fn update(&self, posted: &Ts, content: SlackMessageContent) -> Result<(), Failure> {
+        let channel = self.channel_known().await;
         let request =
             SlackApiChatUpdateRequest::new(channel.into(), content, posted.ts.clone().into());
         match self
@@ -135,9 +160,21 @@ impl Service for Context {
             }
         }
     }
-}
 
-impl Context {
+    /// Posts `content` to the channel, as a message of its own.
+    async fn post_content(&self, content: SlackMessageContent) -> Result<Ts, Failure> {
+        let channel = self.channel_known().await;
+        let request = SlackApiChatPostMessageRequest::new(channel.into(), content)
+            .with_unfurl_links(false)
+            .with_unfurl_media(false);
+        let posted: PostedMessage = self
+            .api
+            .call("chat.postMessage", Token::Bot, &request)
+            .await
+            .map_err(|e| self.failure(&e))?;
+        Ok(Ts::top(posted.ts))
+    }
+
     /// A failed call as the driver reads it: what the owner must change, or an outage
     /// with the wait Slack asked for.
     fn failure(&self, e: &ApiError) -> Failure {

@@ -12,7 +12,7 @@ use slack_morphism::prelude::*;
 use crate::approvals::Offer;
 use crate::model::Decision;
 use crate::text::clip_chars;
-use crate::transport::card::Card;
+use crate::transport::card::{Card, Line};
 
 /// The most of a text the notification summary shows.
 const SUMMARY_MAX: usize = 300;
@@ -27,8 +27,27 @@ pub fn approval(card: &Card, id: &str, grants: &Offer) -> Vec<SlackBlock> {
     text.push(SlackRichTextSection::new(vec![italic(&format!("\n{NO_SLASH}"))]).into());
     vec![
         SlackRichTextBlock::new(text).into(),
-        SlackActionsBlock::new(buttons(id, grants)).into(),
+        SlackActionsBlock::new(buttons(id, grants, "👍 Allow once")).into(),
     ]
+}
+
+/// The blocks of a digest: its text, then a row of buttons for each request still
+/// pending, its short id on the first.
+pub fn digest(card: &Card, lines: &[Line]) -> Vec<SlackBlock> {
+    let mut text = rich_text(&card.html);
+    let pending: Vec<(&Line, &Offer)> = lines
+        .iter()
+        .filter_map(|line| Some((line, line.grants.as_ref()?)))
+        .collect();
+    if !pending.is_empty() {
+        text.push(SlackRichTextSection::new(vec![italic(&format!("\n{NO_SLASH}"))]).into());
+    }
+    let mut blocks = vec![SlackRichTextBlock::new(text).into()];
+    for (line, grants) in pending {
+        let first = format!("👍 {}", line.record.short_id);
+        blocks.push(SlackActionsBlock::new(buttons(&line.record.id, grants, &first)).into());
+    }
+    blocks
 }
 
 /// The blocks of a closed card: its text only, the buttons gone.
@@ -61,10 +80,10 @@ pub fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// The buttons under a pending request: Allow once · This session · Always · Deny,
-/// without the grants that would be refused.
-fn buttons(id: &str, grants: &Offer) -> Vec<SlackActionBlockElement> {
-    let mut row = vec![(Decision::AllowOnce, "👍 Allow once", None)];
+/// The buttons under a pending request: Allow once (labelled `first`) · This session ·
+/// Always · Deny, without the grants that would be refused.
+fn buttons(id: &str, grants: &Offer, first: &str) -> Vec<SlackActionBlockElement> {
+    let mut row = vec![(Decision::AllowOnce, first, None)];
     if grants.session_refused.is_none() {
         row.push((Decision::AllowSession, "🕘 This session", None));
     }
