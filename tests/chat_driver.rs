@@ -78,6 +78,7 @@ impl Service for Fake {
     type Message = u64;
     type Attempt = u64;
     const NAME: &'static str = "Fake";
+    const HOLD_LIMIT: Duration = Duration::from_secs(5);
 
     fn approvals(&self) -> &Approvals {
         &self.approvals

@@ -247,6 +247,12 @@ async fn owner_approves_by_command_and_the_message_says_so() {
     );
     assert!(closed.plain.contains("Command:\nmake deploy"));
     assert!(closed.buttons().is_empty(), "the buttons are gone");
+    // The reply shows in the channel a moment before its call is answered.
+    c.fake
+        .wait_until("every call answered", |f| {
+            f.calls().iter().all(|call| call.finished).then_some(())
+        })
+        .await;
     assert!(
         c.fake.calls().iter().all(|call| call.authorized && call.ok),
         "{}",

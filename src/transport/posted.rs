@@ -15,7 +15,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
@@ -39,6 +39,9 @@ impl From<&Record> for Target {
     }
 }
 
+/// Answers held aside at once, waiting for posts in flight.
+const HELD_MOST: usize = 64;
+
 /// Our approval messages, our posts in flight, and the posts waiting for the chat's
 /// pacing. Every change of the first two wakes whoever waits.
 pub struct Posted<M> {
@@ -46,6 +49,9 @@ pub struct Posted<M> {
     waiting: Mutex<Waiting<M>>,
     /// Wakes the waiters when nobody collects any more.
     uncollected: tokio::sync::Notify,
+    /// Answers held aside at once, waiting for posts in flight: past it, the next one
+    /// holds up reading until they land (slower, never lost).
+    held: Arc<tokio::sync::Semaphore>,
     /// Held while a digest message is edited: every edit reads its requests afresh, so the
     /// last one to take it shows them all as they are.
     editing: tokio::sync::Mutex<()>,
@@ -122,6 +128,7 @@ impl<M: Clone + Eq + Hash + Debug> Posted<M> {
                 collector: None,
             }),
             uncollected: tokio::sync::Notify::new(),
+            held: Arc::new(tokio::sync::Semaphore::new(HELD_MOST)),
             editing: tokio::sync::Mutex::new(()),
         }
     }
@@ -265,6 +272,12 @@ impl<M: Clone + Eq + Hash + Debug> Posted<M> {
         let s = self.state.borrow();
         (!s.shown.contains_key(message) && !s.in_flight.is_empty())
             .then(|| InFlight(s.in_flight.clone()))
+    }
+
+    /// A place to hold an answer aside while it waits (see [`Posted::settle`]); None
+    /// when too many are held already.
+    pub fn hold(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        Arc::clone(&self.held).try_acquire_owned().ok()
     }
 
     /// Waits until `message` is known, or every post of `pending` has landed or failed;

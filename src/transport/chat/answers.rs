@@ -4,12 +4,64 @@
 //! so only an answer that names one of them (a button, a command with its id) answers
 //! there.
 
+use std::future::Future;
+use std::sync::Arc;
+
 use super::{Service, Trouble};
 use crate::model::{Answer, Via};
+use crate::shutdown::Shutdown;
 use crate::transport::grammar::{self, ChatCommand};
 use crate::transport::health::Backoff;
 use crate::transport::posted::Target;
 use crate::transport::{self, listing, named_request};
+
+/// Hands an answer to `handle` now, unless it answers (`to`) one of our messages that
+/// may not be known yet (a post is in flight, and the chat may show it before the post
+/// has told us its id): then it is held until those posts land (at most the chat's
+/// `HOLD_LIMIT`), aside so that reading goes on, and handled in full, owner checks and
+/// all. Shutdown drops what is held: it cancels every request, nothing is left to answer.
+pub async fn when_known<S, F, Fut>(
+    svc: &Arc<S>,
+    to: Option<S::Message>,
+    shutdown: &Shutdown,
+    handle: F,
+) where
+    S: Service + 'static,
+    F: FnOnce(Arc<S>) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let unsettled = to.and_then(|message| {
+        let pending = svc.posted().unsettled(&message)?;
+        Some((message, pending))
+    });
+    let Some((message, pending)) = unsettled else {
+        return handle(Arc::clone(svc)).await;
+    };
+    tracing::debug!(
+        ?message,
+        "holding an answer to a {} message not known yet, until the posts in flight land",
+        S::NAME
+    );
+    match svc.posted().hold() {
+        Some(permit) => {
+            let svc = Arc::clone(svc);
+            let mut shutdown = shutdown.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = shutdown.recv() => return,
+                    _ = svc.posted().settle(&message, pending, S::HOLD_LIMIT) => {}
+                }
+                handle(Arc::clone(&svc)).await;
+                drop(permit);
+            });
+        }
+        // Too many held already: this one holds reading too, but is not lost.
+        None => {
+            svc.posted().settle(&message, pending, S::HOLD_LIMIT).await;
+            handle(Arc::clone(svc)).await;
+        }
+    }
+}
 
 /// Who answered, and how, as a command or reaction is heard.
 pub struct Heard<'a, S: Service> {

@@ -33,7 +33,7 @@ use crate::transport::posted::{Posted, Target};
 mod answers;
 mod digest;
 
-pub use answers::{Heard, Shown, command, press, react, reply, request_at};
+pub use answers::{Heard, Shown, command, press, react, reply, request_at, when_known};
 use digest::Turn;
 
 /// How long an edit keeps being retried through an outage before it is given up.
@@ -49,6 +49,9 @@ pub trait Service: Send + Sync {
     type Attempt: Send + Sync;
     /// The service, as log lines name it ("Telegram").
     const NAME: &'static str;
+    /// The longest an answer waits for the posts in flight (`answers::when_known`): past
+    /// this chat's own timeout of a send, by which any post has landed or failed.
+    const HOLD_LIMIT: Duration;
 
     fn approvals(&self) -> &Approvals;
     fn reactions(&self) -> &ReactionMap;

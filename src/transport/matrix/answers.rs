@@ -9,7 +9,6 @@
 //! yet (the owner saw it before the send answered) is held until the posts in flight land.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use matrix_sdk::ruma::events::reaction::OriginalSyncReactionEvent;
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
@@ -19,7 +18,7 @@ use matrix_sdk::ruma::events::room::message::{
 };
 use matrix_sdk::ruma::{OwnedEventId, OwnedUserId, UserId};
 use matrix_sdk::{Client, Room};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 
 use super::Context;
 use crate::model::Via;
@@ -28,10 +27,6 @@ use crate::transport::chat;
 
 /// Events queued for answering; past this, the sync waits for the answers to catch up.
 pub const QUEUE: usize = 256;
-/// Answers held aside at once, waiting for posts in flight.
-const HELD_MAX: usize = 64;
-/// The longest an answer waits for posts in flight: past the send's own timeout.
-const HOLD_LIMIT: Duration = Duration::from_secs(40);
 
 /// An event from our room, sorted.
 #[derive(Debug)]
@@ -164,7 +159,6 @@ fn without_fallback(body: &str) -> &str {
 
 /// Answers queued events in order until shutdown.
 pub async fn run(ctx: Arc<Context>, mut queue: mpsc::Receiver<Incoming>, mut shutdown: Shutdown) {
-    let holding = Arc::new(Semaphore::new(HELD_MAX));
     loop {
         let incoming = tokio::select! {
             _ = shutdown.recv() => return,
@@ -173,31 +167,12 @@ pub async fn run(ctx: Arc<Context>, mut queue: mpsc::Receiver<Incoming>, mut shu
                 None => return,
             },
         };
-        let unsettled = incoming
-            .answers()
-            .and_then(|event| Some((event.clone(), ctx.posted.unsettled(event)?)));
-        let Some((event, pending)) = unsettled else {
-            handle(&ctx, incoming).await;
-            continue;
-        };
-        match Arc::clone(&holding).try_acquire_owned() {
-            Ok(permit) => {
-                let ctx = Arc::clone(&ctx);
-                let mut shutdown = shutdown.clone();
-                tokio::spawn(async move {
-                    tokio::select! {
-                        _ = shutdown.recv() => return,
-                        _ = ctx.posted.settle(&event, pending, HOLD_LIMIT) => {}
-                    }
-                    handle(&ctx, incoming).await;
-                    drop(permit);
-                });
-            }
-            Err(_) => {
-                ctx.posted.settle(&event, pending, HOLD_LIMIT).await;
-                handle(&ctx, incoming).await;
-            }
-        }
+        // Held while it answers a message whose post is in flight.
+        let to = incoming.answers().cloned();
+        chat::when_known(&ctx, to, &shutdown, |ctx| async move {
+            handle(&ctx, incoming).await
+        })
+        .await;
     }
 }
 

@@ -3,6 +3,8 @@
 //! a retry of a send that did land is not posted twice), and replaced (`m.replace`) by
 //! one that says how the request ended.
 
+use std::time::Duration;
+
 use chrono::Utc;
 use matrix_sdk::Room;
 use matrix_sdk::ruma::events::Mentions;
@@ -30,6 +32,8 @@ impl Service for Context {
     type Message = OwnedEventId;
     type Attempt = OwnedTransactionId;
     const NAME: &'static str = "Matrix";
+    /// Past a send's own timeout, by which any post has landed or failed.
+    const HOLD_LIMIT: Duration = Duration::from_secs(40);
 
     fn approvals(&self) -> &Approvals {
         &self.approvals

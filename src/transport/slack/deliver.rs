@@ -3,6 +3,8 @@
 //! edited with `chat.update` (the blocks replaced, so the buttons go). A 429's
 //! `Retry-After` pauses every sender.
 
+use std::time::Duration;
+
 use chrono::Utc;
 use serde::Deserialize;
 use slack_morphism::prelude::*;
@@ -29,6 +31,8 @@ impl Service for Context {
     type Message = Ts;
     type Attempt = ();
     const NAME: &'static str = "Slack";
+    /// Past a Web API call's 15-second timeout, by which any post has landed or failed.
+    const HOLD_LIMIT: Duration = Duration::from_secs(30);
 
     fn approvals(&self) -> &Approvals {
         &self.approvals

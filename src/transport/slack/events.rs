@@ -11,26 +11,16 @@
 //! before `chat.postMessage` told us its ts): it is held until the posts in flight land,
 //! then handled like any other.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use serde::Deserialize;
 use serde_json::Value;
 use slack_morphism::prelude::*;
-use tokio::sync::Semaphore;
 
 use super::api::Token;
 use super::{Context, Ts, message};
 use crate::model::Via;
-use crate::shutdown::Shutdown;
 use crate::transport::chat;
 use crate::transport::grammar;
 
-/// Answers held aside at once, waiting for posts in flight (see `dispatch`).
-pub const HELD_MAX: usize = 64;
-/// The longest an answer waits for posts in flight: past a call's 15-second timeout, by
-/// which any post has landed or failed.
-const HOLD_LIMIT: Duration = Duration::from_secs(30);
 /// The words of the chat grammar, which a message may also begin with without the slash
 /// (Slack keeps a leading `/` for its slash commands).
 const COMMANDS: [&str; 5] = ["approve", "deny", "pending", "allowlist", "help"];
@@ -153,51 +143,9 @@ pub fn read_interaction(payload: &Value) -> Result<Option<Item>, String> {
     }
 }
 
-/// Handles `item` now, unless it answers one of our messages that may not be known yet
-/// (a post is in flight, and Slack may show it before `chat.postMessage` has told us its
-/// ts): then it is held until those posts land, and handled in full, owner checks and
-/// all.
-pub async fn dispatch(
-    ctx: &Arc<Context>,
-    item: Item,
-    holding: &Arc<Semaphore>,
-    shutdown: &Shutdown,
-) {
-    let unsettled = answered_message(ctx, &item)
-        .and_then(|message| Some((message.clone(), ctx.posted.unsettled(&message)?)));
-    let Some((message, pending)) = unsettled else {
-        return handle(ctx, item).await;
-    };
-    tracing::debug!(
-        ts = %message.ts,
-        "holding an answer to a message not known yet, until the posts in flight land"
-    );
-    match Arc::clone(holding).try_acquire_owned() {
-        // Held aside, so reading goes on meanwhile.
-        Ok(permit) => {
-            let ctx = Arc::clone(ctx);
-            let mut shutdown = shutdown.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    // Shutdown cancels every request: nothing is left to answer.
-                    _ = shutdown.recv() => return,
-                    _ = ctx.posted.settle(&message, pending, HOLD_LIMIT) => {}
-                }
-                handle(&ctx, item).await;
-                drop(permit);
-            });
-        }
-        // Too many held already: this one holds reading too, but is not lost.
-        Err(_) => {
-            ctx.posted.settle(&message, pending, HOLD_LIMIT).await;
-            handle(ctx, item).await;
-        }
-    }
-}
-
 /// The message of ours in our channel that `item` answers, if any: the one reacted to,
 /// replied to in its thread, or whose button was pressed.
-fn answered_message(ctx: &Context, item: &Item) -> Option<Ts> {
+pub fn answered_message(ctx: &Context, item: &Item) -> Option<Ts> {
     let channel = ctx.channel()?;
     match item {
         Item::Reaction(r) if r.item.channel.as_deref() == Some(&channel) => {
@@ -221,7 +169,7 @@ fn replied(ctx: &Context, m: &MessageEvent) -> Option<Ts> {
     ours.then(|| Ts::top(root))
 }
 
-async fn handle(ctx: &Context, item: Item) {
+pub async fn handle(ctx: &Context, item: Item) {
     match item {
         Item::Message(m) => on_message(ctx, m).await,
         Item::Reaction(r) => on_reaction(ctx, r).await,

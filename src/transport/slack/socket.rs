@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
@@ -25,6 +25,7 @@ use super::api::{self, ApiError, Token};
 use super::events::{self, Item};
 use super::{Context, SocketUrl, advice};
 use crate::shutdown::Shutdown;
+use crate::transport::chat;
 use crate::transport::health::Backoff;
 
 /// How often we ping Slack; a connection silent for three of these is dead.
@@ -300,8 +301,12 @@ fn read_frame(ctx: &Context, text: &str) -> (Option<String>, Frame) {
 
 /// Handles what the connections read, in order, until they stop.
 async fn handle_all(ctx: Arc<Context>, mut items: mpsc::Receiver<Item>, shutdown: Shutdown) {
-    let holding = Arc::new(Semaphore::new(events::HELD_MAX));
     while let Some(item) = items.recv().await {
-        events::dispatch(&ctx, item, &holding, &shutdown).await;
+        // Held while it answers a message whose post is in flight.
+        let to = events::answered_message(&ctx, &item);
+        chat::when_known(&ctx, to, &shutdown, |ctx| async move {
+            events::handle(&ctx, item).await
+        })
+        .await;
     }
 }

@@ -3,6 +3,8 @@
 //! `reply_markup`, Telegram drops the keyboard); flood control's `retry_after` pauses
 //! every sender.
 
+use std::time::Duration;
+
 use chrono::Utc;
 use teloxide::prelude::*;
 use teloxide::types::{
@@ -23,6 +25,8 @@ impl Service for Context {
     type Message = MessageId;
     type Attempt = ();
     const NAME: &'static str = "Telegram";
+    /// Past teloxide's 17-second HTTP timeout, by which any send has landed or failed.
+    const HOLD_LIMIT: Duration = Duration::from_secs(30);
 
     fn approvals(&self) -> &Approvals {
         &self.approvals

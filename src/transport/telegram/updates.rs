@@ -19,7 +19,6 @@ use teloxide::types::{
     AllowedUpdate, CallbackQuery, CustomEmojiId, MessageId, MessageReactionUpdated, ReactionType,
     UpdateKind, User,
 };
-use tokio::sync::Semaphore;
 
 use super::fetch::{self, Read};
 use super::{Context, message};
@@ -31,11 +30,6 @@ use crate::transport::health::Backoff;
 /// Seconds a `getUpdates` call waits for news. Below teloxide's 17-second HTTP timeout,
 /// which does not stretch for long polls.
 const POLL_SECS: u32 = 10;
-/// Answers held aside at once, waiting for posts in flight (see `dispatch`).
-const HELD_MAX: usize = 64;
-/// The longest an answer waits for posts in flight: past teloxide's 17-second HTTP
-/// timeout, by which any send has landed or failed.
-const HOLD_LIMIT: Duration = Duration::from_secs(30);
 /// How long to wait after a batch that moved the offset nowhere.
 const NO_PROGRESS_WAIT: Duration = Duration::from_secs(5);
 /// Telegram's limit on the text of an `answerCallbackQuery` notification.
@@ -86,7 +80,6 @@ pub async fn poll(ctx: Arc<Context>, mut shutdown: Shutdown) {
     }
     let mut confirmed: i32 = 0;
     let mut backoff = Backoff::new();
-    let holding = Arc::new(Semaphore::new(HELD_MAX));
     loop {
         let request = ctx
             .bot
@@ -130,7 +123,12 @@ pub async fn poll(ctx: Arc<Context>, mut shutdown: Shutdown) {
                     }
                     offset = next;
                     ctx.offset.store(offset, Ordering::Relaxed);
-                    dispatch(&ctx, update, &holding, &shutdown).await;
+                    // Held while it answers a message whose post is in flight.
+                    let to = answered_message(&ctx, &update);
+                    chat::when_known(&ctx, to, &shutdown, |ctx| async move {
+                        handle(&ctx, update).await
+                    })
+                    .await;
                 }
                 if offset != before {
                     keep_offset(&ctx, offset).await;
@@ -199,48 +197,6 @@ async fn keep_offset(ctx: &Context, offset: i32) {
         .await
     {
         tracing::warn!(error = %e, "cannot record where Telegram's updates resume");
-    }
-}
-
-/// Handles `update` now, unless it answers one of our messages that may not be known
-/// yet (a post is in flight, and Telegram may show it before sendMessage has told us its
-/// id): then it is held until those posts land, and handled in full, owner checks and all.
-async fn dispatch(
-    ctx: &Arc<Context>,
-    update: Update,
-    holding: &Arc<Semaphore>,
-    shutdown: &Shutdown,
-) {
-    let unsettled = answered_message(ctx, &update)
-        .and_then(|message| Some((message, ctx.posted.unsettled(&message)?)));
-    let Some((message, pending)) = unsettled else {
-        return handle(ctx, update).await;
-    };
-    tracing::debug!(
-        update_id = update.id.0,
-        message = message.0,
-        "holding an answer to a message not known yet, until the posts in flight land"
-    );
-    match Arc::clone(holding).try_acquire_owned() {
-        // Held aside, so polling goes on meanwhile.
-        Ok(permit) => {
-            let ctx = Arc::clone(ctx);
-            let mut shutdown = shutdown.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    // Shutdown cancels every request: nothing is left to answer.
-                    _ = shutdown.recv() => return,
-                    _ = ctx.posted.settle(&message, pending, HOLD_LIMIT) => {}
-                }
-                handle(&ctx, update).await;
-                drop(permit);
-            });
-        }
-        // Too many held already: this one holds polling too, but is not lost.
-        Err(_) => {
-            ctx.posted.settle(&message, pending, HOLD_LIMIT).await;
-            handle(ctx, update).await;
-        }
     }
 }
 
