@@ -877,6 +877,11 @@ async fn a_burst_of_requests_respects_the_rate_limit() {
     for r in &asked {
         c.shown(r).await;
     }
+    c.fake
+        .wait_until("every call answered", |f| {
+            f.calls().iter().all(|call| call.finished).then_some(())
+        })
+        .await;
     let posts = c.fake.calls_to("chat.postMessage");
     // A burst of a few alone; those the pacing would hold wait in a digest, not a queue.
     assert!(posts.len() < 8, "{}", c.fake.dump_calls(10));
