@@ -206,7 +206,7 @@ impl Daemon {
             None => Some(Chats::connect(&config, &approvals).await?),
             Some(_) => None,
         };
-        let has_chats = config.telegram.bot_token.is_some() || config.matrix.is_configured();
+        let has_chats = config.has_chat();
         // Their messages say they are still waiting: the chats edit them.
         let left: Arc<[crate::transport::Left]> = match has_chats {
             true => crate::transport::left_by_last_run(&approvals, &swept)
@@ -362,6 +362,11 @@ impl Daemon {
         {
             needs_restart.push("matrix.*");
         }
+        if format!("{:?}", new.discord) != format!("{:?}", old.discord)
+            || new.discord.bot_token != old.discord.bot_token
+        {
+            needs_restart.push("discord.*");
+        }
         if new.web.listen != old.web.listen {
             needs_restart.push("web.listen");
         }
@@ -386,6 +391,7 @@ impl Daemon {
             database_busy_timeout_ms: old.database_busy_timeout_ms,
             telegram: old.telegram.clone(),
             matrix: old.matrix.clone(),
+            discord: old.discord.clone(),
             web: old.web.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,

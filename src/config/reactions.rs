@@ -1,4 +1,4 @@
-//! `telegram.reactions` and `matrix.reactions`: which emoji answers what. Configuration data, checked when the
+//! `telegram.reactions`, `matrix.reactions` and `discord.reactions`: which emoji answers what. Configuration data, checked when the
 //! configuration is loaded; the chat grammar and the transports read it.
 
 use crate::model::Decision;

@@ -50,6 +50,9 @@ fn by_a_human(r: &Record) -> bool {
                     | Via::TelegramButton
                     | Via::MatrixCommand
                     | Via::MatrixReaction
+                    | Via::DiscordCommand
+                    | Via::DiscordReaction
+                    | Via::DiscordButton
                     | Via::Web
             )
         )
