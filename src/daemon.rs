@@ -22,6 +22,7 @@ use crate::policy::Policy;
 use crate::store::{Resolution, Store};
 use crate::sys::LockFile;
 use crate::transport::console::{self, ConsoleIo};
+use crate::transport::discord::Discord;
 use crate::transport::matrix::Matrix;
 use crate::transport::telegram::Telegram;
 
@@ -53,6 +54,8 @@ pub enum StartError {
     Telegram(String),
     #[error("matrix: {0}")]
     Matrix(String),
+    #[error("discord: {0}")]
+    Discord(String),
     /// The approvals page's token or port (each message says which).
     #[error(transparent)]
     Web(#[from] crate::web::WebError),
@@ -493,15 +496,17 @@ impl Daemon {
 /// a server's default `max_connections` (100).
 const PG_CONNECTIONS: u32 = 8;
 
-/// The chat transports this daemon runs (Telegram, Matrix; each when configured).
+/// The chat transports this daemon runs (Telegram, Matrix, Discord; each when
+/// configured).
 struct Chats {
     telegram: Option<Telegram>,
     matrix: Option<Matrix>,
+    discord: Option<Discord>,
 }
 
 impl Chats {
-    /// Connects what is configured. A Telegram token the Bot API rejects, or a Matrix
-    /// configuration that cannot work, is an error; a chat server that cannot be reached
+    /// Connects what is configured. A Telegram or Discord token the service rejects, or
+    /// a Matrix configuration that cannot work, is an error; a chat server that cannot be reached
     /// is not (each transport keeps trying).
     async fn connect(config: &Config, approvals: &Arc<Approvals>) -> Result<Chats, StartError> {
         let telegram = match config.telegram.bot_token {
@@ -519,7 +524,19 @@ impl Chats {
             ),
             false => None,
         };
-        Ok(Chats { telegram, matrix })
+        let discord = match config.discord.is_configured() {
+            true => Some(
+                Discord::connect(&config.discord, Arc::clone(approvals))
+                    .await
+                    .map_err(StartError::Discord)?,
+            ),
+            false => None,
+        };
+        Ok(Chats {
+            telegram,
+            matrix,
+            discord,
+        })
     }
 
     /// Starts them; each ends when `shutdown` fires. `left`: requests the last run left
@@ -539,7 +556,10 @@ impl Chats {
             ));
         }
         if let Some(matrix) = self.matrix {
-            running.push(matrix.spawn(approvals.subscribe(), left, shutdown.clone()));
+            running.push(matrix.spawn(approvals.subscribe(), Arc::clone(&left), shutdown.clone()));
+        }
+        if let Some(discord) = self.discord {
+            running.push(discord.spawn(approvals.subscribe(), left, shutdown.clone()));
         }
         running
     }

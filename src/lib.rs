@@ -45,14 +45,16 @@
 //! - [`store`]: every SQL statement, behind one struct, on SQLite through rusqlite;
 //!   schema in `migrations/`. Reads use a few read-only connections; every write goes
 //!   through one writer thread that commits concurrent writes together (group commit).
-//! - [`transport`]: putting requests in front of a human (Telegram and Matrix, at once
-//!   when both are configured; the console when no chat is), the chat grammar every
+//! - [`transport`]: putting requests in front of a human (Telegram, Matrix and Discord,
+//!   all at once when several are configured; the console when no chat is), the chat grammar every
 //!   transport shares, the message every chat shows (`transport::card`), which chat
 //!   message shows which request (`transport::posted`), one driver that runs every
 //!   chat and takes a request's message from post to final edit (`transport::chat`: a
 //!   chat is a `Service` and the task that reads its answers), and how every chat lives through its service's outages
-//!   (`transport::health`: one backoff, an outage logged once). The Matrix transport
-//!   (`transport::matrix`) keeps its own device and end-to-end encryption keys.
+//!   (`transport::health`: one backoff, an outage logged once; `transport::limiter`:
+//!   pacing). The Matrix transport (`transport::matrix`) keeps its own device and
+//!   end-to-end encryption keys; the Discord transport (`transport::discord`) keeps a
+//!   gateway connection for answers and posts over REST.
 //! - [`render`] and [`text`]: the text a human reads about a request, and the helpers
 //!   that make an agent's text visible and clip it, shared by every front.
 //! - [`web`]: the approvals page, a front beside the admin socket: a single page served

@@ -1,16 +1,19 @@
 //! Transports put pending requests in front of a human and carry answers back.
 //!
-//! `grammar` parses the chat commands every transport accepts; `render` turns a request
-//! into the text a human reads; `console` is the terminal transport used when no chat is
-//! configured. Each transport resolves through `Approvals::resolve`, which enforces
+//! `grammar` parses the chat commands every transport accepts; `card` is the message
+//! every chat shows; `chat` is the driver every chat runs on (`telegram`, `matrix`,
+//! `discord`), with `posted`, `deliveries`, `health` and `limiter` (pacing) beside it;
+//! `console` is the terminal transport used when no chat is configured. Each transport resolves through `Approvals::resolve`, which enforces
 //! exactly-once; a transport only decides *who* may answer.
 
 pub mod card;
 pub mod chat;
 pub mod console;
 pub mod deliveries;
+pub mod discord;
 pub mod grammar;
 pub mod health;
+pub mod limiter;
 pub mod matrix;
 pub mod posted;
 pub mod telegram;

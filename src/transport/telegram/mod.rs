@@ -2,7 +2,7 @@
 //! takes answers from commands, replies, reactions and buttons, and edits the message
 //! once the request is over, whoever ended it.
 //!
-//! `message` renders what the owner reads; `limiter` paces what we write; `deliver` owns
+//! `message` renders what the owner reads; `transport::limiter` paces what we write; `deliver` owns
 //! one request's message from post to final edit; `updates` long-polls the Bot API and
 //! turns owner actions into `Approvals::resolve` calls; `fetch` reads each polled update
 //! on its own, so one that cannot be read is skipped instead of stopping the rest;
@@ -13,7 +13,6 @@
 
 mod deliver;
 mod fetch;
-mod limiter;
 pub mod message;
 mod updates;
 
@@ -34,8 +33,8 @@ use crate::config::{Secret, TelegramConfig};
 use crate::shutdown::Shutdown;
 use crate::transport::chat;
 use crate::transport::health::Health;
+use crate::transport::limiter::Limiter;
 use crate::transport::posted::Posted;
-use limiter::Limiter;
 use teloxide::types::MessageId;
 
 /// How long `connect` waits for `getMe` before starting without it.
@@ -109,7 +108,7 @@ impl Telegram {
                 .collect(),
             reactions,
             approvals,
-            limiter: Limiter::for_chat(chat),
+            limiter: pace(chat),
             token,
             me: OnceLock::new(),
             custom_emoji: Mutex::new(HashMap::new()),
@@ -149,6 +148,14 @@ impl Telegram {
     ) -> JoinHandle<()> {
         tokio::spawn(run(self.ctx, events, left, shutdown))
     }
+}
+
+/// The pace for `chat`: Telegram asks for about one message a second in a private chat
+/// and twenty a minute in a group (group and channel ids are negative), and tolerates a
+/// burst of a few.
+fn pace(chat: i64) -> Limiter {
+    let per_second = if chat < 0 { 20.0 / 60.0 } else { 1.0 };
+    Limiter::new(per_second, 4)
 }
 
 async fn run(
@@ -219,5 +226,24 @@ impl Context {
 
     fn is_owner(&self, user: &teloxide::types::User) -> bool {
         !user.is_bot && self.owners.contains(&user.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn groups_get_twenty_a_minute() {
+        let limiter = pace(-100123);
+        let start = tokio::time::Instant::now();
+        for _ in 0..5 {
+            limiter.acquire().await;
+        }
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(2990) && took < Duration::from_millis(3100),
+            "{took:?}"
+        );
     }
 }

@@ -1,0 +1,203 @@
+//! Discord as a chat of the driver (`transport::chat`): its messages are
+//! `discord:PLACE:message`, posted as markdown with a row of buttons and no mention
+//! allowed, edited in place with the buttons taken away; replies are message replies.
+//! What each REST error means for the message: a 429's `retry_after` pauses every sender;
+//! Missing Access / Missing Permissions / Unknown Channel are the channel refusing (said
+//! every time, naming `discord.channel_id`); Unknown Message on an edit leaves it.
+
+use chrono::Utc;
+use std::time::Duration;
+use twilight_http::api_error::ApiError;
+use twilight_http::error::{Error as HttpError, ErrorType};
+use twilight_model::channel::message::{AllowedMentions, MessageFlags};
+use twilight_model::id::Id;
+use twilight_model::id::marker::{ChannelMarker, MessageMarker};
+
+use super::{Context, Place, api_code, is_unauthorized, message};
+use crate::approvals::Approvals;
+use crate::config::ReactionMap;
+use crate::model::Record;
+use crate::transport::card::{self, Offer};
+use crate::transport::chat::{Failure, Service, Trouble};
+use crate::transport::health::Health;
+use crate::transport::posted::Posted;
+
+/// Discord's JSON error codes the transport acts on.
+const MISSING_ACCESS: u64 = 50001;
+const MISSING_PERMISSIONS: u64 = 50013;
+const UNKNOWN_CHANNEL: u64 = 10003;
+const UNKNOWN_MESSAGE: u64 = 10008;
+const CANNOT_SEND_TO_USER: u64 = 50007;
+
+type MessageId = Id<MessageMarker>;
+
+impl Service for Context {
+    type Message = MessageId;
+    type Attempt = ();
+    const NAME: &'static str = "Discord";
+
+    fn approvals(&self) -> &Approvals {
+        &self.approvals
+    }
+
+    fn reactions(&self) -> &ReactionMap {
+        &self.reactions
+    }
+
+    fn health(&self) -> &Health {
+        &self.health
+    }
+
+    fn posted(&self) -> &Posted<MessageId> {
+        &self.posted
+    }
+
+    /// A message's external id is `discord:CHANNEL:message`, or `discord:@OWNER:message`
+    /// in a DM (known before Discord has told us the DM's channel).
+    fn prefix(&self) -> String {
+        match self.place {
+            Place::Channel(channel) => format!("discord:{channel}:"),
+            Place::Dm(owner) => format!("discord:@{owner}:"),
+        }
+    }
+
+    fn name_of(&self, message: &MessageId) -> String {
+        message.to_string()
+    }
+
+    fn message(&self, rest: &str) -> Option<MessageId> {
+        rest.parse::<u64>().ok().and_then(Id::new_checked)
+    }
+
+    fn attempt(&self) {}
+
+    async fn ready(&self) {
+        let mut channel = self.channel.subscribe();
+        let _ = channel.wait_for(Option::is_some).await;
+        self.limiter.acquire().await;
+    }
+
+    async fn post(&self, record: &Record, offer: &Offer<'_>, _: &()) -> Result<MessageId, Failure> {
+        let channel = self.known_channel("POST /channels/{id}/messages")?;
+        let content = message::markdown(&card::approval(record, offer, Utc::now()).html);
+        let buttons = message::buttons(&record.id, offer.grants);
+        let sent = self
+            .http
+            .create_message(channel)
+            .content(&content)
+            .components(&buttons)
+            .allowed_mentions(Some(&AllowedMentions::default()))
+            .flags(MessageFlags::SUPPRESS_EMBEDS)
+            .await;
+        let sent = match sent {
+            Ok(response) => response.model().await.map_err(|e| {
+                Failure::outage("POST /channels/{id}/messages", e.to_string(), None)
+            })?,
+            Err(e) => return Err(self.failure("POST /channels/{id}/messages", &e, true)),
+        };
+        Ok(sent.id)
+    }
+
+    async fn reply(&self, to: &MessageId, text: &str, _: &()) -> Result<(), Failure> {
+        let channel = self.known_channel("POST /channels/{id}/messages (reply)")?;
+        self.limiter.acquire().await;
+        let text = crate::text::clip_chars(&message::escape(text), message::MAX_CONTENT);
+        self.http
+            .create_message(channel)
+            .content(&text)
+            .reply(*to)
+            .fail_if_not_exists(false)
+            .allowed_mentions(Some(&AllowedMentions::default()))
+            .flags(MessageFlags::SUPPRESS_EMBEDS)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.failure("POST /channels/{id}/messages (reply)", &e, false))
+    }
+
+    async fn edit(&self, posted: &MessageId, last: &Record, _: &()) -> Result<(), Failure> {
+        let channel = self.known_channel("PATCH /channels/{id}/messages/{id}")?;
+        let content = message::markdown(&card::closed(last).html);
+        let result = self
+            .http
+            .update_message(channel, *posted)
+            .content(Some(&content))
+            .components(Some(&[]))
+            .allowed_mentions(Some(&AllowedMentions::default()))
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let mut failure = self.failure("PATCH /channels/{id}/messages/{id}", &e, false);
+                if matches!(api_code(&e), Some(UNKNOWN_MESSAGE | UNKNOWN_CHANNEL)) {
+                    failure.kind = Trouble::Gone;
+                }
+                Err(failure)
+            }
+        }
+    }
+}
+
+impl Context {
+    /// The channel, which `ready` has waited for; an outage if it is somehow not known.
+    fn known_channel(&self, what: &'static str) -> Result<Id<ChannelMarker>, Failure> {
+        self.channel().ok_or_else(|| {
+            Failure::outage(what, "the Discord channel is not known yet".into(), None)
+        })
+    }
+
+    /// A failed call as the driver reads it: the token cut out, a 429's wait (which also
+    /// pauses every other sender), and for a post (`posting`) what the owner must fix.
+    fn failure(&self, what: &'static str, e: &HttpError, posting: bool) -> Failure {
+        let told = told(e);
+        if let Some(wait) = told {
+            self.limiter.pause(wait);
+        }
+        let mut failure = Failure::outage(what, self.scrub(e), told);
+        if is_unauthorized(e) {
+            failure.kind = Trouble::Refused(
+                "Discord rejects discord.bot_token (401 Unauthorized): the token was reset or the bot deleted; set a new token and restart".into(),
+            );
+        } else if posting && let Some(hint) = self.channel_problem(e) {
+            failure.kind = Trouble::Refused(hint);
+        }
+        failure
+    }
+
+    /// What the owner must do when Discord refuses the channel itself.
+    fn channel_problem(&self, e: &HttpError) -> Option<String> {
+        let place = match self.place {
+            Place::Channel(id) => format!("discord.channel_id {id}"),
+            Place::Dm(owner) => {
+                format!("the direct message with {owner} (discord.channel_id unset)")
+            }
+        };
+        let hint = match api_code(e)? {
+            MISSING_ACCESS => {
+                "the bot cannot see the channel: invite it to the server, and give it View Channel there"
+            }
+            MISSING_PERMISSIONS => {
+                "the bot may not post there: give it Send Messages (and Read Message History) in the channel"
+            }
+            UNKNOWN_CHANNEL => {
+                "no such channel: check discord.channel_id (Developer Mode, right-click the channel, Copy Channel ID)"
+            }
+            CANNOT_SEND_TO_USER => {
+                "Discord will not let the bot message the owner: share a server with the bot and allow direct messages from its members, or set discord.channel_id"
+            }
+            _ => return None,
+        };
+        Some(format!("{place}: {hint}"))
+    }
+}
+
+/// How long Discord said to wait, from a 429's `retry_after` (seconds, a float).
+fn told(e: &HttpError) -> Option<Duration> {
+    match e.kind() {
+        ErrorType::Response {
+            error: ApiError::Ratelimited(r),
+            ..
+        } => Duration::try_from_secs_f64(r.retry_after.max(0.0)).ok(),
+        ErrorType::Response { status, .. } if status.get() == 429 => Some(Duration::from_secs(1)),
+        _ => None,
+    }
+}
