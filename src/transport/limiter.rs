@@ -2,26 +2,34 @@
 //! trips the service's rate limits, and so that one `429 retry_after` pauses every sender
 //! rather than each of them finding out on its own.
 //!
-//! Chat services ask bots to stay near a sustained rate per chat and tolerate short
-//! bursts. A token bucket says exactly that: a few messages at once, then the sustained
-//! rate. Each chat picks both (Telegram: `telegram::pace`; Discord: `discord::pace`).
+//! Chat services say their limits in one of two ways, and a limiter keeps either: a
+//! sustained rate per chat with short bursts tolerated (a token bucket: a few messages
+//! at once, then the rate; Telegram, `telegram::pace`), or at most so many messages in
+//! any window of time (Discord's five per five seconds, `discord::pace`).
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 pub struct Limiter {
-    /// Tokens per second.
-    rate: f64,
-    /// Messages that may go out at once before the sustained rate applies.
-    burst: f64,
+    pace: Pace,
     state: Mutex<State>,
+}
+
+enum Pace {
+    /// `burst` messages at once, then `rate` a second.
+    Bucket { rate: f64, burst: f64 },
+    /// At most `n` messages in any `period`.
+    Window { n: usize, period: Duration },
 }
 
 struct State {
     tokens: f64,
     refilled_at: Instant,
+    /// When the last messages went out (`Pace::Window`), oldest first.
+    sent: VecDeque<Instant>,
     /// Set by a 429: nothing is sent before this instant.
     paused_until: Option<Instant>,
 }
@@ -30,12 +38,31 @@ impl Limiter {
     /// `burst` messages at once, then `per_second`.
     pub fn new(per_second: f64, burst: u32) -> Limiter {
         let burst = f64::from(burst.max(1));
-        Limiter {
+        Limiter::with(Pace::Bucket {
             rate: per_second,
             burst,
+        })
+    }
+
+    /// At most `n` messages in any `period`.
+    pub fn window(n: usize, period: Duration) -> Limiter {
+        Limiter::with(Pace::Window {
+            n: n.max(1),
+            period,
+        })
+    }
+
+    fn with(pace: Pace) -> Limiter {
+        let tokens = match pace {
+            Pace::Bucket { burst, .. } => burst,
+            Pace::Window { .. } => 0.0,
+        };
+        Limiter {
+            pace,
             state: Mutex::new(State {
-                tokens: burst,
+                tokens,
                 refilled_at: Instant::now(),
+                sent: VecDeque::new(),
                 paused_until: None,
             }),
         }
@@ -52,14 +79,30 @@ impl Limiter {
                     Some(until) if until > now => until - now,
                     _ => {
                         s.paused_until = None;
-                        let elapsed = now.duration_since(s.refilled_at).as_secs_f64();
-                        s.tokens = (s.tokens + elapsed * self.rate).min(self.burst);
-                        s.refilled_at = now;
-                        if s.tokens >= 1.0 {
-                            s.tokens -= 1.0;
-                            return;
+                        match self.pace {
+                            Pace::Bucket { rate, burst } => {
+                                let elapsed = now.duration_since(s.refilled_at).as_secs_f64();
+                                s.tokens = (s.tokens + elapsed * rate).min(burst);
+                                s.refilled_at = now;
+                                if s.tokens >= 1.0 {
+                                    s.tokens -= 1.0;
+                                    return;
+                                }
+                                Duration::from_secs_f64((1.0 - s.tokens) / rate)
+                            }
+                            Pace::Window { n, period } => {
+                                while s.sent.front().is_some_and(|&t| now - t >= period) {
+                                    s.sent.pop_front();
+                                }
+                                match s.sent.front() {
+                                    Some(&oldest) if s.sent.len() >= n => period - (now - oldest),
+                                    _ => {
+                                        s.sent.push_back(now);
+                                        return;
+                                    }
+                                }
+                            }
                         }
-                        Duration::from_secs_f64((1.0 - s.tokens) / self.rate)
                     }
                 }
             };
@@ -101,6 +144,33 @@ mod tests {
             took >= Duration::from_millis(1990) && took < Duration::from_millis(2100),
             "then one a second: {took:?}"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_window_lets_n_through_then_waits_for_the_oldest() {
+        let limiter = Limiter::window(5, Duration::from_secs(5));
+        let start = Instant::now();
+        for _ in 0..5 {
+            limiter.acquire().await;
+        }
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        limiter.acquire().await;
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_secs(5),
+            "the sixth when the first is 5 s old"
+        );
+        for _ in 0..4 {
+            limiter.acquire().await;
+        }
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_secs(5),
+            "the first five are all gone by then"
+        );
+        limiter.acquire().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(10));
     }
 
     #[tokio::test(start_paused = true)]

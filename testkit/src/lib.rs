@@ -16,6 +16,7 @@
 //! - [`uid`](mod@uid): a hostile agent on uid 65534.
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
 //! - [`fake_telegram`]: a fake Telegram Bot API server.
+//! - [`fake_discord`]: a fake Discord, its REST API and its gateway.
 //! - [`peers`]: outside programs the tests drive (the MCP clients, Synapse, Chromium,
 //!   PostgreSQL, the coding agents), installed on first use; [`synapse`]: a real Matrix
 //!   homeserver on a free port, and [`matrix_owner`]: the owner's Matrix client;
@@ -41,6 +42,7 @@ pub mod browser;
 pub mod corpus;
 pub mod db;
 pub mod events;
+pub mod fake_discord;
 pub mod fake_telegram;
 pub mod fatigue;
 pub mod heavy;

@@ -6,10 +6,12 @@
 //! the bot itself, never a webhook). Anything else changes nothing and is logged; a
 //! stranger's button press is told so, only them.
 //!
-//! A button press is an interaction, which Discord wants acknowledged within three
-//! seconds: it is, first thing (a deferred, ephemeral answer), before the decision, which
-//! can take longer on a busy store or when it waits for a post in flight; the result then
-//! replaces that answer.
+//! The gateway's reader hands every event to one worker, in order, and goes back to
+//! reading at once: the connection's heartbeats never wait for an answer's reply to be
+//! paced out. A button press is an interaction, which Discord wants acknowledged within
+//! three seconds: the reader does that itself, first thing (a deferred, ephemeral
+//! answer), before the decision, which can take longer on a busy store, behind other
+//! answers, or when it waits for a post in flight; the result then replaces that answer.
 //!
 //! An answer can come before we know which message it answers (the owner saw the message
 //! before Discord's answer to our post came back): it is held until the posts in flight
@@ -18,7 +20,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinHandle;
 use twilight_gateway::Event;
 use twilight_model::application::interaction::{Interaction, InteractionData, InteractionType};
 use twilight_model::channel::Message;
@@ -39,16 +42,28 @@ use crate::transport::chat;
 /// which any post has landed or failed.
 const HOLD_LIMIT: Duration = Duration::from_secs(30);
 
-/// Handles `event` now, unless it answers one of our messages that may not be known yet
-/// (a post is in flight): then it is held until those posts land, and handled in full,
-/// owner checks and all. A button press is acknowledged before anything waits.
-pub async fn dispatch(
-    ctx: &Arc<Context>,
-    event: Event,
-    holding: &Arc<Semaphore>,
-    shutdown: &Shutdown,
-) {
-    let event = match event {
+/// Events waiting for the worker at most; past that the reader waits too.
+const QUEUED_MAX: usize = 256;
+/// Answers held aside at once, waiting for posts in flight (see `dispatch`).
+const HELD_MAX: usize = 64;
+
+/// Starts the worker that handles answers in the order they came; events go to it
+/// through [`receive`].
+pub fn worker(ctx: Arc<Context>, shutdown: Shutdown) -> (mpsc::Sender<Answer>, JoinHandle<()>) {
+    let (queue, mut answers) = mpsc::channel::<Answer>(QUEUED_MAX);
+    let task = tokio::spawn(async move {
+        let holding = Arc::new(Semaphore::new(HELD_MAX));
+        while let Some(answer) = answers.recv().await {
+            dispatch(&ctx, answer, &holding, &shutdown).await;
+        }
+    });
+    (queue, task)
+}
+
+/// Takes an event from the reader: a button press is acknowledged now, within Discord's
+/// three seconds; whatever may answer a request goes to the worker.
+pub async fn receive(ctx: &Context, event: Event, queue: &mpsc::Sender<Answer>) {
+    let answer = match event {
         Event::InteractionCreate(i) => match acknowledge(ctx, (*i).0).await {
             Some(press) => Answer::Press(Box::new(press)),
             None => return,
@@ -57,6 +72,20 @@ pub async fn dispatch(
         Event::ReactionAdd(r) => Answer::Reaction(Box::new((*r).0)),
         _ => return,
     };
+    if queue.send(answer).await.is_err() {
+        tracing::warn!("the Discord answers worker is gone; an event was dropped");
+    }
+}
+
+/// Handles `event` now, unless it answers one of our messages that may not be known yet
+/// (a post is in flight): then it is held until those posts land, and handled in full,
+/// owner checks and all.
+async fn dispatch(
+    ctx: &Arc<Context>,
+    event: Answer,
+    holding: &Arc<Semaphore>,
+    shutdown: &Shutdown,
+) {
     let unsettled = event
         .answered(ctx)
         .and_then(|message| Some((message, ctx.posted.unsettled(&message)?)));
@@ -88,7 +117,7 @@ pub async fn dispatch(
 }
 
 /// An event that may answer a request.
-enum Answer {
+pub enum Answer {
     Message(Box<Message>),
     Reaction(Box<GatewayReaction>),
     /// An owner's press in our channel, acknowledged already.
@@ -205,7 +234,7 @@ async fn on_reaction(ctx: &Context, r: &GatewayReaction) {
 }
 
 /// An owner's button press, acknowledged, waiting to be decided.
-struct Press {
+pub struct Press {
     interaction: Interaction,
     message: Id<MessageMarker>,
 }

@@ -9,16 +9,12 @@
 
 use std::sync::Arc;
 
-use tokio::sync::Semaphore;
 use twilight_gateway::{
     CloseFrame, ConfigBuilder, Event, EventTypeFlags, Intents, Shard, ShardId, StreamExt as _,
 };
 
 use super::{Context, Place, answers};
 use crate::shutdown::Shutdown;
-
-/// Answers held aside at once, waiting for posts in flight (`answers::dispatch`).
-const HELD_MAX: usize = 64;
 
 /// Close codes Discord ends a connection with that a person must act on.
 const AUTHENTICATION_FAILED: u16 = 4004;
@@ -59,7 +55,20 @@ pub async fn listen(ctx: Arc<Context>, mut shutdown: Shutdown) {
         .proxy_url(ctx.gateway_url.clone())
         .build();
     let mut shard = Shard::with_config(ShardId::ONE, config);
-    let holding = Arc::new(Semaphore::new(HELD_MAX));
+    let (queue, worker) = answers::worker(Arc::clone(&ctx), shutdown.clone());
+    read(&ctx, &mut shard, &queue, &mut shutdown).await;
+    shard.close(CloseFrame::NORMAL);
+    worker.abort();
+}
+
+/// Reads the gateway until shutdown, or until it closes for good (then waits for
+/// shutdown: see `parked`).
+async fn read(
+    ctx: &Context,
+    shard: &mut Shard,
+    queue: &tokio::sync::mpsc::Sender<answers::Answer>,
+    shutdown: &mut Shutdown,
+) {
     loop {
         let item = tokio::select! {
             _ = shutdown.recv() => break,
@@ -96,10 +105,9 @@ pub async fn listen(ctx: Arc<Context>, mut shutdown: Shutdown) {
             Event::GatewayInvalidateSession(resumable) => {
                 tracing::info!(resumable, "Discord invalidated the gateway session")
             }
-            event => answers::dispatch(&ctx, event, &holding, &shutdown).await,
+            event => answers::receive(ctx, event, queue).await,
         }
     }
-    shard.close(CloseFrame::NORMAL);
 }
 
 /// Says why the gateway closed the connection; true when only a person can fix it.
@@ -132,7 +140,7 @@ fn closed(frame: Option<&CloseFrame<'_>>) -> bool {
 /// The gateway will not take this bot until a person acts: nothing is heard, and the
 /// listener stays here rather than ending (the driver would start it again, a reconnect
 /// loop Discord punishes).
-async fn parked(mut shutdown: Shutdown) {
+async fn parked(shutdown: &mut Shutdown) {
     shutdown.recv().await;
 }
 
