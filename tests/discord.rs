@@ -7,6 +7,7 @@ use execgate_testkit as common;
 use std::time::Duration;
 
 use common::fake_discord::*;
+use common::process::Process;
 use common::*;
 use execgate::model::{Decision, Record, Status, Via};
 use hyper::Method;
@@ -710,4 +711,405 @@ async fn pending_and_allowlist_answer_in_chat() {
         sent.content
     );
     assert_eq!(sent.allowed_mentions, Some(json!({"parse": []})));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_outcome_is_shown_whoever_ends_the_request() {
+    let mut c = Chat::start(&[]).await;
+    // The CLI (admin socket).
+    let (r, m) = c.ask("make by-cli").await;
+    let (status, _) = c.d.decide(&r.id, "deny").await;
+    assert_eq!(status, hyper::StatusCode::OK);
+    let closed = c.closed(&m).await;
+    assert!(closed.plain.starts_with("❌ Denied\n"), "{}", closed.plain);
+    assert!(closed.plain.contains("via cli"), "{}", closed.plain);
+    assert!(closed.buttons.is_empty());
+    // The console.
+    let (r, m) = c.ask("make by-console").await;
+    c.d.console_say(&format!("/approve {}", r.short_id)).await;
+    c.d.terminal(&r.id).await;
+    assert!(c.closed(&m).await.plain.contains("via console"));
+    // The agent hanging up.
+    let socket = c.d.config().socket.clone();
+    let held = send_and_hold(
+        &socket,
+        &json!({"agent": "claude", "command": "make hang-up"}),
+    )
+    .await;
+    let r = c.d.pending_for("make hang-up").await;
+    let m = c.message_for(&r).await;
+    drop(held);
+    let closed = c.closed(&m).await;
+    assert!(
+        closed
+            .plain
+            .starts_with("🚫 Cancelled: the agent stopped waiting"),
+        "{}",
+        closed.plain
+    );
+    // Shutdown.
+    let (_, m) = c.ask("make at-shutdown").await;
+    c.d.stop().await;
+    let closed = c.fake.message(m.id).expect("the message is still there");
+    assert!(
+        closed.plain.starts_with("🚫 Cancelled: execgate shut down"),
+        "the edit lands before shutdown returns: {}",
+        closed.plain
+    );
+    assert!(closed.buttons.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_is_shown_too() {
+    let c = Chat::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "1")]).await;
+    let (r, m) = c.ask("make slow").await;
+    let closed = c.closed(&m).await;
+    assert!(
+        closed
+            .plain
+            .starts_with("⌛ Expired: nobody answered in time\nvia timeout"),
+        "{}",
+        closed.plain
+    );
+    assert_eq!(c.d.record(&r.id).await.status, Status::Expired);
+}
+
+/// Markdown, mentions and code fences in a command are shown as they are and do nothing;
+/// a huge command is cut to Discord's 2000 characters, saying so, with the answer lines
+/// kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markup_mentions_and_a_huge_command_render_safely() {
+    let c = Chat::start(&[]).await;
+    let tricky =
+        "echo '**x** @everyone <@111111111111111111> <@&5> ``` # [a](http://e.vil)' > /tmp/_y_";
+    let (r, m) = c.ask(tricky).await;
+    assert!(m.plain.contains(tricky), "{}", m.plain);
+    assert_eq!(m.content.matches("```").count(), 2, "{}", m.content);
+    assert_eq!(m.allowed_mentions, Some(json!({"parse": []})));
+    assert_eq!(m.flags & 4, 4, "no link previews");
+    // The reason, outside code, is escaped.
+    let body = json!({"agent": "claude", "command": "make why", "reason": "ping @here **now**"});
+    let client = c.d.agent();
+    tokio::spawn(async move { client.call(Method::POST, "/v1/requests", Some(&body)).await });
+    let why = c.d.pending_for("make why").await;
+    let mw = c.message_for(&why).await;
+    assert!(
+        mw.plain.contains("Reason: ping @here **now**"),
+        "{}",
+        mw.plain
+    );
+    assert!(
+        mw.content.contains("ping \\@here \\*\\*now\\*\\*"),
+        "{}",
+        mw.content
+    );
+    c.owner_says(&format!("/deny {}", r.short_id));
+    c.owner_says(&format!("/deny {}", why.short_id));
+
+    let huge = format!("echo {}", "<&>é𝕏`".repeat(2000));
+    let (r, m) = c.ask(&huge).await;
+    assert!(
+        m.content.chars().count() <= 2000,
+        "{}",
+        m.content.chars().count()
+    );
+    use sha2::Digest;
+    let hex: String = sha2::Sha256::digest(huge.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(m.plain.contains(&hex), "{}", m.plain);
+    assert!(m.plain.contains("cut here to fit Discord"), "{}", m.plain);
+    assert!(m.plain.contains(&format!("ID: {}", r.short_id)));
+    assert!(
+        m.plain.contains("Reply: /approve"),
+        "the answer lines survive the cut"
+    );
+    c.owner_says(&format!("/deny {}", r.short_id));
+    let closed = c.closed(&m).await;
+    assert!(closed.content.chars().count() <= 2000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_api_is_retried_and_answers_still_arrive() {
+    let c = Chat::start(&[]).await;
+    c.fake.fail(POST_MESSAGE, Fault::rate_limited(1.0), 2);
+    c.fake.fail_next(POST_MESSAGE, Fault::server_error());
+    let (r, m) = c.ask("make flaky").await;
+    let posts: Vec<u16> = c
+        .fake
+        .calls_to("POST /channels/")
+        .iter()
+        .map(|c| c.status)
+        .collect();
+    assert_eq!(posts, [429, 429, 500, 200]);
+    let calls = c.fake.calls_to("POST /channels/");
+    // retry_after is honoured: a second at least between the two 429s' retries.
+    assert!(calls[1].at - calls[0].at >= Duration::from_millis(950));
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.authorization.as_deref() == Some(&format!("Bot {TOKEN}")[..]))
+    );
+    c.fake.fail_next(EDIT_MESSAGE, Fault::rate_limited(0.5));
+    c.owner_says(&format!("/approve {}", r.short_id));
+    assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved);
+    assert!(c.closed(&m).await.plain.starts_with("✅ Approved once"));
+}
+
+/// The channel refusing the bot is not an outage: the log says what to fix, naming
+/// `discord.channel_id`, every time; nothing is approved; posting goes on once fixed.
+/// A message deleted before its edit is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_the_bot_cannot_post_in_is_named_and_a_deleted_message_is_left() {
+    let c = Chat::start(&[]).await;
+    c.fake.fail_next(POST_MESSAGE, Fault::missing_permissions());
+    c.fake.fail_next(POST_MESSAGE, Fault::missing_access());
+    let (r, m) = c.ask("make refused").await;
+    let statuses: Vec<u16> = c
+        .fake
+        .calls_to("POST /channels/")
+        .iter()
+        .map(|c| c.status)
+        .collect();
+    assert_eq!(statuses, [403, 403, 200]);
+    assert_eq!(
+        c.d.record(&r.id).await.status,
+        Status::Pending,
+        "nothing approved by a failure"
+    );
+    c.fake.fail_next(EDIT_MESSAGE, Fault::unknown_message());
+    c.owner_says(&format!("/deny {}", r.short_id));
+    assert_eq!(c.d.terminal(&r.id).await.status, Status::Denied);
+    c.fake
+        .wait_until("the edit tried", |f| {
+            (!f.calls_to("PATCH /channels/").is_empty()).then_some(())
+        })
+        .await;
+    c.settle().await;
+    assert_eq!(
+        c.fake.calls_to("PATCH /channels/").len(),
+        1,
+        "an unknown message is not retried"
+    );
+    assert!(c.fake.message(m.id).unwrap().edits.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_slows_nothing_allowlisted_and_the_gateway_comes_back() {
+    let c = Chat::start(&[("EXECGATE_APPROVAL__TIMEOUT_SECS", "2")]).await;
+    c.d.add_rule(json!({"agent": null, "pattern": "make ok", "kind": "exact"}))
+        .await;
+    c.fake.go_down();
+    for _ in 0..20 {
+        assert_eq!(c.d.ask("claude", "make ok").await.via, Some(Via::Allowlist));
+    }
+    let lost = c.d.ask("claude", "make unseen").await;
+    assert_eq!(lost.status, Status::Expired);
+    c.fake.come_back();
+    c.fake.wait_connected().await;
+    let (r, m) = c.ask("make after").await;
+    c.owner_says(&format!("/approve {}", r.short_id));
+    assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved);
+    c.closed(&m).await;
+    assert!(
+        c.fake
+            .messages(c.channel)
+            .iter()
+            .all(|m| !m.plain.contains("make unseen")),
+        "a request that ended unseen is not posted late"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_down_at_start_is_waited_for() {
+    let fake = FakeDiscord::start(TOKEN).await;
+    fake.go_down();
+    let env = discord_env(&fake, &[]);
+    let d = TestDaemon::start(&as_refs(&env)).await;
+    let r = d.ask_no_wait("claude", "make early").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    fake.come_back();
+    fake.wait_connected().await;
+    let c = Chat {
+        fake,
+        d,
+        channel: CHANNEL_ID,
+    };
+    let m = c.message_for(&r).await;
+    c.press(&owner(), &m, Decision::AllowOnce, &r);
+    assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_requests_respects_the_rate_limit() {
+    let c = Chat::start(&[]).await;
+    let mut asked = Vec::new();
+    for i in 0..8 {
+        asked.push(c.d.ask_no_wait("claude", &format!("make job{i}")).await);
+    }
+    for r in &asked {
+        c.message_for(r).await;
+    }
+    let posts = c.fake.calls_to("POST /channels/");
+    assert_eq!(posts.len(), 8, "{}", c.fake.dump_calls(10));
+    assert_eq!(c.fake.rate_limited(), 0, "never past Discord's limit");
+    // Five at once, then the rest once the first are five seconds old.
+    assert!(posts[4].at - posts[0].at < Duration::from_secs(1));
+    assert!(posts[5].at - posts[0].at >= Duration::from_millis(4950));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_discord_rejects_stops_startup_and_bad_config_is_named() {
+    let fake = FakeDiscord::start(TOKEN).await;
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = "MTQwMDAwMDAwMDAwMDAwMDAwMQ.GfAkEx.someone-elses-token-entirely-0123456789";
+    let env = discord_env(&fake, &[("EXECGATE_DISCORD__BOT_TOKEN", wrong)]);
+    let out = run_cli(&env_for(dir.path(), &as_refs(&env)), &["serve"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("rejected discord.bot_token"), "{err}");
+    assert!(
+        !err.contains("someone-elses"),
+        "the token never reaches the logs: {err}"
+    );
+    assert!(!dir.path().join("run/agent.sock").exists());
+
+    let no_owner = discord_env(&fake, &[("EXECGATE_DISCORD__OWNER_IDS", "")]);
+    let out = run_cli(&env_for(dir.path(), &as_refs(&no_owner)), &["serve"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("set discord.owner_ids"),
+        "{}",
+        stderr(&out)
+    );
+
+    let not_ids = discord_env(&fake, &[("EXECGATE_DISCORD__OWNER_IDS", "@olivia")]);
+    let out = run_cli(&env_for(dir.path(), &as_refs(&not_ids)), &["serve"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("\"@olivia\" is not a valid Discord id"),
+        "{}",
+        stderr(&out)
+    );
+
+    let pasted = discord_env(&fake, &[("EXECGATE_DISCORD__BOT_TOKEN", "Bot abc")]);
+    let out = run_cli(&env_for(dir.path(), &as_refs(&pasted)), &["serve"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("`discord.bot_token` does not look like a bot token"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The gateway refusing the token (4004) or the Message Content intent (4014) is said
+/// once, naming what to fix, and the bot does not hammer the gateway; posting and the
+/// other fronts go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_intents_are_named_and_not_retried() {
+    let fake = FakeDiscord::start(TOKEN).await;
+    fake.refuse_privileged_intents();
+    let env = discord_env(&fake, &[]);
+    let d = TestDaemon::start(&as_refs(&env)).await;
+    fake.wait_until("an identify", |f| f.identifies().first().cloned())
+        .await;
+    let r = d.ask_no_wait("claude", "make still-posted").await;
+    let c = Chat {
+        fake: fake.clone(),
+        d,
+        channel: CHANNEL_ID,
+    };
+    c.message_for(&r).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(fake.identifies().len(), 1, "one try, no reconnect loop");
+    assert!(!fake.connected());
+    c.d.decide(&r.id, "allow-once").await;
+    assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_edits_pending_messages_and_logs_no_token() {
+    let fake = FakeDiscord::start(TOKEN).await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = discord_env(&fake, &[]);
+    let daemon = Process::start(dir.path(), &as_refs(&env)).await;
+    fake.wait_connected().await;
+    let first = daemon.ask_no_wait("make one").await;
+    let second = daemon.ask_no_wait("make two").await;
+    let short = |r: &Value| r["short_id"].as_str().unwrap().to_string();
+    let message = |r: &Value| {
+        let needle = format!("ID: {}\n", short(r));
+        let fake = &fake;
+        async move {
+            fake.wait_until("an approval message", |f| {
+                f.messages(CHANNEL_ID)
+                    .into_iter()
+                    .find(|m| m.plain.contains(&needle))
+            })
+            .await
+        }
+    };
+    message(&first).await;
+    let pending = message(&second).await;
+    let said = fake.say(CHANNEL_ID, &owner(), &format!("/approve {}", short(&first)));
+    fake.wait_until("the reply", |f| {
+        f.messages(CHANNEL_ID)
+            .into_iter()
+            .find(|m| m.reply_to == Some(said))
+    })
+    .await;
+
+    daemon.signal(libc::SIGTERM);
+    let (status, log) = daemon.wait().await;
+    assert!(status.success(), "{log}");
+    let closed = fake.message(pending.id).unwrap();
+    assert!(
+        closed.plain.starts_with("🚫 Cancelled: execgate shut down"),
+        "{}",
+        closed.plain
+    );
+    assert!(
+        !log.contains(TOKEN.split('.').nth(2).unwrap()),
+        "the token never reaches the logs"
+    );
+    assert!(log.contains("connected to the Discord API"), "{log}");
+    assert!(log.contains("connected to the Discord gateway"), "{log}");
+}
+
+/// A token revoked while running: every call is refused with 401 and the gateway closes
+/// with 4004. Both are logged naming discord.bot_token, without the token; nothing is
+/// approved; the CLI goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_revoked_while_running_is_named_and_changes_nothing() {
+    let fake = FakeDiscord::start(TOKEN).await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = discord_env(&fake, &[]);
+    let daemon = Process::start(dir.path(), &as_refs(&env)).await;
+    fake.wait_connected().await;
+    fake.fail(POST_MESSAGE, Fault::unauthorized(), 1000);
+    let r = daemon.ask_no_wait("make revoked").await;
+    fake.wait_until("a refused post", |f| {
+        f.calls_to("POST /channels/")
+            .into_iter()
+            .find(|c| c.status == 401)
+    })
+    .await;
+    let (_, listed) = daemon
+        .submit(&json!({"agent": "claude", "command": "ls"}))
+        .await;
+    assert_eq!(
+        listed["status"],
+        json!("approved"),
+        "other requests go on: {listed}"
+    );
+    daemon.signal(libc::SIGTERM);
+    let (status, log) = daemon.wait().await;
+    assert!(status.success(), "{log}");
+    assert!(
+        log.contains("discord.bot_token (401 Unauthorized)"),
+        "{log}"
+    );
+    assert!(!log.contains(TOKEN.split('.').nth(2).unwrap()), "{log}");
+    let _ = r;
 }

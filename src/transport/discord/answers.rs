@@ -20,16 +20,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use reqwest::Method;
+use serde_json::json;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 use twilight_gateway::Event;
 use twilight_model::application::interaction::{Interaction, InteractionData, InteractionType};
 use twilight_model::channel::Message;
-use twilight_model::channel::message::{AllowedMentions, EmojiReactionType, MessageFlags};
+use twilight_model::channel::message::{EmojiReactionType, MessageFlags};
 use twilight_model::gateway::GatewayReaction;
-use twilight_model::http::interaction::{
-    InteractionResponse, InteractionResponseData, InteractionResponseType,
-};
+use twilight_model::http::interaction::InteractionResponseType;
 use twilight_model::id::Id;
 use twilight_model::id::marker::{ChannelMarker, MessageMarker};
 
@@ -298,19 +298,22 @@ async fn respond(
     kind: InteractionResponseType,
     text: Option<&str>,
 ) {
-    let response = InteractionResponse {
-        kind,
-        data: Some(InteractionResponseData {
-            content: text.map(message::escape),
-            flags: Some(MessageFlags::EPHEMERAL),
-            allowed_mentions: Some(AllowedMentions::default()),
-            ..InteractionResponseData::default()
-        }),
-    };
+    let mut data = json!({
+        "flags": MessageFlags::EPHEMERAL.bits(),
+        "allowed_mentions": {"parse": []},
+    });
+    if let Some(text) = text {
+        data["content"] = json!(message::escape(text));
+    }
+    let body = json!({"type": kind as u8, "data": data});
+    let path = format!(
+        "/interactions/{}/{}/callback",
+        interaction.id, interaction.token
+    );
+    // The interaction's token is its own authority: no bot token goes with it.
     let sent = ctx
         .http
-        .interaction(interaction.application_id)
-        .create_response(interaction.id, &interaction.token, &response)
+        .call_unread(Method::POST, &path, Some(&body), false)
         .await;
     if let Err(e) = sent {
         tracing::warn!(error = %ctx.scrub(&e), "could not answer a button press (interaction callback)");
@@ -322,11 +325,14 @@ impl Press {
     async fn decide(self, ctx: &Context) {
         let text = self.outcome(ctx).await;
         let text = crate::text::clip_chars(&message::escape(&text), message::MAX_CONTENT);
+        let path = format!(
+            "/webhooks/{}/{}/messages/@original",
+            self.interaction.application_id, self.interaction.token
+        );
+        let body = json!({"content": text, "allowed_mentions": {"parse": []}});
         let edited = ctx
             .http
-            .interaction(self.interaction.application_id)
-            .update_response(&self.interaction.token)
-            .content(Some(&text))
+            .call_unread(Method::PATCH, &path, Some(&body), false)
             .await;
         if let Err(e) = edited {
             tracing::warn!(error = %ctx.scrub(&e), "could not tell the owner what their button did");

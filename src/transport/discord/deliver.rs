@@ -6,14 +6,15 @@
 //! every time, naming `discord.channel_id`); Unknown Message on an edit leaves it.
 
 use chrono::Utc;
-use std::time::Duration;
-use twilight_http::api_error::ApiError;
-use twilight_http::error::{Error as HttpError, ErrorType};
-use twilight_model::channel::message::{AllowedMentions, MessageFlags};
+use reqwest::Method;
+use serde_json::{Value, json};
+use twilight_model::channel::Message;
+use twilight_model::channel::message::MessageFlags;
 use twilight_model::id::Id;
 use twilight_model::id::marker::{ChannelMarker, MessageMarker};
 
-use super::{Context, Place, api_code, is_unauthorized, message};
+use super::rest::RestError;
+use super::{Context, Place, message};
 use crate::approvals::Approvals;
 use crate::config::ReactionMap;
 use crate::model::Record;
@@ -80,21 +81,18 @@ impl Service for Context {
     async fn post(&self, record: &Record, offer: &Offer<'_>, _: &()) -> Result<MessageId, Failure> {
         let channel = self.known_channel("POST /channels/{id}/messages")?;
         let content = message::markdown(&card::approval(record, offer, Utc::now()).html);
-        let buttons = message::buttons(&record.id, offer.grants);
-        let sent = self
+        let body = json!({
+            "content": content,
+            "components": message::buttons(&record.id, offer.grants),
+            "allowed_mentions": no_mentions(),
+            "flags": MessageFlags::SUPPRESS_EMBEDS.bits(),
+        });
+        let path = format!("/channels/{channel}/messages");
+        let sent: Message = self
             .http
-            .create_message(channel)
-            .content(&content)
-            .components(&buttons)
-            .allowed_mentions(Some(&AllowedMentions::default()))
-            .flags(MessageFlags::SUPPRESS_EMBEDS)
-            .await;
-        let sent = match sent {
-            Ok(response) => response.model().await.map_err(|e| {
-                Failure::outage("POST /channels/{id}/messages", e.to_string(), None)
-            })?,
-            Err(e) => return Err(self.failure("POST /channels/{id}/messages", &e, true)),
-        };
+            .call(Method::POST, &path, Some(&body), true)
+            .await
+            .map_err(|e| self.failure("POST /channels/{id}/messages", &e, true))?;
         Ok(sent.id)
     }
 
@@ -102,38 +100,39 @@ impl Service for Context {
         let channel = self.known_channel("POST /channels/{id}/messages (reply)")?;
         self.limiter.acquire().await;
         let text = crate::text::clip_chars(&message::escape(text), message::MAX_CONTENT);
+        let body = json!({
+            "content": text,
+            "message_reference": {"message_id": to.to_string(), "fail_if_not_exists": false},
+            "allowed_mentions": no_mentions(),
+            "flags": MessageFlags::SUPPRESS_EMBEDS.bits(),
+        });
+        let path = format!("/channels/{channel}/messages");
         self.http
-            .create_message(channel)
-            .content(&text)
-            .reply(*to)
-            .fail_if_not_exists(false)
-            .allowed_mentions(Some(&AllowedMentions::default()))
-            .flags(MessageFlags::SUPPRESS_EMBEDS)
+            .call_unread(Method::POST, &path, Some(&body), true)
             .await
-            .map(|_| ())
             .map_err(|e| self.failure("POST /channels/{id}/messages (reply)", &e, false))
     }
 
     async fn edit(&self, posted: &MessageId, last: &Record, _: &()) -> Result<(), Failure> {
         let channel = self.known_channel("PATCH /channels/{id}/messages/{id}")?;
         let content = message::markdown(&card::closed(last).html);
+        let body = json!({
+            "content": content,
+            "components": [],
+            "allowed_mentions": no_mentions(),
+        });
+        let path = format!("/channels/{channel}/messages/{posted}");
         let result = self
             .http
-            .update_message(channel, *posted)
-            .content(Some(&content))
-            .components(Some(&[]))
-            .allowed_mentions(Some(&AllowedMentions::default()))
+            .call_unread(Method::PATCH, &path, Some(&body), true)
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                let mut failure = self.failure("PATCH /channels/{id}/messages/{id}", &e, false);
-                if matches!(api_code(&e), Some(UNKNOWN_MESSAGE | UNKNOWN_CHANNEL)) {
-                    failure.kind = Trouble::Gone;
-                }
-                Err(failure)
+        result.map_err(|e| {
+            let mut failure = self.failure("PATCH /channels/{id}/messages/{id}", &e, false);
+            if matches!(e.code, Some(UNKNOWN_MESSAGE | UNKNOWN_CHANNEL)) {
+                failure.kind = Trouble::Gone;
             }
-        }
+            failure
+        })
     }
 }
 
@@ -147,13 +146,13 @@ impl Context {
 
     /// A failed call as the driver reads it: the token cut out, a 429's wait (which also
     /// pauses every other sender), and for a post (`posting`) what the owner must fix.
-    fn failure(&self, what: &'static str, e: &HttpError, posting: bool) -> Failure {
-        let told = told(e);
+    fn failure(&self, what: &'static str, e: &RestError, posting: bool) -> Failure {
+        let told = e.retry_after;
         if let Some(wait) = told {
             self.limiter.pause(wait);
         }
         let mut failure = Failure::outage(what, self.scrub(e), told);
-        if is_unauthorized(e) {
+        if e.is_unauthorized() {
             failure.kind = Trouble::Refused(
                 "Discord rejects discord.bot_token (401 Unauthorized): the token was reset or the bot deleted; set a new token and restart".into(),
             );
@@ -164,14 +163,14 @@ impl Context {
     }
 
     /// What the owner must do when Discord refuses the channel itself.
-    fn channel_problem(&self, e: &HttpError) -> Option<String> {
+    fn channel_problem(&self, e: &RestError) -> Option<String> {
         let place = match self.place {
             Place::Channel(id) => format!("discord.channel_id {id}"),
             Place::Dm(owner) => {
                 format!("the direct message with {owner} (discord.channel_id unset)")
             }
         };
-        let hint = match api_code(e)? {
+        let hint = match e.code? {
             MISSING_ACCESS => {
                 "the bot cannot see the channel: invite it to the server, and give it View Channel there"
             }
@@ -190,14 +189,7 @@ impl Context {
     }
 }
 
-/// How long Discord said to wait, from a 429's `retry_after` (seconds, a float).
-fn told(e: &HttpError) -> Option<Duration> {
-    match e.kind() {
-        ErrorType::Response {
-            error: ApiError::Ratelimited(r),
-            ..
-        } => Duration::try_from_secs_f64(r.retry_after.max(0.0)).ok(),
-        ErrorType::Response { status, .. } if status.get() == 429 => Some(Duration::from_secs(1)),
-        _ => None,
-    }
+/// `allowed_mentions` that allows none: whatever a message holds, nobody is pinged.
+fn no_mentions() -> Value {
+    json!({"parse": []})
 }

@@ -8,8 +8,9 @@
 //! means); `gateway` keeps the gateway connection (heartbeats, resumes, reconnects, close
 //! codes) and hands each event on; `answers` turns what an owner does — a command, a
 //! reply, a reaction, a button press (an interaction, acknowledged at once) — into
-//! `Approvals::resolve`. REST goes through `twilight-http`, the gateway through
-//! `twilight-gateway`, both reading Discord's types from `twilight-model`.
+//! `Approvals::resolve`; `rest` makes the REST calls (reqwest, so that a 429 is waited
+//! out as Discord says). The gateway goes through `twilight-gateway`; both read Discord's
+//! types from `twilight-model`.
 //!
 //! Discord being down never blocks anything else: requests still expire on their timers,
 //! and allowlisted requests never touch this module.
@@ -18,33 +19,33 @@ mod answers;
 mod deliver;
 mod gateway;
 pub mod message;
+mod rest;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use reqwest::Method;
+use serde_json::json;
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
-use twilight_http::Client;
-use twilight_http::api_error::ApiError;
-use twilight_http::error::{Error as HttpError, ErrorType};
+use twilight_model::channel::Channel;
 use twilight_model::id::Id;
 use twilight_model::id::marker::{ChannelMarker, MessageMarker, UserMarker};
 
 use crate::approvals::{Approvals, Event};
-use crate::config::{DISCORD_API_URL, DiscordConfig, ReactionMap, Secret};
+use crate::config::{DiscordConfig, ReactionMap, Secret};
 use crate::shutdown::Shutdown;
 use crate::transport::Left;
 use crate::transport::chat;
 use crate::transport::health::{Backoff, Health};
 use crate::transport::limiter::Limiter;
 use crate::transport::posted::Posted;
+use rest::{Rest, RestError};
 
 /// How long `connect` waits for `GET /users/@me` before starting without it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// After shutdown has cancelled every request, how long their messages get to be edited.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-/// How long one REST call may take.
-const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A connected Discord transport, ready to `spawn`.
 pub struct Discord {
@@ -61,7 +62,7 @@ enum Place {
 
 /// What every part of the transport shares.
 struct Context {
-    http: Client,
+    http: Rest,
     /// Kept for the gateway's identify, and to scrub it from error texts.
     token: Secret,
     gateway_url: String,
@@ -92,7 +93,7 @@ impl Discord {
         // Both TLS providers are compiled into this tree (other crates ask for each), so
         // rustls cannot pick one by itself: the one the rest of the daemon uses is named.
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-        let http = client(config.api(), &token)?;
+        let http = Rest::new(config.api(), &token)?;
         let place = match config.channel_id {
             Some(id) => Place::Channel(Id::new(id)),
             None => Place::Dm(Id::new(*first)),
@@ -116,7 +117,7 @@ impl Discord {
         });
         match tokio::time::timeout(CONNECT_TIMEOUT, ctx.identify()).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) if is_unauthorized(&e) => {
+            Ok(Err(e)) if e.is_unauthorized() => {
                 return Err("Discord rejected discord.bot_token (401 Unauthorized): copy the token again from the Bot page of the application in Discord's developer portal (Reset Token)".into());
             }
             Ok(Err(e)) => tracing::warn!(
@@ -152,29 +153,6 @@ fn pace() -> Limiter {
     Limiter::window(5, Duration::from_secs(5))
 }
 
-/// The REST client for `api` (Discord's own, or a fake's `http://host:port`).
-fn client(api: &str, token: &Secret) -> Result<Client, String> {
-    let url = reqwest::Url::parse(api).map_err(|e| format!("discord.api_url: {e}"))?;
-    let mut builder = Client::builder()
-        .token(format!("Bot {}", token.expose()))
-        .timeout(HTTP_TIMEOUT)
-        // Pacing and Discord's 429s are the transport's own (`Limiter`, `Failure::told`),
-        // the same for every chat; a second limiter would wait on headers twice.
-        .ratelimiter(None)
-        // A 401 is logged and retried like any failure; the client must not refuse every
-        // later call by itself (a token fixed behind a proxy, a fake's fault).
-        .remember_invalid_token(false);
-    if api.trim_end_matches('/') != DISCORD_API_URL {
-        let host = url.host_str().ok_or("discord.api_url has no host")?;
-        let host = match url.port() {
-            Some(port) => format!("{host}:{port}"),
-            None => host.to_owned(),
-        };
-        builder = builder.proxy(host, url.scheme() == "http");
-    }
-    Ok(builder.build())
-}
-
 async fn run(
     ctx: Arc<Context>,
     events: broadcast::Receiver<Event>,
@@ -194,55 +172,28 @@ async fn run(
     }
 }
 
-/// Whether `e` is Discord refusing the token.
-fn is_unauthorized(e: &HttpError) -> bool {
-    match e.kind() {
-        ErrorType::Unauthorized => true,
-        ErrorType::Response { status, .. } => status.get() == 401,
-        _ => false,
-    }
-}
-
-/// Discord's JSON error code of `e`, when it carries one.
-fn api_code(e: &HttpError) -> Option<u64> {
-    match e.kind() {
-        ErrorType::Response {
-            error: ApiError::General(g),
-            ..
-        } => Some(g.code),
-        _ => None,
-    }
-}
-
 impl Context {
     /// Learns who the bot is and, for a DM, which channel it is: `GET /users/@me`, then
     /// `POST /users/@me/channels`. Each is asked until it is known.
-    async fn identify(&self) -> Result<(), HttpError> {
+    async fn identify(&self) -> Result<(), RestError> {
         if self.me.get().is_none() {
-            let me = self.http.current_user().await?.model().await.map_err(|e| {
-                tracing::warn!(error = %e, "Discord's answer to GET /users/@me cannot be read");
-                e
-            });
-            let Ok(me) = me else {
-                // Not a token problem: retried like an outage.
-                return Ok(());
-            };
+            let me: twilight_model::user::CurrentUser = self
+                .http
+                .call(Method::GET, "/users/@me", None, true)
+                .await?;
             tracing::info!(bot = %me.name, id = %me.id, "connected to the Discord API");
             let _ = self.me.set(me.id);
         }
         if let Place::Dm(owner) = self.place
             && self.channel.borrow().is_none()
         {
-            let dm = self.http.create_private_channel(owner).await?;
-            match dm.model().await {
-                Ok(channel) => {
-                    tracing::info!(channel = %channel.id, owner = %owner, "requests go to a direct message with the first of discord.owner_ids");
-                    self.channel.send_replace(Some(channel.id));
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "Discord's answer to opening a DM cannot be read")
-                }
-            }
+            let body = json!({"recipient_id": owner.to_string()});
+            let dm: Channel = self
+                .http
+                .call(Method::POST, "/users/@me/channels", Some(&body), true)
+                .await?;
+            tracing::info!(channel = %dm.id, owner = %owner, "requests go to a direct message with the first of discord.owner_ids");
+            self.channel.send_replace(Some(dm.id));
         }
         Ok(())
     }
@@ -262,17 +213,17 @@ impl Context {
                     Err(e) => e,
                 },
             };
-            if is_unauthorized(&failure) {
+            if failure.is_unauthorized() {
                 tracing::error!(
                     "Discord rejected discord.bot_token (401 Unauthorized): nothing can be posted or heard until it is fixed"
                 );
-            } else if matches!(api_code(&failure), Some(50007 | 50001 | 50013)) {
+            } else if matches!(failure.code, Some(50007 | 50001 | 50013)) {
                 tracing::error!(error = %self.scrub(&failure), "Discord refuses a direct message to the first of discord.owner_ids: the owner must share a server with the bot and allow direct messages from its members, or set discord.channel_id");
             }
             self.health.failed("GET /users/@me", &self.scrub(&failure));
             tokio::select! {
                 _ = shutdown.recv() => return false,
-                _ = backoff.wait(None, &self.health) => {}
+                _ = backoff.wait(failure.retry_after, &self.health) => {}
             }
         }
         true
@@ -283,8 +234,9 @@ impl Context {
         *self.channel.borrow()
     }
 
-    /// An error's text with the bot token cut out.
-    fn scrub(&self, e: &HttpError) -> String {
+    /// An error's text with the bot token cut out (none should hold it: it travels in a
+    /// header only).
+    fn scrub(&self, e: &RestError) -> String {
         e.to_string().replace(self.token.expose(), "<token>")
     }
 
