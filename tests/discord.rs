@@ -1113,3 +1113,398 @@ async fn a_token_revoked_while_running_is_named_and_changes_nothing() {
     assert!(!log.contains(TOKEN.split('.').nth(2).unwrap()), "{log}");
     let _ = r;
 }
+
+/// The owner's reaction can reach the daemon before it has stored which message carries
+/// the request (another connection holds SQLite's write lock). It still resolves the
+/// request, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_outruns_the_stored_message_id_still_counts() {
+    let c = Chat::start(&[]).await;
+    // The first post meets a 429: two seconds in which to take the store's lock.
+    c.fake.fail_next(POST_MESSAGE, Fault::rate_limited(2.0));
+    let r = c.d.ask_no_wait("claude", "make racing").await;
+    c.fake
+        .wait_until("the first post refused", |f| {
+            f.calls_to("POST /channels/")
+                .into_iter()
+                .find(|c| c.status == 429)
+        })
+        .await;
+    let lock = c.d.hold_write_lock().await;
+    c.fake
+        .answer_on_post("make racing", &owner(), OnPost::React("👍".into()));
+    let m = c.message_of(&r).await;
+    // Time to handle it, while the message id cannot be stored.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(message_external_id(&c.d, &r.id).await, None);
+    lock.execute_batch("ROLLBACK").unwrap();
+    let done = c.d.terminal(&r.id).await;
+    assert_eq!(
+        (done.status, done.decision, done.via),
+        (
+            Status::Approved,
+            Some(Decision::AllowOnce),
+            Some(Via::DiscordReaction)
+        )
+    );
+    let closed = c.closed(&m).await;
+    assert!(
+        closed.plain.starts_with("✅ Approved once"),
+        "{}",
+        closed.plain
+    );
+    c.settle().await;
+    assert_eq!(c.fake.message(m.id).unwrap().edits.len(), 1);
+    assert!(c.replies_to(m.id).is_empty(), "{:?}", c.replies_to(m.id));
+}
+
+/// Answers given the instant the approval message exists, before Discord's answer to the
+/// post reaches the daemon: a reaction, a reply and a button each resolve their request
+/// exactly once; a stranger's, held the same way, changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_given_before_the_post_returns_are_held_not_lost() {
+    let c = Chat::start(&[]).await;
+    c.fake.slow(POST_MESSAGE, Some(Duration::from_millis(700)));
+    c.fake
+        .answer_on_post("make by-reaction", &owner(), OnPost::React("👎".into()));
+    c.fake.answer_on_post(
+        "make by-reply",
+        &owner(),
+        OnPost::Reply("/approve always".into()),
+    );
+    c.fake.answer_on_post(
+        "make by-button",
+        &owner(),
+        OnPost::Press("execgate:allow-once:".into()),
+    );
+    c.fake
+        .answer_on_post("make by-stranger", &stranger(), OnPost::React("👍".into()));
+    let by_reaction = c.d.ask_no_wait("claude", "make by-reaction").await;
+    let by_reply = c.d.ask_no_wait("claude", "make by-reply").await;
+    let by_button = c.d.ask_no_wait("claude", "make by-button").await;
+    let by_stranger = c.d.ask_no_wait("claude", "make by-stranger").await;
+    let want = [
+        (
+            &by_reaction,
+            Status::Denied,
+            Decision::Deny,
+            Via::DiscordReaction,
+        ),
+        (
+            &by_reply,
+            Status::Approved,
+            Decision::AllowAlways,
+            Via::DiscordCommand,
+        ),
+        (
+            &by_button,
+            Status::Approved,
+            Decision::AllowOnce,
+            Via::DiscordButton,
+        ),
+    ];
+    for (r, status, decision, via) in want {
+        let done = c.d.terminal(&r.id).await;
+        assert_eq!(
+            (done.status, done.decision, done.via),
+            (status, Some(decision), Some(via)),
+            "{}",
+            r.command.display()
+        );
+        let m = c.message_of(r).await;
+        c.closed(&m).await;
+    }
+    c.fake.slow(POST_MESSAGE, None);
+    c.still_pending(&by_stranger).await;
+    for r in [&by_reaction, &by_reply, &by_button] {
+        let m = c.message_of(r).await;
+        assert_eq!(c.fake.message(m.id).unwrap().edits.len(), 1);
+    }
+    assert!(
+        c.fake
+            .messages(c.channel)
+            .iter()
+            .all(|m| !m.plain.contains("already resolved") && !m.plain.contains("not an approval")),
+        "no answer was turned away"
+    );
+    assert_eq!(c.rules().await.len(), 1);
+}
+
+/// Events the client cannot read are logged and skipped; the gateway goes on, and the
+/// owner's next answer works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_that_cannot_be_read_is_skipped_and_the_gateway_goes_on() {
+    let c = Chat::start(&[]).await;
+    let (r, m) = c.ask("make after-junk").await;
+    assert!(c.fake.dispatch_raw(
+        "MESSAGE_CREATE",
+        json!({"id": "not a snowflake", "content": 5})
+    ));
+    assert!(c.fake.dispatch_raw(
+        "MESSAGE_REACTION_ADD",
+        json!({"channel_id": CHANNEL_ID.to_string(), "message_id": m.id.to_string()})
+    ));
+    assert!(
+        c.fake
+            .dispatch_raw("INTERACTION_CREATE", json!({"type": 3}))
+    );
+    assert!(c.fake.dispatch_raw("SOMETHING_NEW", json!({"x": 1})));
+    c.fake.react(c.channel, &owner(), m.id, "👎");
+    let done = c.d.terminal(&r.id).await;
+    assert_eq!(
+        (done.status, done.via),
+        (Status::Denied, Some(Via::DiscordReaction))
+    );
+    let (r, _) = c.ask("make later").await;
+    c.owner_says(&format!("/approve {}", r.short_id));
+    assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved);
+    assert_eq!(c.fake.identifies().len(), 1, "no reconnect for a bad event");
+}
+
+/// docs/lifecycle.md#the-approval-message: the message shows the agent's uid, whether
+/// execgate runs the command itself, and the stdin that comes with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_message_shows_stdin_run_and_the_peer_uid() {
+    let c = Chat::start(&[]).await;
+    let place = tempfile::tempdir().unwrap();
+    let input = format!("\u{1b}[31mred\n{}", "y".repeat(3000));
+    let body = json!({"agent": "claude", "command": "tee out.txt", "input": input,
+                      "run": true, "cwd": place.path()});
+    let client = c.d.agent();
+    let waiting = tokio::spawn(async move {
+        client
+            .call(Method::POST, "/v1/requests", Some(&body))
+            .await
+            .unwrap()
+    });
+    let r = c.d.pending_for("tee out.txt").await;
+    let m = c.message_for(&r).await;
+    let digest = execgate::model::sha256_hex(input.as_bytes());
+    for line in [
+        format!("Agent: claude (uid 0, pid {})", r.peer_pid.unwrap()),
+        format!(
+            "Input: {} bytes, sha256 {digest}, begins: \\u{{1b}}[31mred\\u{{a}}yyy",
+            input.len()
+        ),
+        "Run: yes: execgate runs it itself, as its own user, once approved".into(),
+    ] {
+        assert!(m.plain.contains(&line), "{line:?} not in\n{}", m.plain);
+    }
+    c.owner_says(&format!("/deny {}", r.short_id));
+    let (status, v) = waiting.await.unwrap();
+    assert_eq!(
+        (status, &v["status"]),
+        (hyper::StatusCode::OK, &json!("denied")),
+        "{v}"
+    );
+}
+
+/// A request left pending by a crash is cancelled at the next start, and its Discord
+/// message says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_left_message_is_edited_at_the_next_start() {
+    let fake = FakeDiscord::start(TOKEN).await;
+    let env = discord_env(&fake, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let first = Process::start(dir.path(), &as_refs(&env)).await;
+    let r = first.ask_no_wait("make crash").await;
+    let id = r["id"].as_str().unwrap().to_string();
+    let needle = format!("ID: {}\n", r["short_id"].as_str().unwrap());
+    let m = fake
+        .wait_until("the approval message", |f| {
+            f.messages(CHANNEL_ID)
+                .into_iter()
+                .find(|m| m.plain.contains(&needle))
+        })
+        .await;
+    let db = db_path(dir.path());
+    let stored = || {
+        db::open(&db)
+            .query_row(
+                "SELECT count(*) FROM exec_approval_message WHERE request_id = ?",
+                [&id],
+                |row| row.get::<_, i64>(0),
+            )
+            .unwrap()
+            == 1
+    };
+    assert!(
+        eventually(|| async { stored() }).await,
+        "the message id is stored"
+    );
+    first.signal(libc::SIGKILL);
+    first.wait().await;
+
+    let second = Process::start(dir.path(), &as_refs(&env)).await;
+    let edited = fake
+        .wait_until("the edit", |f| {
+            f.message(m.id).filter(|m| !m.edits.is_empty())
+        })
+        .await;
+    assert!(
+        edited.plain.starts_with("🚫 Cancelled: execgate restarted"),
+        "{}",
+        edited.plain
+    );
+    second.signal(libc::SIGTERM);
+    assert!(second.wait().await.0.success());
+}
+
+/// `discord.channel_id` unset: a DM with the first owner, opened by the bot, with only
+/// the DM intents; answers there work, other talk is told how to answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_channel_the_owner_is_asked_in_a_dm() {
+    let c = Chat::start(&[("EXECGATE_DISCORD__CHANNEL_ID", "")]).await;
+    assert_ne!(c.channel, CHANNEL_ID);
+    let identified = c.fake.identifies();
+    assert_eq!(
+        identified[0].intents,
+        intents::DIRECT_MESSAGES | intents::DIRECT_MESSAGE_REACTIONS,
+        "no privileged intent for a DM"
+    );
+    let (a, ma) = c.ask("make dm-a").await;
+    let (b, mb) = c.ask("make dm-b").await;
+    let (e, me) = c.ask("make dm-c").await;
+    assert_eq!(
+        message_external_id(&c.d, &a.id).await,
+        Some(format!("discord:@{}:{}", owner().id, ma.id))
+    );
+    c.owner_says(&format!("/approve {}", a.short_id));
+    c.fake.react(c.channel, &owner(), mb.id, "❌");
+    c.press(&owner(), &me, Decision::AllowOnce, &e);
+    for (r, via) in [
+        (&a, Via::DiscordCommand),
+        (&b, Via::DiscordReaction),
+        (&e, Via::DiscordButton),
+    ] {
+        assert_eq!(c.d.terminal(&r.id).await.via, Some(via));
+    }
+    let talk = c.owner_says("hi");
+    assert_eq!(c.reply_to(talk).await, "Not a command. Send /help.");
+    // The server channel is not where requests are answered now.
+    let (r, _) = c.ask("make dm-d").await;
+    c.fake
+        .say(CHANNEL_ID, &owner(), &format!("/approve {}", r.short_id));
+    c.still_pending(&r).await;
+}
+
+/// The gateway asks for a reconnect (op 7), invalidates the session (op 9, resumable or
+/// not), drops the connection, and stops acknowledging heartbeats: the bot resumes or
+/// identifies again as Discord says, and answers keep arriving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_connection_survives_what_discord_does_to_it() {
+    let fake = FakeDiscord::start(TOKEN).await;
+    fake.set_heartbeat_interval(400);
+    let c = Chat::start_with(fake, &[]).await;
+    let answer = |name: &'static str| {
+        let c = &c;
+        async move {
+            let (r, _) = c.ask(&format!("make {name}")).await;
+            c.owner_says(&format!("/approve {}", r.short_id));
+            assert_eq!(c.d.terminal(&r.id).await.status, Status::Approved, "{name}");
+        }
+    };
+    answer("first").await;
+    c.fake
+        .wait_until("heartbeats", |f| (f.heartbeats() > 1).then_some(()))
+        .await;
+
+    assert!(c.fake.reconnect());
+    c.fake
+        .wait_until("a resume after op 7", |f| (f.resumes() >= 1).then_some(()))
+        .await;
+    answer("after-reconnect").await;
+
+    assert!(c.fake.invalidate_session(true));
+    c.fake
+        .wait_until("a resume after op 9 (resumable)", |f| {
+            (f.resumes() >= 2).then_some(())
+        })
+        .await;
+    answer("after-resumable-invalid").await;
+
+    assert!(c.fake.invalidate_session(false));
+    c.fake
+        .wait_until("a new identify after op 9", |f| {
+            (f.identifies().len() >= 2).then_some(())
+        })
+        .await;
+    c.fake.wait_connected().await;
+    answer("after-invalid").await;
+
+    // From the bot's side the connection goes quiet: it must notice, and come back.
+    c.fake.stop_acking_heartbeats(true);
+    let connections = c.fake.connections().0;
+    c.fake
+        .wait_until("a new connection after a zombie", |f| {
+            (f.connections().0 > connections).then_some(())
+        })
+        .await;
+    c.fake.stop_acking_heartbeats(false);
+    c.fake.wait_connected().await;
+    answer("after-zombie").await;
+}
+
+/// Discord and Telegram on one daemon: the request is posted to both; the first answer
+/// wins, and both messages are edited with the outcome; the other chat's answer is told
+/// it came too late.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discord_and_telegram_answer_the_same_request_first_wins() {
+    use common::fake_telegram::{self as tg, FakeTelegram};
+    const TG_TOKEN: &str = "7000000001:AAtest-token-for-the-fake-bot-api";
+    let telegram = FakeTelegram::start(TG_TOKEN).await;
+    let fake = FakeDiscord::start(TOKEN).await;
+    let tg_owner = tg::User::owner();
+    let tg_env = [
+        ("EXECGATE_TELEGRAM__BOT_TOKEN", TG_TOKEN.to_string()),
+        ("EXECGATE_TELEGRAM__OWNER_IDS", tg_owner.id.to_string()),
+        ("EXECGATE_TELEGRAM__API_URL", telegram.url()),
+    ];
+    let tg_env: Vec<(&str, &str)> = tg_env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let c = Chat::start_with(fake, &tg_env).await;
+    let (r, m) = c.ask("make both").await;
+    let needle = format!("ID: {}\n", r.short_id);
+    let tm = telegram
+        .wait_for_message(tg_owner.id, |plain| plain.contains(&needle))
+        .await;
+
+    c.press(&owner(), &m, Decision::Deny, &r);
+    let done = c.d.terminal(&r.id).await;
+    assert_eq!(
+        (done.status, done.via),
+        (Status::Denied, Some(Via::DiscordButton))
+    );
+    let closed = c.closed(&m).await;
+    assert!(closed.plain.starts_with("❌ Denied\n"), "{}", closed.plain);
+    let tg_closed = telegram
+        .wait_until("the Telegram message edited", |f| {
+            f.message(tg_owner.id, tm.message_id)
+                .filter(|m| !m.edits.is_empty())
+        })
+        .await;
+    assert!(
+        tg_closed.plain.starts_with("❌ Denied\n"),
+        "{}",
+        tg_closed.plain
+    );
+    assert!(
+        tg_closed.plain.contains("via discord-button"),
+        "{}",
+        tg_closed.plain
+    );
+
+    // Too late on Telegram: told so, nothing changes.
+    let (_, said) = telegram.send_text(tg_owner.id, &tg_owner, &format!("/approve {}", r.short_id));
+    let late = telegram
+        .wait_until("the Telegram reply", |f| {
+            f.messages(tg_owner.id)
+                .into_iter()
+                .find(|m| m.reply_to == Some(said))
+        })
+        .await;
+    assert_eq!(
+        late.plain,
+        format!("approval {} not found or already resolved", r.short_id)
+    );
+    assert_eq!(c.d.record(&r.id).await.status, Status::Denied);
+}
