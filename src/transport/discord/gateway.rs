@@ -149,6 +149,32 @@ mod tests {
     use super::*;
     use twilight_model::id::Id;
 
+    /// rustls has both providers compiled in here: the connector builds (no panic) once
+    /// the daemon's provider is named as `Discord::connect` does, and a `wss://` URL gets
+    /// a TLS handshake. (Without the first line this panics: rustls cannot choose.)
+    #[tokio::test]
+    async fn a_wss_gateway_gets_a_tls_handshake() {
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut hello = [0u8; 5];
+            stream.read_exact(&mut hello).await.unwrap();
+            let _ = stream.write_all(b"not TLS\r\n").await;
+            hello
+        });
+        let config = ConfigBuilder::new("x".into(), Intents::DIRECT_MESSAGES)
+            .proxy_url(format!("wss://localhost:{}", addr.port()))
+            .build();
+        let mut shard = Shard::with_config(ShardId::ONE, config);
+        let first = shard.next_event(wanted()).await;
+        assert!(matches!(first, Some(Err(_))), "{first:?}");
+        let hello = server.await.unwrap();
+        assert_eq!(hello[0], 0x16, "a TLS handshake record began");
+    }
+
     #[test]
     fn only_the_intents_needed_are_asked_for() {
         let channel = intents(Place::Channel(Id::new(1)));
