@@ -3,10 +3,8 @@
 //! JSON error code, and for a 429 how long to wait (`retry_after`, else `Retry-After`)
 //! and whether the limit is global.
 //!
-//! Not `twilight-http`: on a 429 it sends the request again by itself, at once without
-//! its rate limiter and without waiting out a global limit with it, where the transport
-//! must wait what Discord said and hold every other sender too (`Failure::told`,
-//! `Limiter::pause`).
+//! A 429 is never retried here: the transport waits what Discord said and holds every
+//! other sender too (`Failure::told`, `Limiter::pause`), the same for every chat.
 
 use std::fmt;
 use std::time::Duration;
