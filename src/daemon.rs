@@ -22,6 +22,7 @@ use crate::policy::Policy;
 use crate::store::{Resolution, Store};
 use crate::sys::LockFile;
 use crate::transport::console::{self, ConsoleIo};
+use crate::transport::discord::Discord;
 use crate::transport::matrix::Matrix;
 use crate::transport::slack::Slack;
 use crate::transport::telegram::Telegram;
@@ -56,6 +57,8 @@ pub enum StartError {
     Matrix(String),
     #[error("slack: {0}")]
     Slack(String),
+    #[error("discord: {0}")]
+    Discord(String),
     /// The approvals page's token or port (each message says which).
     #[error(transparent)]
     Web(#[from] crate::web::WebError),
@@ -371,6 +374,11 @@ impl Daemon {
         {
             needs_restart.push("slack.*");
         }
+        if format!("{:?}", new.discord) != format!("{:?}", old.discord)
+            || new.discord.bot_token != old.discord.bot_token
+        {
+            needs_restart.push("discord.*");
+        }
         if new.web.listen != old.web.listen {
             needs_restart.push("web.listen");
         }
@@ -396,6 +404,7 @@ impl Daemon {
             telegram: old.telegram.clone(),
             matrix: old.matrix.clone(),
             slack: old.slack.clone(),
+            discord: old.discord.clone(),
             web: old.web.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,
@@ -497,16 +506,18 @@ impl Daemon {
 /// a server's default `max_connections` (100).
 const PG_CONNECTIONS: u32 = 8;
 
-/// The chat transports this daemon runs (Telegram, Matrix, Slack; each when configured).
+/// The chat transports this daemon runs (Telegram, Matrix, Slack, Discord; each when
+/// configured).
 struct Chats {
     telegram: Option<Telegram>,
     matrix: Option<Matrix>,
     slack: Option<Slack>,
+    discord: Option<Discord>,
 }
 
 impl Chats {
-    /// Connects what is configured. A Telegram or Slack token the service rejects, or a
-    /// Matrix configuration that cannot work, is an error; a chat server that cannot be reached
+    /// Connects what is configured. A Telegram, Slack or Discord token the service
+    /// rejects, or a Matrix configuration that cannot work, is an error; a chat server that cannot be reached
     /// is not (each transport keeps trying).
     async fn connect(config: &Config, approvals: &Arc<Approvals>) -> Result<Chats, StartError> {
         let telegram = match config.telegram.bot_token {
@@ -532,10 +543,19 @@ impl Chats {
             ),
             false => None,
         };
+        let discord = match config.discord.is_configured() {
+            true => Some(
+                Discord::connect(&config.discord, Arc::clone(approvals))
+                    .await
+                    .map_err(StartError::Discord)?,
+            ),
+            false => None,
+        };
         Ok(Chats {
             telegram,
             matrix,
             slack,
+            discord,
         })
     }
 
@@ -559,7 +579,10 @@ impl Chats {
             running.push(matrix.spawn(approvals.subscribe(), Arc::clone(&left), shutdown.clone()));
         }
         if let Some(slack) = self.slack {
-            running.push(slack.spawn(approvals.subscribe(), left, shutdown.clone()));
+            running.push(slack.spawn(approvals.subscribe(), Arc::clone(&left), shutdown.clone()));
+        }
+        if let Some(discord) = self.discord {
+            running.push(discord.spawn(approvals.subscribe(), left, shutdown.clone()));
         }
         running
     }

@@ -45,18 +45,19 @@
 //! - [`store`]: every SQL statement, behind one struct, on SQLite through rusqlite;
 //!   schema in `migrations/`. Reads use a few read-only connections; every write goes
 //!   through one writer thread that commits concurrent writes together (group commit).
-//! - [`transport`]: putting requests in front of a human (Telegram, Matrix and Slack, at
-//!   once when several are configured; the console when no chat is), the chat grammar every
-//!   transport shares, the message every chat shows (`transport::card`), which chat
-//!   message shows which request (`transport::posted`), one driver that runs every
-//!   chat and takes a request's message from post to final edit (`transport::chat`: a
-//!   chat is a `Service` and the task that reads its answers; a burst beyond a chat's
-//!   pacing goes out as digests, `transport::chat::digest` and `transport::card::digest`),
-//!   and how every chat lives through its service's outages (`transport::health`: one
-//!   backoff, an outage logged once; `transport::limiter`: the pace of what is posted).
-//!   The Matrix transport (`transport::matrix`) keeps its own device and end-to-end
-//!   encryption keys; the Slack transport (`transport::slack`) reads answers over Socket
-//!   Mode.
+//! - [`transport`]: putting requests in front of a human (Telegram, Matrix, Slack and
+//!   Discord, all at once when several are configured; the console when no chat is), the
+//!   chat grammar every transport shares, the message every chat shows
+//!   (`transport::card`), which chat message shows which request (`transport::posted`),
+//!   one driver that runs every chat and takes a request's message from post to final
+//!   edit (`transport::chat`: a chat is a `Service` and the task that reads its answers;
+//!   a burst beyond a chat's pacing goes out as digests, `transport::chat::digest` and
+//!   `transport::card::digest`), and how every chat lives through its service's outages
+//!   (`transport::health`: one backoff, an outage logged once; `transport::limiter`: the
+//!   pace of what is posted). The Matrix transport (`transport::matrix`) keeps its own
+//!   device and end-to-end encryption keys; the Slack transport (`transport::slack`)
+//!   reads answers over Socket Mode; the Discord transport (`transport::discord`) keeps
+//!   a gateway connection for answers and posts over REST.
 //! - [`render`] and [`text`]: the text a human reads about a request, and the helpers
 //!   that make an agent's text visible and clip it, shared by every front.
 //! - [`web`]: the approvals page, a front beside the admin socket: a single page served

@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer};
 use crate::model::{Ask, AskFallback, ConfineDefault, Remember, Security};
 mod cluster;
 mod database;
+mod discord;
 mod matrix;
 mod reactions;
 mod slack;
@@ -17,6 +18,7 @@ mod web;
 
 pub use cluster::ClusterConfig;
 pub use database::PostgresUrl;
+pub use discord::{DISCORD_API_URL, DISCORD_GATEWAY_URL, DiscordConfig};
 pub use matrix::MatrixConfig;
 pub use reactions::{ReactionMap, ReactionMapError};
 pub use slack::{SLACK_API_URL, SlackConfig, SlackPlace};
@@ -95,6 +97,7 @@ pub struct Config {
     pub telegram: TelegramConfig,
     pub matrix: MatrixConfig,
     pub slack: SlackConfig,
+    pub discord: DiscordConfig,
     pub web: WebConfig,
     pub limits: LimitsConfig,
     /// The file the configuration was read from, if any.
@@ -483,6 +486,7 @@ struct Raw {
     telegram: TelegramConfig,
     matrix: MatrixConfig,
     slack: SlackConfig,
+    discord: DiscordConfig,
     web: WebConfig,
     limits: LimitsConfig,
 }
@@ -613,6 +617,7 @@ impl Config {
             telegram: raw.telegram,
             matrix: raw.matrix,
             slack: raw.slack,
+            discord: raw.discord,
             web: raw.web,
             limits: raw.limits,
             source_file,
@@ -691,6 +696,7 @@ impl Config {
         self.telegram.validate()?;
         self.matrix.validate()?;
         self.slack.validate()?;
+        self.discord.validate()?;
         self.web.validate()
     }
 
@@ -699,6 +705,7 @@ impl Config {
         self.telegram.bot_token.is_some()
             || self.matrix.is_configured()
             || self.slack.is_configured()
+            || self.discord.is_configured()
     }
 
     /// The security mode in force for `agent`.
@@ -958,6 +965,39 @@ mod tests {
             c.slack.reaction_map().unwrap().decision(":x:"),
             Some(crate::model::Decision::Deny)
         );
+    }
+
+    #[test]
+    fn discord_settings_load_from_the_file_and_the_environment() {
+        const TOKEN: &str =
+            "MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GhXyZa.abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+        let token = ("EXECGATE_DISCORD__BOT_TOKEN", TOKEN);
+        let c = load(
+            &[
+                token,
+                ("EXECGATE_DISCORD__OWNER_IDS", "111111111111111111,222"),
+                ("EXECGATE_DISCORD__CHANNEL_ID", "1300000000000000001"),
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(c.has_chat());
+        assert_eq!(c.discord.owner_ids, [111111111111111111, 222]);
+        assert_eq!(c.discord.channel_id, Some(1300000000000000001));
+        assert!(!format!("{c:?}").contains(TOKEN));
+        let file =
+            "[discord]\nchannel_id = \"42\"\nowner_ids = [\"7\", 8]\nreactions = [\"🔥=deny\"]\n";
+        let c = load(&[token], Some(file)).unwrap();
+        assert_eq!(
+            (c.discord.channel_id, &c.discord.owner_ids[..]),
+            (Some(42), &[7, 8][..])
+        );
+        let err = |env: &[(&str, &str)]| load(env, None).unwrap_err().to_string();
+        assert!(err(&[token]).contains("set discord.owner_ids"));
+        let e = err(&[token, ("EXECGATE_DISCORD__OWNER_IDS", "@me")]);
+        assert!(e.contains("not a valid Discord id"), "{e}");
+        let e = err(&[("EXECGATE_DISCORD__CHANNEL_ID", "general")]);
+        assert!(e.contains("not a Discord id"), "{e}");
     }
 
     #[test]

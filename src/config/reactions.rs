@@ -1,6 +1,6 @@
-//! `telegram.reactions`, `matrix.reactions` and `slack.reactions`: which emoji answers
-//! what. Configuration data, checked when the configuration is loaded; the chat grammar
-//! and the transports read it.
+//! `telegram.reactions`, `matrix.reactions`, `slack.reactions` and `discord.reactions`:
+//! which emoji answers what. Configuration data, checked when the configuration is
+//! loaded; the chat grammar and the transports read it.
 
 use crate::model::Decision;
 

@@ -53,6 +53,9 @@ fn by_a_human(r: &Record) -> bool {
                     | Via::SlackCommand
                     | Via::SlackReaction
                     | Via::SlackButton
+                    | Via::DiscordCommand
+                    | Via::DiscordReaction
+                    | Via::DiscordButton
                     | Via::Web
             )
         )

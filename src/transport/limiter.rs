@@ -1,39 +1,68 @@
 //! Pacing for everything execgate writes into a chat, so that a burst of requests never
-//! trips the service's rate limit, and so that one `429 retry_after` pauses every sender
+//! trips the service's rate limits, and so that one `429 retry_after` pauses every sender
 //! rather than each of them finding out on its own.
 //!
-//! Telegram asks bots to stay near one message a second in a chat (twenty a minute in a
-//! group), Slack near one a second in a channel; both tolerate short bursts. A token
-//! bucket says exactly that: a few messages at once, then the sustained rate.
+//! Chat services say their limits in one of two ways, and a limiter keeps either: a
+//! sustained rate per chat with short bursts tolerated (a token bucket: a few messages
+//! at once, then the rate; Telegram, `telegram::pace`, and Slack), or at most so many
+//! messages in any window of time (Discord's five per five seconds, `discord::pace`).
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// Messages that may go out at once before the sustained rate applies.
-const BURST: f64 = 4.0;
-
 pub struct Limiter {
-    /// Tokens per second.
-    rate: f64,
+    pace: Pace,
     state: Mutex<State>,
+}
+
+enum Pace {
+    /// `burst` messages at once, then `rate` a second.
+    Bucket { rate: f64, burst: f64 },
+    /// At most `n` messages in any `period`.
+    Window { n: usize, period: Duration },
 }
 
 struct State {
     tokens: f64,
     refilled_at: Instant,
+    /// When the last messages went out (`Pace::Window`), oldest first.
+    sent: VecDeque<Instant>,
     /// Set by a 429: nothing is sent before this instant.
     paused_until: Option<Instant>,
 }
 
 impl Limiter {
-    pub fn new(per_second: f64) -> Limiter {
-        Limiter {
+    /// `burst` messages at once, then `per_second`.
+    pub fn new(per_second: f64, burst: u32) -> Limiter {
+        let burst = f64::from(burst.max(1));
+        Limiter::with(Pace::Bucket {
             rate: per_second,
+            burst,
+        })
+    }
+
+    /// At most `n` messages in any `period`.
+    pub fn window(n: usize, period: Duration) -> Limiter {
+        Limiter::with(Pace::Window {
+            n: n.max(1),
+            period,
+        })
+    }
+
+    fn with(pace: Pace) -> Limiter {
+        let tokens = match pace {
+            Pace::Bucket { burst, .. } => burst,
+            Pace::Window { .. } => 0.0,
+        };
+        Limiter {
+            pace,
             state: Mutex::new(State {
-                tokens: BURST,
+                tokens,
                 refilled_at: Instant::now(),
+                sent: VecDeque::new(),
                 paused_until: None,
             }),
         }
@@ -60,14 +89,30 @@ impl Limiter {
             return Err(until - now);
         }
         s.paused_until = None;
-        let elapsed = now.duration_since(s.refilled_at).as_secs_f64();
-        s.tokens = (s.tokens + elapsed * self.rate).min(BURST);
-        s.refilled_at = now;
-        if s.tokens >= 1.0 {
-            s.tokens -= 1.0;
-            return Ok(());
+        match self.pace {
+            Pace::Bucket { rate, burst } => {
+                let elapsed = now.duration_since(s.refilled_at).as_secs_f64();
+                s.tokens = (s.tokens + elapsed * rate).min(burst);
+                s.refilled_at = now;
+                if s.tokens >= 1.0 {
+                    s.tokens -= 1.0;
+                    return Ok(());
+                }
+                Err(Duration::from_secs_f64((1.0 - s.tokens) / rate))
+            }
+            Pace::Window { n, period } => {
+                while s.sent.front().is_some_and(|&t| now - t >= period) {
+                    s.sent.pop_front();
+                }
+                match s.sent.front() {
+                    Some(&oldest) if s.sent.len() >= n => Err(period - (now - oldest)),
+                    _ => {
+                        s.sent.push_back(now);
+                        Ok(())
+                    }
+                }
+            }
         }
-        Err(Duration::from_secs_f64((1.0 - s.tokens) / self.rate))
     }
 
     /// The service said "retry after `wait`": hold every sender until then. A shorter
@@ -87,7 +132,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn bursts_then_keeps_the_rate() {
-        let limiter = Limiter::new(1.0);
+        let limiter = Limiter::new(1.0, 4);
         let start = Instant::now();
         for _ in 0..4 {
             limiter.acquire().await;
@@ -107,22 +152,35 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_slower_rate_spaces_the_rest() {
-        let limiter = Limiter::new(20.0 / 60.0);
+    async fn a_window_lets_n_through_then_waits_for_the_oldest() {
+        let limiter = Limiter::window(5, Duration::from_secs(5));
         let start = Instant::now();
         for _ in 0..5 {
             limiter.acquire().await;
         }
-        let took = start.elapsed();
-        assert!(
-            took >= Duration::from_millis(2990) && took < Duration::from_millis(3100),
-            "{took:?}"
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        limiter.acquire().await;
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_secs(5),
+            "the sixth when the first is 5 s old"
         );
+        for _ in 0..4 {
+            limiter.acquire().await;
+        }
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_secs(5),
+            "the first five are all gone by then"
+        );
+        limiter.acquire().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(10));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_free_slot_is_taken_without_waiting_and_none_is_made_up() {
-        let limiter = Limiter::new(1.0);
+        let limiter = Limiter::new(1.0, 4);
         for _ in 0..4 {
             assert!(limiter.try_acquire());
         }
@@ -132,11 +190,15 @@ mod tests {
         limiter.pause(Duration::from_secs(3));
         tokio::time::advance(Duration::from_secs(2)).await;
         assert!(!limiter.try_acquire(), "paused by a 429");
+
+        let window = Limiter::window(2, Duration::from_secs(5));
+        assert!(window.try_acquire() && window.try_acquire());
+        assert!(!window.try_acquire(), "two in five seconds");
     }
 
     #[tokio::test(start_paused = true)]
     async fn retry_after_holds_everyone() {
-        let limiter = Limiter::new(1.0);
+        let limiter = Limiter::new(1.0, 4);
         limiter.pause(Duration::from_secs(7));
         limiter.pause(Duration::from_secs(2));
         let start = Instant::now();

@@ -2,7 +2,8 @@
 //!
 //! `grammar` parses the chat commands every transport accepts; `card` is the message
 //! every chat shows; `chat` is the driver every chat runs on (with `deliveries`,
-//! `posted`, `health` and `limiter`); `telegram`, `matrix` and `slack` are the chats;
+//! `posted`, `health` and `limiter`, pacing); `telegram`, `matrix`, `slack` and
+//! `discord` are the chats;
 //! `console` is the terminal transport used when no chat is configured. Each transport resolves through `Approvals::resolve`, which enforces
 //! exactly-once; a transport only decides *who* may answer.
 
@@ -10,6 +11,7 @@ pub mod card;
 pub mod chat;
 pub mod console;
 pub mod deliveries;
+pub mod discord;
 pub mod grammar;
 pub mod health;
 pub mod limiter;

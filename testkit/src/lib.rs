@@ -17,6 +17,7 @@
 //! - [`heavy`]: commands as costly to analyse as execgate allows, for floods.
 //! - [`fake_telegram`]: a fake Telegram Bot API server.
 //! - [`fake_slack`]: a fake Slack: its Web API and Socket Mode.
+//! - [`fake_discord`]: a fake Discord, its REST API and its gateway.
 //! - [`peers`]: outside programs the tests drive (the MCP clients, Synapse, Chromium,
 //!   PostgreSQL, the coding agents), installed on first use; [`synapse`]: a real Matrix
 //!   homeserver on a free port, and [`matrix_owner`]: the owner's Matrix client;
@@ -42,6 +43,7 @@ pub mod browser;
 pub mod corpus;
 pub mod db;
 pub mod events;
+pub mod fake_discord;
 pub mod fake_slack;
 pub mod fake_telegram;
 pub mod fatigue;

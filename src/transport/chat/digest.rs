@@ -108,17 +108,24 @@ async fn post<S: Service>(svc: &S, mut batch: Vec<Waiter<S::Message>>) {
             .partition(|w| w.done.borrow().is_none() && svc.approvals().show(&w.record.id));
         gone.into_iter().for_each(|w| w.tell(None));
         batch = stay;
-        if batch.len() < 2 {
-            batch.into_iter().for_each(|w| w.tell(None));
-            return;
-        }
-        let lines: Vec<Line> = batch
+        let mut lines: Vec<Line> = batch
             .iter()
             .map(|w| Line {
                 grants: Some(svc.approvals().offer(&w.record)),
                 record: w.record.clone(),
             })
             .collect();
+        // The newest wait for the next slot if the message cannot show them all.
+        while lines.len() >= 2 && !svc.digest_fits(&lines) {
+            lines.pop();
+            if let Some(w) = batch.pop() {
+                w.tell(None);
+            }
+        }
+        if batch.len() < 2 {
+            batch.into_iter().for_each(|w| w.tell(None));
+            return;
+        }
         let sending = svc.posted().sending();
         match svc.post_digest(&lines, &attempt).await {
             Ok(message) => {

@@ -100,6 +100,12 @@ pub trait Service: Send + Sync {
     fn ready_now(&self) -> bool {
         true
     }
+    /// Whether one digest message of this chat can show every request of `lines`, as
+    /// posted and as each ends (a chat with a small limit on a message's length).
+    fn digest_fits(&self, lines: &[Line]) -> bool {
+        let _ = lines;
+        true
+    }
     /// Posts one message showing every request of `lines` (all pending), each with its
     /// own row of buttons. Only called where `digest_size` allows digests.
     fn post_digest(

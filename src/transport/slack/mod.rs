@@ -41,8 +41,9 @@ use api::{Api, ApiError, Token};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// After shutdown has cancelled every request, how long their messages get to be edited.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-/// Messages a second Slack lets an app post to one channel, bursts aside.
+/// Messages a second Slack lets an app post to one channel, after a short burst.
 const PACE: f64 = 1.0;
+const BURST: u32 = 4;
 /// Event ids remembered, so that an event Slack sends again is handled once.
 const SEEN_MAX: usize = 1024;
 
@@ -171,7 +172,7 @@ impl Slack {
             owners: config.owner_ids.clone(),
             reactions,
             approvals,
-            limiter: Limiter::new(PACE),
+            limiter: Limiter::new(PACE, BURST),
             me: OnceLock::new(),
             first_url: Mutex::new(None),
             health: Health::new("Slack", "the Slack Web API"),
