@@ -40,6 +40,8 @@ struct Fake {
     slots: Option<tokio::sync::Semaphore>,
     /// How many requests a digest may show (0: none).
     digest_size: usize,
+    /// How many lines one digest message has room for, whatever `digest_size` says.
+    room: usize,
 }
 
 impl Fake {
@@ -118,6 +120,9 @@ impl Service for Fake {
     fn digest_size(&self) -> usize {
         self.digest_size
     }
+    fn digest_fits(&self, lines: &[Line]) -> bool {
+        lines.len() <= self.room
+    }
     async fn post_digest(&self, lines: &[Line], _: &u64) -> Result<u64, Failure> {
         let message = self.next.fetch_add(1, Ordering::Relaxed);
         self.did(format!("digest {message}: {}", Self::shown(lines)));
@@ -157,6 +162,9 @@ impl Service for Fake {
     }
 }
 
+/// Not a setting: how many lines the fake's digest message has room for.
+const ROOM: &str = "FAKE_DIGEST_ROOM";
+
 struct Bench {
     _dir: tempfile::TempDir,
     fake: Arc<Fake>,
@@ -175,7 +183,8 @@ async fn bench_paced(
     env: &[(&str, &str)],
 ) -> Bench {
     let dir = tempfile::tempdir().unwrap();
-    let config = config_for(&env_for(dir.path(), env));
+    let settings: Vec<(&str, &str)> = env.iter().filter(|(k, _)| *k != ROOM).copied().collect();
+    let config = config_for(&env_for(dir.path(), &settings));
     let reactions = ReactionMap::default();
     let store = Store::open(&dir.path().join("x.db"), Duration::from_secs(5))
         .await
@@ -194,6 +203,10 @@ async fn bench_paced(
         log: Mutex::new(Vec::new()),
         slots,
         digest_size,
+        room: env
+            .iter()
+            .find(|(k, _)| *k == ROOM)
+            .map_or(usize::MAX, |(_, v)| v.parse().unwrap()),
     });
     Bench {
         _dir: dir,
@@ -587,6 +600,66 @@ async fn with_digests_off_each_request_waits_for_a_message_of_its_own() {
                 == 3
         })
         .await
+    );
+    b.fake.approvals.shutdown().await;
+    for d in deliveries {
+        tokio::time::timeout(Duration::from_secs(10), d)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    b.store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_digest_takes_what_its_message_has_room_for_and_the_rest_wait() {
+    let b = bench_paced(
+        vec![],
+        vec![],
+        Some(tokio::sync::Semaphore::new(0)),
+        8,
+        &[(ROOM, "2")],
+    )
+    .await;
+    let mut records = Vec::new();
+    let mut deliveries = Vec::new();
+    for i in 0..5 {
+        let r = asked(&b.fake.approvals, &format!("make job{i}")).await;
+        deliveries.push(deliver(&b.fake, &r));
+        records.push(r);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // One slot: the two oldest fit.
+    b.fake.slots.as_ref().unwrap().add_permits(1);
+    let first = format!(
+        "digest 1: {} pending, {} pending (buttons: 2)",
+        records[0].short_id, records[1].short_id
+    );
+    assert!(
+        common::eventually(|| async { b.fake.log().contains(&first) }).await,
+        "{:?}",
+        b.fake.log()
+    );
+    // The rest wait for the next slots, never lost: two more, then one alone.
+    b.fake.slots.as_ref().unwrap().add_permits(1000);
+    assert!(
+        common::eventually(|| async {
+            let log = b.fake.log();
+            records
+                .iter()
+                .all(|r| log.iter().any(|l| l.contains(&r.short_id)))
+        })
+        .await,
+        "{:?}",
+        b.fake.log()
+    );
+    assert!(
+        b.fake
+            .log()
+            .iter()
+            .all(|l| !l.starts_with("digest") || l.matches(" pending").count() <= 2),
+        "{:?}",
+        b.fake.log()
     );
     b.fake.approvals.shutdown().await;
     for d in deliveries {
