@@ -14,6 +14,9 @@ use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
 
 /// A daemon whose Slack transport talks to a fake Slack.
+/// How long a test waits for an edit that queues behind others at Slack's pace.
+const EDIT_WAIT: Duration = Duration::from_secs(30);
+
 struct Chat {
     fake: FakeSlack,
     d: TestDaemon,
@@ -113,10 +116,11 @@ impl Chat {
             .await
     }
 
-    /// Waits until message `m` has been edited, and returns it as it is then.
+    /// Waits until message `m` has been edited, and returns it as it is then. An edit
+    /// may queue behind a dozen replies and edits at Slack's pace of one a second.
     async fn closed(&self, m: &SentMessage) -> SentMessage {
         self.fake
-            .wait_until(&format!("message {} edited", m.ts), |f| {
+            .wait_until_within(EDIT_WAIT, &format!("message {} edited", m.ts), |f| {
                 f.message(&self.channel, &m.ts)
                     .filter(|now| !now.edits.is_empty())
             })

@@ -184,7 +184,7 @@ impl Mode {
                 hook_runs: 300,
                 mcp_warmup: 50,
                 mcp_runs: 1000,
-                chat_requests: 50,
+                chat_requests: 52,
                 burst_requests: 50,
                 failover_trials: 10,
             },
@@ -228,7 +228,7 @@ impl Mode {
                 hook_runs: 3,
                 mcp_warmup: 0,
                 mcp_runs: 3,
-                chat_requests: 2,
+                chat_requests: 4,
                 burst_requests: 8,
                 failover_trials: 2,
             },
@@ -260,7 +260,8 @@ struct Plan {
     /// H: MCP calls (and as many straight to the socket), after the warm-up.
     mcp_warmup: usize,
     mcp_runs: usize,
-    /// I: requests through both chats (and homeserver round trips).
+    /// I: requests through the four chats, answered in each in turn (so a multiple of
+    /// four), and as many round trips of each service.
     chat_requests: usize,
     /// I: requests in one burst, with digests and without.
     burst_requests: usize,

@@ -77,6 +77,11 @@ pub struct Waiter<M> {
 }
 
 impl<M> Waiter<M> {
+    /// Whether this is the request waiting with `ticket`.
+    pub fn holds(&self, ticket: &Ticket<M>) -> bool {
+        self.ticket == ticket.ticket
+    }
+
     /// Tells the waiter its digest landed as `message` (Some), or that it must post
     /// itself (None). A waiter that stopped listening has nothing left to hear.
     pub fn tell(self, message: Option<M>) {

@@ -74,9 +74,18 @@ pub(super) async fn turn<S: Service>(
                         0 => taken = true,
                         1 => return Turn::Alone,
                         _ => {
-                            // This wait's own place is told like every other.
+                            // This wait's own place is told like every other, unless it
+                            // is left alone: then the slot it holds is its own.
                             batch.sort_by_key(|w| w.record.created_at);
-                            post(svc, batch).await;
+                            for w in post(svc, batch).await {
+                                if !w.holds(&ticket) {
+                                    w.tell(None);
+                                } else if done.borrow().is_none() {
+                                    return Turn::Alone;
+                                } else {
+                                    return Turn::Over;
+                                }
+                            }
                             taken = true;
                         }
                     }
@@ -95,9 +104,9 @@ pub(super) async fn turn<S: Service>(
 }
 
 /// Posts `batch` as one digest until it lands, and tells each request the message; a
-/// request that ends before is told None, and so are the rest when fewer than two are
-/// left (each is then posted alone).
-async fn post<S: Service>(svc: &S, mut batch: Vec<Waiter<S::Message>>) {
+/// request that ends before is told None. When fewer than two are left, they are handed
+/// back untold, each to be posted alone (the caller holds a slot of the pacing).
+async fn post<S: Service>(svc: &S, mut batch: Vec<Waiter<S::Message>>) -> Vec<Waiter<S::Message>> {
     let mut backoff = Backoff::new();
     let attempt = svc.attempt();
     loop {
@@ -123,8 +132,7 @@ async fn post<S: Service>(svc: &S, mut batch: Vec<Waiter<S::Message>>) {
             }
         }
         if batch.len() < 2 {
-            batch.into_iter().for_each(|w| w.tell(None));
-            return;
+            return batch;
         }
         let sending = svc.posted().sending();
         match svc.post_digest(&lines, &attempt).await {
@@ -141,7 +149,7 @@ async fn post<S: Service>(svc: &S, mut batch: Vec<Waiter<S::Message>>) {
                 batch
                     .into_iter()
                     .for_each(|w| w.tell(Some(message.clone())));
-                return;
+                return Vec::new();
             }
             Err(failure) => {
                 drop(sending);

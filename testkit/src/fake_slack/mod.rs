@@ -387,14 +387,25 @@ impl FakeSlack {
     /// Polls `f` every 20 ms until it returns Some, for at most 10 s; then fails the test
     /// with `what` and the most recent calls.
     pub async fn wait_until<T>(&self, what: &str, f: impl Fn(&Self) -> Option<T>) -> T {
-        let deadline = Instant::now() + WAIT_LIMIT;
+        self.wait_until_within(WAIT_LIMIT, what, f).await
+    }
+
+    /// [`FakeSlack::wait_until`], for at most `limit`: for what queues behind the pace of
+    /// a message a second.
+    pub async fn wait_until_within<T>(
+        &self,
+        limit: Duration,
+        what: &str,
+        f: impl Fn(&Self) -> Option<T>,
+    ) -> T {
+        let deadline = Instant::now() + limit;
         loop {
             if let Some(value) = f(self) {
                 return value;
             }
             if Instant::now() >= deadline {
                 panic!(
-                    "timed out after {WAIT_LIMIT:?} waiting for {what}\nlast calls to the fake Slack:\n{}",
+                    "timed out after {limit:?} waiting for {what}\nlast calls to the fake Slack:\n{}",
                     self.dump_calls(30)
                 );
             }
