@@ -65,19 +65,14 @@ impl DiscordConfig {
         if !self.is_configured() {
             return Ok(());
         }
-        let missing: Vec<&str> = [
-            ("discord.bot_token", self.bot_token.is_none()),
-            ("discord.owner_ids", self.owner_ids.is_empty()),
-        ]
-        .into_iter()
-        .filter_map(|(key, absent)| absent.then_some(key))
-        .collect();
-        if !missing.is_empty() {
-            return bad(format!(
-                "the Discord transport is half configured: set {} too (or unset every discord.* key)",
-                missing.join(" and ")
-            ));
-        }
+        super::whole_section(
+            "Discord",
+            "discord",
+            &[
+                ("discord.bot_token", self.bot_token.is_none()),
+                ("discord.owner_ids", self.owner_ids.is_empty()),
+            ],
+        )?;
         let token = self.bot_token.as_ref().map(Secret::expose).unwrap_or("");
         // A bot token is three dot-separated base64url parts; catching a pasted client
         // secret, application id or "Bot …" header here beats an authentication failure

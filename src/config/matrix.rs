@@ -67,25 +67,20 @@ impl MatrixConfig {
         if !self.is_configured() {
             return Ok(());
         }
-        let missing: Vec<&str> = [
-            ("matrix.homeserver_url", self.homeserver_url.is_none()),
-            ("matrix.user_id", self.user_id.is_none()),
-            (
-                "matrix.access_token (or matrix.password)",
-                self.access_token.is_none() && self.password.is_none(),
-            ),
-            ("matrix.room_id", self.room_id.is_none()),
-            ("matrix.owner_ids", self.owner_ids.is_empty()),
-        ]
-        .into_iter()
-        .filter_map(|(key, absent)| absent.then_some(key))
-        .collect();
-        if !missing.is_empty() {
-            return bad(format!(
-                "the Matrix transport is half configured: set {} too (or unset every matrix.* key)",
-                missing.join(", ")
-            ));
-        }
+        super::whole_section(
+            "Matrix",
+            "matrix",
+            &[
+                ("matrix.homeserver_url", self.homeserver_url.is_none()),
+                ("matrix.user_id", self.user_id.is_none()),
+                (
+                    "matrix.access_token (or matrix.password)",
+                    self.access_token.is_none() && self.password.is_none(),
+                ),
+                ("matrix.room_id", self.room_id.is_none()),
+                ("matrix.owner_ids", self.owner_ids.is_empty()),
+            ],
+        )?;
         let url = self.homeserver_url.as_deref().unwrap_or_default();
         match reqwest::Url::parse(url) {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}

@@ -717,6 +717,22 @@ impl Config {
     }
 }
 
+/// A chat's section is all or nothing: an error naming the keys still to set when some
+/// of `keys` (each with whether it is missing) are set and others are not.
+fn whole_section(chat: &str, section: &str, keys: &[(&str, bool)]) -> Result<(), ConfigError> {
+    let missing: Vec<&str> = keys
+        .iter()
+        .filter_map(|&(key, absent)| absent.then_some(key))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid(format!(
+        "the {chat} transport is half configured: set {} too (or unset every {section}.* key)",
+        missing.join(", ")
+    )))
+}
+
 /// A syntax error in the config file, said with the file's name (the text was handed to
 /// the config crate without it).
 fn in_file(e: config::ConfigError, file: Option<&Path>) -> ConfigError {

@@ -84,21 +84,16 @@ impl SlackConfig {
         if !self.is_configured() {
             return Ok(());
         }
-        let missing: Vec<&str> = [
-            ("slack.app_token", self.app_token.is_none()),
-            ("slack.bot_token", self.bot_token.is_none()),
-            ("slack.channel", self.channel.is_none()),
-            ("slack.owner_ids", self.owner_ids.is_empty()),
-        ]
-        .into_iter()
-        .filter_map(|(key, absent)| absent.then_some(key))
-        .collect();
-        if !missing.is_empty() {
-            return bad(format!(
-                "the Slack transport is half configured: set {} too (or unset every slack.* key)",
-                missing.join(", ")
-            ));
-        }
+        super::whole_section(
+            "Slack",
+            "slack",
+            &[
+                ("slack.app_token", self.app_token.is_none()),
+                ("slack.bot_token", self.bot_token.is_none()),
+                ("slack.channel", self.channel.is_none()),
+                ("slack.owner_ids", self.owner_ids.is_empty()),
+            ],
+        )?;
         let app = self.app_token.as_ref().map(Secret::expose).unwrap_or("");
         let bot = self.bot_token.as_ref().map(Secret::expose).unwrap_or("");
         if let Some(why) = token_problem(app, "xapp-", bot) {

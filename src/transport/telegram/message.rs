@@ -10,58 +10,49 @@ use crate::transport::card::Line;
 /// The buttons under a pending request: Allow once · This session · Always · Deny,
 /// without the grants that would be refused.
 pub fn keyboard(id: &str, grants: &Offer) -> InlineKeyboardMarkup {
-    let mut row = vec![InlineKeyboardButton::callback(
-        "👍 Allow once",
-        callback_data(Decision::AllowOnce, id),
-    )];
-    if grants.session_refused.is_none() {
-        row.push(InlineKeyboardButton::callback(
-            "🕘 This session",
-            callback_data(Decision::AllowSession, id),
-        ));
-    }
-    if grants.always_refused.is_none() {
-        row.push(InlineKeyboardButton::callback(
-            "✅ Always",
-            callback_data(Decision::AllowAlways, id),
-        ));
-    }
-    row.push(InlineKeyboardButton::callback(
-        "❌ Deny",
-        callback_data(Decision::Deny, id),
-    ));
-    InlineKeyboardMarkup::new([row])
+    InlineKeyboardMarkup::new([row(
+        id,
+        grants,
+        ["👍 Allow once", "🕘 This session", "✅ Always", "❌ Deny"],
+    )])
 }
 
 /// The buttons under a digest: a row for each request still pending, its short id on
 /// the first button, each button naming its request in full.
 pub fn digest_keyboard(lines: &[Line]) -> InlineKeyboardMarkup {
     let rows = lines.iter().filter_map(|line| {
-        let grants = line.grants.as_ref()?;
-        let id = &line.record.id;
-        let mut row = vec![InlineKeyboardButton::callback(
-            format!("👍 {}", line.record.short_id),
-            callback_data(Decision::AllowOnce, id),
-        )];
-        if grants.session_refused.is_none() {
-            row.push(InlineKeyboardButton::callback(
-                "🕘 session",
-                callback_data(Decision::AllowSession, id),
-            ));
-        }
-        if grants.always_refused.is_none() {
-            row.push(InlineKeyboardButton::callback(
-                "✅ always",
-                callback_data(Decision::AllowAlways, id),
-            ));
-        }
-        row.push(InlineKeyboardButton::callback(
-            "❌ deny",
-            callback_data(Decision::Deny, id),
-        ));
-        Some(row)
+        let first = format!("👍 {}", line.record.short_id);
+        let labels = [first.as_str(), "🕘 session", "✅ always", "❌ deny"];
+        Some(row(&line.record.id, line.grants.as_ref()?, labels))
     });
     InlineKeyboardMarkup::new(rows.collect::<Vec<_>>())
+}
+
+/// One request's buttons, labelled Allow once, This session, Always, Deny in that
+/// order, without the grants that would be refused.
+fn row(id: &str, grants: &Offer, labels: [&str; 4]) -> Vec<InlineKeyboardButton> {
+    let [once, session, always, deny] = labels;
+    let mut row = vec![InlineKeyboardButton::callback(
+        once,
+        callback_data(Decision::AllowOnce, id),
+    )];
+    if grants.session_refused.is_none() {
+        row.push(InlineKeyboardButton::callback(
+            session,
+            callback_data(Decision::AllowSession, id),
+        ));
+    }
+    if grants.always_refused.is_none() {
+        row.push(InlineKeyboardButton::callback(
+            always,
+            callback_data(Decision::AllowAlways, id),
+        ));
+    }
+    row.push(InlineKeyboardButton::callback(
+        deny,
+        callback_data(Decision::Deny, id),
+    ));
+    row
 }
 
 /// A button's payload: the decision and the full request id (at most 49 bytes of
