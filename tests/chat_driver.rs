@@ -367,7 +367,8 @@ async fn a_burst_behind_the_pacing_is_one_digest_each_request_answered_alone() {
     let long = asked(&b.fake.approvals, &format!("make {}", "x".repeat(400))).await;
     let mut deliveries: Vec<_> = records.iter().map(|r| deliver(&b.fake, r)).collect();
     deliveries.push(deliver(&b.fake, &long));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The five that fit a digest wait in line; the long one waits for a slot alone.
+    assert!(common::eventually(|| async { b.fake.posted.waiting() == 5 }).await);
     assert!(b.fake.log().is_empty(), "nothing goes without a slot");
 
     // Two slots: the five that fit a digest go as one message, oldest first; the long one
@@ -532,7 +533,7 @@ async fn a_request_that_ends_while_waiting_leaves_the_digest_and_one_left_goes_a
     let first = asked(&b.fake.approvals, "make one").await;
     let second = asked(&b.fake.approvals, "make two").await;
     let deliveries = [deliver(&b.fake, &first), deliver(&b.fake, &second)];
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(common::eventually(|| async { b.fake.posted.waiting() == 2 }).await);
     b.fake
         .approvals
         .resolve(&first.id, Decision::Deny.into(), Via::Cli, "cli:0")
@@ -628,7 +629,7 @@ async fn a_digest_takes_what_its_message_has_room_for_and_the_rest_wait() {
         deliveries.push(deliver(&b.fake, &r));
         records.push(r);
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(common::eventually(|| async { b.fake.posted.waiting() == 5 }).await);
     // One slot: the two oldest fit.
     b.fake.slots.as_ref().unwrap().add_permits(1);
     let first = format!(

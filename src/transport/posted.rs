@@ -140,7 +140,12 @@ impl<M: Clone + Eq + Hash + Debug> Posted<M> {
 
     /// Whether any request waits for a slot.
     pub fn anyone_waiting(&self) -> bool {
-        !self.line().queue.is_empty()
+        self.waiting() > 0
+    }
+
+    /// How many requests wait for a slot.
+    pub fn waiting(&self) -> usize {
+        self.line().queue.len()
     }
 
     /// Puts `record` in the waiting line.
