@@ -1172,9 +1172,9 @@ async fn sigterm_edits_pending_messages_and_logs_no_token() {
     assert!(log.contains("connected to the Discord gateway"), "{log}");
 }
 
-/// A token revoked while running: every call is refused with 401 and the gateway closes
-/// with 4004. Both are logged naming discord.bot_token, without the token; nothing is
-/// approved; the CLI goes on.
+/// A token revoked while running, over REST: every post is refused with 401, logged
+/// naming discord.bot_token, without the token; nothing is approved; the CLI goes on.
+/// (The gateway's 4004 is the next test.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_revoked_while_running_is_named_and_changes_nothing() {
     let fake = FakeDiscord::start(TOKEN).await;
@@ -1207,6 +1207,46 @@ async fn a_token_revoked_while_running_is_named_and_changes_nothing() {
     );
     assert!(!log.contains(TOKEN.split('.').nth(2).unwrap()), "{log}");
     let _ = r;
+}
+
+/// A token revoked while running closes the gateway with 4004 at the next Identify: said
+/// naming discord.bot_token, without the token, and not retried in a loop; the CLI goes
+/// on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_revoked_while_connected_closes_the_gateway_and_is_not_retried() {
+    let fake = FakeDiscord::start(TOKEN).await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = discord_env(&fake, &[]);
+    let daemon = Process::start(dir.path(), &as_refs(&env)).await;
+    fake.wait_connected().await;
+    fake.revoke_token();
+    // Discord ends the session: the next connection must identify, and is refused.
+    assert!(fake.invalidate_session(false));
+    fake.wait_until("an Identify refused", |f| {
+        f.identifies().iter().find(|i| !i.token_ok).map(|_| ())
+    })
+    .await;
+    let refused = fake.identifies().len();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        fake.identifies().len(),
+        refused,
+        "a rejected token is not tried again"
+    );
+    let (_, listed) = daemon
+        .submit(&json!({"agent": "claude", "command": "ls"}))
+        .await;
+    assert_eq!(listed["status"], json!("approved"), "{listed}");
+    daemon.signal(libc::SIGTERM);
+    let (status, log) = daemon.wait().await;
+    assert!(status.success(), "{log}");
+    assert_eq!(
+        log.matches("rejected discord.bot_token (close code 4004")
+            .count(),
+        1,
+        "{log}"
+    );
+    assert!(!log.contains(TOKEN.split('.').nth(2).unwrap()), "{log}");
 }
 
 /// The owner's reaction can reach the daemon before it has stored which message carries

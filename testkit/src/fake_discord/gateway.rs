@@ -127,7 +127,7 @@ fn received(
         }
         Some(2) => {
             let d = &payload["d"];
-            let token_ok = token_is(&d["token"], &shared.token);
+            let token_ok = token_is(&d["token"], &shared.token) && !state.token_revoked;
             let wanted = d["intents"].as_u64().unwrap_or(0);
             state.identifies.push(Identify {
                 token_ok,

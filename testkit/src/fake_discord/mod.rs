@@ -159,6 +159,12 @@ impl FakeDiscord {
         self.state().privileged_allowed = false;
     }
 
+    /// Revokes the bot's token for the gateway: the next Identify is closed with 4004
+    /// (a live session goes on until it must identify again).
+    pub fn revoke_token(&self) {
+        self.state().token_revoked = true;
+    }
+
     /// The next call on `route` (e.g. [`POST_MESSAGE`]) answers `fault`.
     pub fn fail_next(&self, route: &str, fault: Fault) {
         self.fail(route, fault, 1);

@@ -89,6 +89,8 @@ pub struct FakeState {
     pub connections: usize,
     /// Connections made to the resume URL READY named.
     pub resume_connections: usize,
+    /// The bot's token was revoked: an Identify with it is closed with 4004.
+    pub token_revoked: bool,
     pub privileged_allowed: bool,
     /// While set, heartbeats are not acknowledged (a zombie connection, from the bot's
     /// side).
@@ -136,6 +138,7 @@ impl FakeState {
             connections: 0,
             resume_connections: 0,
             privileged_allowed: true,
+            token_revoked: false,
             silent: false,
         }
     }
