@@ -36,6 +36,7 @@ mod binary;
 mod cli;
 mod daemon;
 mod env;
+mod listener;
 mod wait;
 
 pub mod agents;

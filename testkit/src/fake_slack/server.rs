@@ -5,9 +5,8 @@
 //! answers as Slack does: HTTP 200 with `ok`, or 429 with `Retry-After`.
 
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -15,9 +14,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::Response;
 use serde_json::{Map, Value, json};
-use tokio::net::{TcpListener, TcpSocket};
+use tokio::net::TcpListener;
 use tokio::sync::{Notify, broadcast};
-use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
 use super::methods::Failure;
 use super::socket::Order;
@@ -25,33 +23,6 @@ use super::state::FakeState;
 use super::types::{Call, Fault};
 
 /// The listener and its connections while the Web API is up.
-pub(super) struct Server {
-    accept: JoinHandle<()>,
-    listener_fd: RawFd,
-    connections: Arc<Mutex<Vec<AbortHandle>>>,
-}
-
-impl Server {
-    /// Takes the server down at once: connects are refused, open connections cut.
-    pub(super) fn stop(self) {
-        if !self.accept.is_finished() {
-            // SAFETY: shutdown takes no pointers; the accept task owns the open fd.
-            unsafe {
-                libc::shutdown(self.listener_fd, libc::SHUT_RDWR);
-            }
-        }
-        self.accept.abort();
-        for connection in self
-            .connections
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-        {
-            connection.abort();
-        }
-    }
-}
-
 /// What the handlers and the socket share with the test-side handle.
 pub(super) struct Shared {
     pub(super) state: Mutex<FakeState>,
@@ -69,50 +40,10 @@ impl Shared {
     }
 }
 
-pub(super) fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
-    let socket = TcpSocket::new_v4()?;
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(1024)
-}
+pub(super) use crate::listener::{Server, listen};
 
 pub(super) fn spawn_server(listener: TcpListener, shared: Arc<Shared>) -> Server {
-    let app = Router::new().fallback(handle).with_state(shared);
-    let listener_fd = listener.as_raw_fd();
-    let connections = Arc::new(Mutex::new(Vec::new()));
-    let accept = tokio::spawn(accept_loop(listener, app, connections.clone()));
-    Server {
-        accept,
-        listener_fd,
-        connections,
-    }
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    app: Router,
-    connections: Arc<Mutex<Vec<AbortHandle>>>,
-) {
-    let mut tasks = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let service = hyper_util::service::TowerToHyperService::new(app.clone());
-                    let connection = tasks.spawn(async move {
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                            .await;
-                    });
-                    let mut connections = connections.lock().unwrap_or_else(|e| e.into_inner());
-                    connections.retain(|c| !c.is_finished());
-                    connections.push(connection);
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-            },
-            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-        }
-    }
+    crate::listener::serve_http(listener, Router::new().fallback(handle).with_state(shared))
 }
 
 /// The arguments of a call: a JSON object, or a form's fields as strings; and the token

@@ -1,10 +1,8 @@
 //! The HTTP server: a listener on 127.0.0.1 whose connections an outage can cut, and the
 //! one route every Bot API call takes, which records the call and answers it.
 
-use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -12,9 +10,8 @@ use axum::extract::State;
 use axum::http::Uri;
 use axum::response::Response;
 use serde_json::{Value, json};
-use tokio::net::{TcpListener, TcpSocket};
+use tokio::net::TcpListener;
 use tokio::sync::Notify;
-use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
 use super::polling::get_updates;
 use super::reply::{ApiFailure, bad, to_response};
@@ -22,41 +19,6 @@ use super::state::FakeState;
 use super::types::Call;
 
 /// The listener and its connections while the fake is up.
-pub(super) struct Server {
-    accept: JoinHandle<()>,
-    /// The listening socket, owned by the accept task (see `Server::stop`).
-    listener_fd: RawFd,
-    connections: Arc<Mutex<Vec<AbortHandle>>>,
-}
-
-impl Server {
-    /// Takes the server down at once, from synchronous code.
-    pub(super) fn stop(self) {
-        // Aborting the accept task only closes its listener the next time the runtime gets
-        // to it; until then connections would still queue in the backlog. shutdown(2) takes
-        // the socket out of LISTEN now: connects are refused and the port can be bound again.
-        // The accept loop never returns on its own and owns the fd, so while it is not
-        // finished the fd is open (and is not some reused number, e.g. after the runtime
-        // that ran it has gone).
-        if !self.accept.is_finished() {
-            // SAFETY: shutdown takes no pointers; on an open fd it cannot corrupt memory.
-            unsafe {
-                libc::shutdown(self.listener_fd, libc::SHUT_RDWR);
-            }
-        }
-        self.accept.abort();
-        // An aborted task is never polled again, so no request gets an answer after this.
-        for connection in self
-            .connections
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-        {
-            connection.abort();
-        }
-    }
-}
-
 /// What the HTTP handlers share with the test-side handle.
 pub(super) struct Shared {
     pub(super) token: String,
@@ -73,56 +35,10 @@ impl Shared {
     }
 }
 
-pub(super) fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
-    let socket = TcpSocket::new_v4()?;
-    // Lets `come_back` rebind while connections it closed sit in TIME_WAIT.
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(1024)
-}
+pub(super) use crate::listener::{Server, listen};
 
 pub(super) fn spawn_server(listener: TcpListener, shared: Arc<Shared>) -> Server {
-    let app = Router::new().fallback(handle).with_state(shared);
-    let listener_fd = listener.as_raw_fd();
-    let connections = Arc::new(Mutex::new(Vec::new()));
-    let accept = tokio::spawn(accept_loop(listener, app, connections.clone()));
-    Server {
-        accept,
-        listener_fd,
-        connections,
-    }
-}
-
-/// `axum::serve` would leave accepted connections running after it is stopped, and reqwest
-/// keeps connections alive: an outage must cut those too, so each connection is a task that
-/// `Server::stop` can abort (and that dies with this loop's JoinSet).
-async fn accept_loop(
-    listener: TcpListener,
-    app: Router,
-    connections: Arc<Mutex<Vec<AbortHandle>>>,
-) {
-    let mut tasks = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let service = hyper_util::service::TowerToHyperService::new(app.clone());
-                    let connection = tasks.spawn(async move {
-                        // An error here is the client hanging up: nothing to report.
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                            .await;
-                    });
-                    let mut connections = connections.lock().unwrap_or_else(|e| e.into_inner());
-                    connections.retain(|c| !c.is_finished());
-                    connections.push(connection);
-                }
-                // E.g. out of file descriptors: back off instead of spinning.
-                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-            },
-            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-        }
-    }
+    crate::listener::serve_http(listener, Router::new().fallback(handle).with_state(shared))
 }
 
 /// Every request lands here: `POST /bot<token>/<Method>` with a JSON body.
