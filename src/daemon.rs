@@ -157,7 +157,8 @@ impl Daemon {
                 Store::open_postgres(url, &config.node, options).await?
             }
             None => Store::open_sqlite(&config.database, busy, &config.node).await?,
-        };
+        }
+        .with_chain(config.audit.chain);
         let node_claim = match store.shared() {
             Some(pg) => {
                 let claim = pg
@@ -204,6 +205,14 @@ impl Daemon {
         let policy = Arc::new(Policy::new(Arc::clone(&config))?);
         let approvals = Approvals::new(store.clone(), Arc::clone(&policy));
         approvals.reload_rules().await?;
+        if config.audit.chain {
+            approvals.begin_audit().await?;
+            approvals.check_audit_in_background();
+        } else {
+            tracing::warn!(
+                "audit.chain is off: what is written now is in no chain, and `execgate audit verify` will say so"
+            );
+        }
         let cluster = Cluster::of(&approvals, &store, &config.cluster);
         // Alone, the chats are this daemon's; on a shared database, the leader's, started
         // once this node takes the lock (below).
@@ -249,7 +258,11 @@ impl Daemon {
                 shutdown.clone(),
             )));
         }
-        let mut background = Vec::new();
+        let mut background = vec![tokio::spawn(record_expiries(
+            Arc::clone(&approvals),
+            approvals.subscribe(),
+            shutdown.clone(),
+        ))];
         match (chats, &cluster) {
             (Some(chats), _) => transports.extend(chats.spawn(&approvals, left, &shutdown)),
             (None, Some(cluster)) => {
@@ -382,6 +395,9 @@ impl Daemon {
         if new.web.listen != old.web.listen {
             needs_restart.push("web.listen");
         }
+        if new.audit.chain != old.audit.chain {
+            needs_restart.push("audit.chain");
+        }
         if new.exec.max_concurrent != old.exec.max_concurrent
             || new.exec.max_concurrent_per_uid != old.exec.max_concurrent_per_uid
         {
@@ -406,6 +422,7 @@ impl Daemon {
             slack: old.slack.clone(),
             discord: old.discord.clone(),
             web: old.web.clone(),
+            audit: old.audit.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,
                 max_concurrent_per_uid: old.exec.max_concurrent_per_uid,
@@ -432,6 +449,10 @@ impl Daemon {
             Err(e) => {
                 tracing::error!(error = %e, "reload refused: the new policy does not compile; the running one stays")
             }
+        }
+        // An anchor at every reload too: `kill -HUP` asks for one.
+        if self.config.audit.chain {
+            self.approvals.log_audit_head().await;
         }
     }
 
@@ -593,6 +614,51 @@ const SHARED_PING_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a node whose chats would not start leaves the lead to others.
 const CHATS_RETRY: Duration = Duration::from_secs(30);
+
+/// The longest a rule's expiry waits to be recorded when no rule is due sooner (a rule
+/// stops approving at its time whatever this does; the event keeps the moment).
+const EXPIRIES_AT_MOST_EVERY: Duration = Duration::from_secs(60);
+
+/// Records each rule's expiry as it comes, waking at the next rule's time, or when the
+/// allowlist changes.
+async fn record_expiries(
+    approvals: Arc<Approvals>,
+    mut events: tokio::sync::broadcast::Receiver<crate::approvals::Event>,
+    mut shutdown: crate::shutdown::Shutdown,
+) {
+    loop {
+        if let Err(e) = approvals.expire_rules().await {
+            tracing::warn!(error = %e, "cannot record the rules that expired; trying again later");
+        }
+        let now = Utc::now();
+        let next = match approvals.rules().await {
+            Ok(rules) => rules
+                .iter()
+                .filter_map(|r| r.expires_at)
+                .filter(|t| *t > now)
+                .min()
+                .and_then(|t| (t - now).to_std().ok())
+                .map_or(EXPIRIES_AT_MOST_EVERY, |d| d.min(EXPIRIES_AT_MOST_EVERY)),
+            Err(_) => EXPIRIES_AT_MOST_EVERY,
+        };
+        let wake = tokio::time::sleep(next);
+        tokio::pin!(wake);
+        loop {
+            tokio::select! {
+                _ = shutdown.recv() => return,
+                () = &mut wake => break,
+                event = events.recv() => match event {
+                    // A rule changed: its time may come sooner. Not for the expiries
+                    // recorded by this loop itself (they change nothing that is due).
+                    Ok(crate::approvals::Event::Rules(told))
+                        if !told.iter().all(|e| e.event == crate::model::RuleChange::Expired) => break,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    _ => {}
+                },
+            }
+        }
+    }
+}
 
 /// On a shared database: runs the chats whenever this node holds the leader's lock, and
 /// stops them at once when the lock may be lost, until shutdown.

@@ -415,10 +415,14 @@ pub fn rule_list(rules: &[Rule]) -> String {
 /// How long a rule lasts, in a few words: "kept", "until 2026-11-23 14:00 UTC", "until
 /// restart", or both limits.
 pub fn rule_life(r: &Rule) -> String {
-    let until = r
-        .expires_at
-        .map(|t| format!("until {}", t.format("%Y-%m-%d %H:%M UTC")));
-    match (until, r.memory) {
+    life(r.expires_at, r.memory)
+}
+
+/// How long a rule lasts, from its expiry and whether it ends with this run (a rule, or
+/// a rule as an event recorded it).
+pub fn life(expires_at: Option<chrono::DateTime<chrono::Utc>>, memory: bool) -> String {
+    let until = expires_at.map(|t| format!("until {}", t.format("%Y-%m-%d %H:%M UTC")));
+    match (until, memory) {
         (None, false) => "kept".into(),
         (None, true) => "until restart".into(),
         (Some(t), false) => t,

@@ -4,6 +4,8 @@
 //! testkit on PostgreSQL (`on_postgres`); the suites are the SQLite ones, unchanged, save
 //! the few checks of the SQLite file itself, which say so and return.
 
+#[path = "audit.rs"]
+mod audit;
 #[path = "decisions.rs"]
 mod decisions;
 #[path = "events.rs"]

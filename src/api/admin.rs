@@ -1,5 +1,5 @@
 //! The admin API (docs/api.md#admin-api), on its own 0600 socket and only for `admin_uids`:
-//! list and resolve requests, manage the allowlist.
+//! list and resolve requests, manage the allowlist, read its history and the audit chain.
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path as UrlPath, RawQuery, Request, State};
@@ -14,9 +14,10 @@ use serde::{Deserialize, Serialize};
 use super::error::ApiError;
 use super::{AppState, Peer, parse_query, query_number, read_json};
 use crate::approvals::{AddedRule, RuleRequest};
-use crate::model::{Answer, Decision, Record, Rule, RuleKind, Status, Via};
+use crate::model::{Answer, Decision, Record, Rule, RuleEvent, RuleKind, Status, Via};
 use crate::render::{Shown, ShownRule, WithShown};
-use crate::store::RequestFilter;
+use crate::store::audit::{Exported, Report};
+use crate::store::{Actor, RequestFilter};
 
 /// The admin socket's router: [`routes`] behind the peer-uid check.
 pub fn router(state: AppState) -> Router {
@@ -38,6 +39,9 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/runs", get(list_runs))
         .route("/v1/allowlist", get(list_rules).post(add_rule))
         .route("/v1/allowlist/suggestions", get(suggest_rules))
+        .route("/v1/allowlist/events", get(rule_events))
+        .route("/v1/audit/verify", get(audit_verify))
+        .route("/v1/audit/entries", get(audit_entries))
         .route("/v1/allowlist/{id}", delete(remove_rule))
         .fallback(super::not_found)
         .method_not_allowed_fallback(super::method_not_allowed)
@@ -219,6 +223,7 @@ async fn add_rule(
         expires_at: body.expires_at,
         force: body.force,
         created_by: decider.by,
+        via: decider.via,
     };
     let AddedRule { rule, warnings } = state.approvals.add_rule(request, Utc::now()).await?;
     let rule = WithShown::rule(rule);
@@ -238,17 +243,75 @@ struct Added {
 
 async fn remove_rule(
     State(state): State<AppState>,
+    Extension(decider): Extension<Decider>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<StatusCode, ApiError> {
     let id: i64 = id
         .parse()
         .map_err(|_| ApiError::bad_request(format!("rule id {id:?} is not a number")))?;
-    if !state.approvals.remove_rule(id).await? {
+    let by = Actor::person(decider.by, decider.via);
+    if !state.approvals.remove_rule(id, by).await? {
         return Err(ApiError::not_found(format!(
             "allowlist rule {id} not found"
         )));
     }
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET /v1/allowlist/events?limit=50&before=ID`: the allowlist's history, newest first.
+async fn rule_events(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Vec<RuleEvent>>, ApiError> {
+    let (mut limit, mut before) = (50u32, None);
+    for (k, v) in parse_query(query.as_deref(), &["limit", "before"])? {
+        let n = query_number(&v, &k)?;
+        match k.as_str() {
+            "limit" => limit = n.clamp(1, 10_000) as u32,
+            _ => before = Some(i64::try_from(n).unwrap_or(i64::MAX)),
+        }
+    }
+    Ok(Json(state.approvals.rule_events(limit, before).await?))
+}
+
+/// `GET /v1/audit/verify?head=NODE:SEQ:HASH`: the chain walked whole (docs/audit.md).
+async fn audit_verify(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Report>, ApiError> {
+    let mut head = None;
+    for (_, v) in parse_query(query.as_deref(), &["head"])? {
+        if crate::store::audit::parse_anchor(&v).is_none() {
+            return Err(ApiError::bad_request(format!(
+                "query parameter `head`: {v:?} is not NODE:SEQ:HASH, as the daemon logs it"
+            )));
+        }
+        head = Some(v);
+    }
+    Ok(Json(state.approvals.audit_verify(head).await?))
+}
+
+/// `GET /v1/audit/entries?after=NODE:SEQ&limit=N`: a page of the chain, each entry with
+/// the row it vouches for (`audit export`).
+async fn audit_entries(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Vec<Exported>>, ApiError> {
+    let (mut after, mut limit) = (None, crate::approvals::EXPORT_PAGE);
+    for (k, v) in parse_query(query.as_deref(), &["after", "limit"])? {
+        match k.as_str() {
+            "after" => {
+                let parsed = v
+                    .rsplit_once(':')
+                    .and_then(|(node, seq)| Some((node.to_string(), seq.parse::<i64>().ok()?)));
+                after = Some(parsed.ok_or_else(|| {
+                    ApiError::bad_request(format!("query parameter `after`: {v:?} is not NODE:SEQ"))
+                })?);
+            }
+            _ => limit = query_number(&v, "limit")?.clamp(1, u64::from(limit)) as u32,
+        }
+    }
+    Ok(Json(state.approvals.audit_entries(after, limit).await?))
 }
 
 /// Approved commands waiting for a run slot (`started_at` null) and running, oldest first.

@@ -2,7 +2,8 @@
 //! follows the owner's queue live (the approvals page is one).
 //!
 //! A reader gets a `snapshot` of the pending requests first, then `pending` and
-//! `resolved` events carrying the record, and `allowlist` when the rules change. Each
+//! `resolved` events carrying the record, and `allowlist` when the rules change (with
+//! the rule events that changed them). Each
 //! reader drains its own cursor into the daemon's bounded event ring, so a slow or dead
 //! reader costs only its own connection: sending never waits for it. One that falls so
 //! far behind that the ring has moved on is told (`resync`, with how many events it
@@ -119,7 +120,9 @@ impl Reader {
                         let shown = WithShown::record(record);
                         return Some(json("resolved", &shown));
                     }
-                    Ok(Event::Rules) => return Some(json("allowlist", &serde_json::json!({}))),
+                    Ok(Event::Rules(events)) => {
+                        return Some(json("allowlist", &serde_json::json!({"events": events})));
+                    }
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(
                             missed,

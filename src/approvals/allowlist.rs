@@ -4,10 +4,10 @@
 use chrono::{DateTime, Utc};
 
 use super::Approvals;
-use crate::model::{AgentName, Rule, RuleKind};
+use crate::model::{AgentName, Rule, RuleEvent, RuleKind, Via};
 use crate::policy::suggest::Suggestion;
 use crate::policy::{rules, shell};
-use crate::store::{NewRule, RequestFilter, StoreError};
+use crate::store::{Actor, NewRule, RequestFilter, StoreError};
 
 /// How many of the newest requests suggestions are made from.
 pub const SUGGEST_FROM: u32 = 5_000;
@@ -24,6 +24,8 @@ pub struct RuleRequest {
     pub force: bool,
     /// Who added it, as recorded.
     pub created_by: String,
+    /// The front it came by (`cli`, `web`).
+    pub via: Via,
 }
 
 /// A rule as stored, with what its owner should know about it.
@@ -116,13 +118,14 @@ impl Approvals {
             pattern,
             kind: request.kind,
             created_by: request.created_by,
+            via: Some(request.via),
             expires_at: request.expires_at,
             source_request: None,
             memory: false,
         };
         let rule = self.store.add_rule(rule, now).await?;
         self.reload_rules().await?;
-        let _ = self.events.send(super::Event::Rules);
+        self.tell_rules().await;
         tracing::info!(rule = rule.id, pattern = %rule.pattern, kind = %rule.kind, "allowlist rule added");
         for w in &warnings {
             tracing::warn!(rule = rule.id, warning = %w, "allowlist rule added with a warning");
@@ -157,15 +160,37 @@ impl Approvals {
             .map_err(|_| super::ApprovalError::Analysis)
     }
 
-    /// Removes a rule and puts the allowlist without it in force. False when no rule had
-    /// that id.
-    pub async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
-        if !self.store.remove_rule(id).await? {
+    /// Removes a rule, recording who did, and puts the allowlist without it in force.
+    /// False when no rule had that id.
+    pub async fn remove_rule(&self, id: i64, by: Actor) -> Result<bool, StoreError> {
+        if !self.store.remove_rule(id, by).await? {
             return Ok(false);
         }
         self.reload_rules().await?;
-        let _ = self.events.send(super::Event::Rules);
+        self.tell_rules().await;
         tracing::info!(rule = id, "allowlist rule removed");
         Ok(true)
+    }
+
+    /// Records the expiry of every rule whose time has come (an expired rule approves
+    /// nothing already; this keeps the moment in its history) and tells the event
+    /// stream when there were any. Returns how many.
+    pub async fn expire_rules(&self) -> Result<usize, StoreError> {
+        let expired = self.store.expire_rules(Utc::now()).await?;
+        if expired > 0 {
+            tracing::info!(rules = expired, "allowlist rules expired");
+            self.tell_rules().await;
+        }
+        Ok(expired)
+    }
+
+    /// The allowlist's history: rule events, newest first, older than `before` when
+    /// given.
+    pub async fn rule_events(
+        &self,
+        limit: u32,
+        before: Option<i64>,
+    ) -> Result<Vec<RuleEvent>, StoreError> {
+        self.store.rule_events(limit, before).await
     }
 }

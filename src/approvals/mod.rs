@@ -11,10 +11,12 @@
 
 mod allowlist;
 mod analysts;
+mod audit;
 mod late;
 mod rate;
 
 pub use allowlist::{AddedRule, RuleError, RuleRequest};
+pub use audit::EXPORT_PAGE;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,8 +27,8 @@ use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
 use crate::model::{
-    Answer, CommandRef, Decision, GrantDraft, Record, Remember, RequestSpec, RuleKind, Status, Via,
-    not_approved_error,
+    Answer, CommandRef, Decision, GrantDraft, Record, Remember, RequestSpec, RuleEvent, RuleKind,
+    Status, Via, not_approved_error,
 };
 use crate::policy::suggest::{self, Suggestion};
 use crate::policy::{Outcome, Policy, Settings, Subject};
@@ -113,8 +115,10 @@ pub enum Event {
     Pending(Record),
     /// A request that was pending reached its terminal state: update its message.
     Resolved(Record),
-    /// The allowlist changed (a rule added, removed, or saved by a decision).
-    Rules,
+    /// The allowlist changed (a rule added, renewed, expired or removed, here or on
+    /// another node): the rule events recorded since the last told, oldest first (none
+    /// when they could not be read).
+    Rules(Vec<RuleEvent>),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -240,6 +244,9 @@ pub struct Approvals {
     /// What the rules in force say (not how often they were used), as last read: a
     /// resync compares, and puts a list in force only when it differs.
     rules_read: Mutex<Vec<RuleShape>>,
+    /// The last rule event told with [`Event::Rules`] (None until the rules are first
+    /// read); held while telling, so that no event is told twice.
+    rules_told: tokio::sync::Mutex<Option<i64>>,
     /// Asks per uid in the last minute; taken only under `pending`'s lock.
     asks: Mutex<rate::AskRate>,
     events: broadcast::Sender<Event>,
@@ -262,6 +269,7 @@ impl Approvals {
             pending: Mutex::new(PendingSet::default()),
             remote: Mutex::new(HashMap::new()),
             rules_read: Mutex::new(Vec::new()),
+            rules_told: tokio::sync::Mutex::new(None),
             analysts: analysts::Analysts::start(),
             asks: Mutex::new(rate::AskRate::default()),
             events,
@@ -295,7 +303,38 @@ impl Approvals {
         self.policy.set_rules(&rules);
         *self.rules_read.lock().unwrap_or_else(|e| e.into_inner()) =
             rules.iter().map(RuleShape::of).collect();
+        let mut told = self.rules_told.lock().await;
+        if told.is_none() {
+            // What happened before this start is history, not news.
+            *told = Some(
+                self.store
+                    .rule_events(1, None)
+                    .await?
+                    .first()
+                    .map_or(0, |e| e.id),
+            );
+        }
         Ok(())
+    }
+
+    /// Tells the event stream's readers that the allowlist changed, with the rule events
+    /// recorded since the last told.
+    async fn tell_rules(&self) {
+        let mut told = self.rules_told.lock().await;
+        let events = match *told {
+            Some(after) => match self.store.rule_events_after(after).await {
+                Ok(events) => events,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the rule events to tell");
+                    Vec::new()
+                }
+            },
+            None => Vec::new(),
+        };
+        if let Some(last) = events.last() {
+            *told = Some(last.id);
+        }
+        let _ = self.events.send(Event::Rules(events));
     }
 
     /// Decides a request, or says that a human must. Any store error means the request
@@ -743,6 +782,7 @@ impl Approvals {
                 pattern,
                 kind,
                 created_by: decided_by.clone().unwrap_or_else(|| via.to_string()),
+                via: Some(via),
                 expires_at: a.for_secs.map(|secs| now + TimeDelta::seconds(secs as i64)),
                 source_request: Some(id.to_string()),
                 memory,
@@ -780,7 +820,7 @@ impl Approvals {
                 // The rule is stored; until a reload succeeds it simply is not used.
                 tracing::error!(error = %e, "could not reload the allowlist after saving a rule");
             }
-            let _ = self.events.send(Event::Rules);
+            self.tell_rules().await;
         }
         let record = Record {
             status,
@@ -981,7 +1021,7 @@ impl Approvals {
     /// Another node changed the allowlist: this node's compiled rules follow.
     pub async fn heard_rules(&self) -> Result<(), StoreError> {
         self.reload_rules().await?;
-        let _ = self.events.send(Event::Rules);
+        self.tell_rules().await;
         Ok(())
     }
 
@@ -1014,7 +1054,7 @@ impl Approvals {
         };
         if changed {
             self.policy.set_rules(&rules);
-            let _ = self.events.send(Event::Rules);
+            self.tell_rules().await;
         }
         Ok(())
     }

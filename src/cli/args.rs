@@ -73,8 +73,11 @@ pub enum Verb {
     Confine(ConfineArgs),
     /// List requests waiting for a human, and approved commands waiting to run.
     Pending(JsonFlag),
-    /// List past requests, newest first.
+    /// List past requests, newest first; with --rules, the allowlist's history.
     History(HistoryArgs),
+    /// The audit trail: check the hash chain over requests and rule events, or export it.
+    #[command(subcommand)]
+    Audit(AuditVerb),
     /// Print one request whole, as the chats show it: command, cwd, input (size, sha256,
     /// escaped head), run mode, agent and uid, risk and reasons, and how it stands.
     /// Exit 0; 2 when no request has the id.
@@ -282,14 +285,38 @@ pub enum RunFormat {
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    #[arg(long)]
+    #[arg(long, conflicts_with = "rules")]
     pub agent: Option<String>,
-    #[arg(long)]
+    #[arg(long, conflicts_with = "rules")]
     pub status: Option<Status>,
+    /// The allowlist's history instead: every rule added, renewed, expired or removed,
+    /// by whom, from which front, answering which request.
+    #[arg(long)]
+    pub rules: bool,
     #[arg(long, default_value_t = 20)]
     pub limit: u32,
     #[command(flatten)]
     pub json: JsonFlag,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditVerb {
+    /// Walk the hash chain and report the first entry edited, inserted or deleted, and
+    /// every row no entry vouches for. Exit 0 intact, 1 broken, 2 error.
+    Verify {
+        /// A head the daemon logged (`NODE:SEQ:HASH`): it must still be in the chain.
+        #[arg(long)]
+        head: Option<String>,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// Write the chain as JSON Lines (each entry with its hashes and the row it vouches
+    /// for), for a SIEM.
+    Export {
+        /// Write to this file (created with mode 0600) instead of stdout.
+        #[arg(long, short)]
+        output: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

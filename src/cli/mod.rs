@@ -5,6 +5,7 @@
 //! what comes back is shown.
 
 mod args;
+mod audit;
 pub mod hook;
 mod mcp;
 mod print;
@@ -232,6 +233,11 @@ async fn verb_result(config: &Config, verb: Verb) -> Result<i32, String> {
             }
             Ok(0)
         }
+        Verb::History(args) if args.rules => audit::rule_history(&admin, args).await,
+        Verb::Audit(AuditVerb::Verify { head, json }) => {
+            audit::verify(&admin, head, json.json).await
+        }
+        Verb::Audit(AuditVerb::Export { output }) => audit::export(&admin, output).await,
         Verb::History(args) => {
             let mut path = format!("/v1/requests?limit={}", args.limit);
             if let Some(a) = &args.agent {

@@ -99,6 +99,7 @@ pub struct Config {
     pub slack: SlackConfig,
     pub discord: DiscordConfig,
     pub web: WebConfig,
+    pub audit: AuditConfig,
     pub limits: LimitsConfig,
     /// The file the configuration was read from, if any.
     pub source_file: Option<PathBuf>,
@@ -123,6 +124,22 @@ pub struct ApprovalConfig {
     /// digests (one message, a row of buttons a request); false: each waits for a
     /// message of its own. Default: true.
     pub digests: bool,
+}
+
+/// The audit trail (docs/audit.md).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditConfig {
+    /// Chain every request's creation and resolution and every rule event in a hash
+    /// chain, which `execgate audit verify` checks. Takes effect at a restart. Default:
+    /// true.
+    pub chain: bool,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        Self { chain: true }
+    }
 }
 
 impl Default for ApprovalConfig {
@@ -488,6 +505,7 @@ struct Raw {
     slack: SlackConfig,
     discord: DiscordConfig,
     web: WebConfig,
+    audit: AuditConfig,
     limits: LimitsConfig,
 }
 
@@ -619,6 +637,7 @@ impl Config {
             slack: raw.slack,
             discord: raw.discord,
             web: raw.web,
+            audit: raw.audit,
             limits: raw.limits,
             source_file,
             env_file,

@@ -17,7 +17,7 @@ pub use answer::{
 };
 pub use command::{Command, CommandRef, ToolCall, shell_join};
 pub use record::{
-    ExecResult, GrantDraft, InputSummary, Record, Rule, not_approved_error, sha256_hex,
+    ExecResult, GrantDraft, InputSummary, Record, Rule, RuleEvent, not_approved_error, sha256_hex,
     what_is_asked,
 };
 pub use request::RequestSpec;
@@ -227,6 +227,16 @@ words!(
         Restart => "restart",
         Disconnect => "disconnect",
         Withdrawn => "withdrawn",
+    }
+);
+
+words!(
+    /// What happened to an allowlist rule (docs/audit.md#rule-events).
+    RuleChange {
+        Added => "added",
+        Renewed => "renewed",
+        Expired => "expired",
+        Removed => "removed",
     }
 );
 

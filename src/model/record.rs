@@ -193,6 +193,31 @@ pub struct Rule {
     pub memory: bool,
 }
 
+/// A change to an allowlist rule, as recorded: a row never updated or deleted, which
+/// keeps what the rule was even once it is gone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleEvent {
+    pub id: i64,
+    pub rule_id: i64,
+    pub event: super::RuleChange,
+    pub at: DateTime<Utc>,
+    /// Who: the person (as a decision's `decided_by`), or `execgate` for what it does
+    /// itself (an expiry, a rule kept only until a restart).
+    pub actor: String,
+    /// From which front: a decision's `via` (`telegram-button`, `cli`, `web`, …);
+    /// `None` for execgate's own.
+    pub via: Option<String>,
+    /// The request whose answer made the change.
+    pub request: Option<String>,
+    pub agent: Option<String>,
+    pub session: Option<String>,
+    pub pattern: String,
+    pub kind: RuleKind,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub memory: bool,
+    pub node: String,
+}
+
 impl Rule {
     /// Who the rule applies to, in words: "every agent", "agent claude", "agent
     /// claude, session s1".

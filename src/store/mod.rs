@@ -13,6 +13,7 @@
 //! The public face says nothing of connections or SQL: async methods that take and
 //! return the model's types.
 
+pub mod audit;
 mod decode;
 pub mod postgres;
 mod sqlite;
@@ -26,8 +27,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use tracing::instrument;
 
 use crate::model::{
-    Confine, Decision, ExecResult, GrantDraft, Record, RequestSpec, Risk, Rule, RuleKind, Status,
-    Via,
+    Confine, Decision, ExecResult, GrantDraft, Record, RequestSpec, Risk, Rule, RuleEvent,
+    RuleKind, Status, Via,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -181,11 +182,62 @@ pub struct NewRule {
     pub pattern: String,
     pub kind: RuleKind,
     pub created_by: String,
+    /// The front it came from (a decision's `via`, or `cli`, `web`).
+    pub via: Option<Via>,
     pub expires_at: Option<DateTime<Utc>>,
     /// The request whose decision saves it.
     pub source_request: Option<String>,
     /// It lasts until the daemon stops: its row is removed at the next start.
     pub memory: bool,
+}
+
+impl NewRule {
+    /// Who its rule event names.
+    fn actor(&self) -> Actor {
+        Actor {
+            by: self.created_by.clone(),
+            via: self.via.map(|v| v.as_str().to_string()),
+            request: self.source_request.clone(),
+        }
+    }
+}
+
+/// Who changed a rule, as its event records: the person, the front, the request
+/// answered.
+#[derive(Clone, Debug)]
+pub struct Actor {
+    pub by: String,
+    pub via: Option<String>,
+    pub request: Option<String>,
+}
+
+impl Actor {
+    /// The owner through a front (`execgate allow rm` is `cli`).
+    pub fn person(by: String, via: Via) -> Actor {
+        Actor {
+            by,
+            via: Some(via.as_str().to_string()),
+            request: None,
+        }
+    }
+
+    /// execgate itself (a rule's expiry).
+    fn execgate() -> Actor {
+        Actor {
+            by: "execgate".into(),
+            via: None,
+            request: None,
+        }
+    }
+
+    /// execgate at start, forgetting the rules kept only until it stopped.
+    fn restart() -> Actor {
+        Actor {
+            by: "execgate".into(),
+            via: Some(Via::Restart.as_str().to_string()),
+            request: None,
+        }
+    }
 }
 
 /// How long a short id a human was shown stays out of circulation.
@@ -245,6 +297,15 @@ impl Store {
         Ok(Store {
             backend: Backend::Postgres(Box::new(store)),
         })
+    }
+
+    /// The same store, its writes chained from now on or not (`audit.chain`).
+    pub fn with_chain(self, on: bool) -> Store {
+        let backend = match self.backend {
+            Backend::Sqlite(s) => Backend::Sqlite(s.with_chain(on)),
+            Backend::Postgres(p) => Backend::Postgres(Box::new(p.with_chain(on))),
+        };
+        Store { backend }
     }
 
     /// The PostgreSQL side of a shared database, for the cluster's coordination; None on
@@ -422,16 +483,78 @@ impl Store {
     }
 
     /// Removes the rules that were to last only until the daemon stopped (`memory`), at
-    /// start. Returns how many. (On a shared database, the rules this node's grants saved.)
+    /// start, each removal a rule event. Returns how many. (On a shared database, the
+    /// rules this node's grants saved.)
     #[instrument(skip_all)]
     pub async fn forget_memory_rules(&self) -> Result<usize, StoreError> {
-        on_backend!(self, b => b.forget_memory_rules().await)
+        on_backend!(self, b => b.forget_memory_rules(Utc::now()).await)
     }
 
-    /// Returns false when no rule had that id.
+    /// Removes a rule, recording who did (a rule event). Returns false when no rule had
+    /// that id.
     #[instrument(skip_all)]
-    pub async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
-        on_backend!(self, b => b.remove_rule(id).await)
+    pub async fn remove_rule(&self, id: i64, actor: Actor) -> Result<bool, StoreError> {
+        on_backend!(self, b => b.remove_rule(id, actor, Utc::now()).await)
+    }
+
+    /// Records the expiry of every rule whose time has come by `now` and was not yet
+    /// recorded as expired (a rule event, at the moment it expired). Returns how many.
+    #[instrument(level = "debug", skip_all)]
+    pub async fn expire_rules(&self, now: DateTime<Utc>) -> Result<usize, StoreError> {
+        on_backend!(self, b => b.expire_rules(now).await)
+    }
+
+    /// Rule events, newest first; only those older than event `before` when given.
+    #[instrument(skip_all)]
+    pub async fn rule_events(
+        &self,
+        limit: u32,
+        before: Option<i64>,
+    ) -> Result<Vec<RuleEvent>, StoreError> {
+        on_backend!(self, b => b.rule_events(limit, before).await)
+    }
+
+    /// The rule events after event `after`, oldest first (at most a thousand).
+    #[instrument(level = "debug", skip_all)]
+    pub async fn rule_events_after(&self, after: i64) -> Result<Vec<RuleEvent>, StoreError> {
+        on_backend!(self, b => b.rule_events_after(after).await)
+    }
+
+    /// This node's last audit entry (its anchor is what the daemon logs).
+    #[instrument(skip_all)]
+    pub async fn audit_head(&self) -> Result<Option<audit::Entry>, StoreError> {
+        on_backend!(self, b => b.audit_head().await)
+    }
+
+    /// At start, before any write: vouches for rows written before the chain existed
+    /// (see docs/audit.md). Returns how many entries that took.
+    #[instrument(skip_all)]
+    pub async fn audit_adopt(&self) -> Result<u64, StoreError> {
+        on_backend!(self, b => b.audit_adopt(Utc::now()).await)
+    }
+
+    /// Walks every chain and reports what is wrong; `head` (`NODE:SEQ:HASH`, as logged)
+    /// is checked when given.
+    #[instrument(skip_all)]
+    pub async fn audit_verify(&self, head: Option<String>) -> Result<audit::Report, StoreError> {
+        on_backend!(self, b => b.audit_verify(head).await)
+    }
+
+    /// Begins a new segment of this node's chain, saying why (after a break).
+    #[instrument(skip_all)]
+    pub async fn audit_segment(&self, why: &str) -> Result<(), StoreError> {
+        on_backend!(self, b => b.audit_segment(why, Utc::now()).await)
+    }
+
+    /// Entries after `(node, seq)`, in chain order, each with its subject's chained
+    /// columns as they read now: a page of `audit export`.
+    #[instrument(skip_all)]
+    pub async fn audit_entries(
+        &self,
+        after: Option<(String, i64)>,
+        limit: u32,
+    ) -> Result<Vec<audit::Exported>, StoreError> {
+        on_backend!(self, b => b.audit_entries(after, limit).await)
     }
 
     /// A small value the daemon keeps across restarts (and, on a shared database, across

@@ -76,7 +76,7 @@ pub async fn run(
                         };
                         render::prompt(&r, grants, Utc::now())
                     }
-                    Ok(Event::Pending(_) | Event::Rules) => continue,
+                    Ok(Event::Pending(_) | Event::Rules(_)) => continue,
                     Ok(Event::Resolved(r)) => {
                         let mark = if r.status == Status::Approved { "✔" } else { "✖" };
                         format!("{mark} {}", render::outcome(&r))

@@ -27,6 +27,11 @@ const MIGRATIONS: &[Migration] = &[
         description: "confinement",
         sql: include_str!("../../../migrations/postgres/0002_confinement.sql"),
     },
+    Migration {
+        version: 3,
+        description: "audit: rule events and the hash chain",
+        sql: include_str!("../../../migrations/postgres/0003_audit.sql"),
+    },
 ];
 
 /// The advisory lock that serialises migrations (an arbitrary constant of execgate's).

@@ -4,6 +4,7 @@
 //! - `migrate`: the schema (`migrations/postgres/`) brought up to date at connect, one
 //!   node at a time.
 //! - `rows`: rows decoded into records and rules.
+//! - `chain`: the audit chain, one per node, and rule events.
 //! - `usage`: the allowlist's use, counted in memory and written in sums (a rule's row is
 //!   not locked by every decision it makes).
 //! - [`cluster`]: what the nodes coordinate through: notifications, heartbeats, the chat
@@ -14,6 +15,7 @@
 //! (`pg_notify`) in the same transaction, so that it is delivered exactly when the change
 //! commits. PostgreSQL is the only coordinator: no node trusts its own memory of another.
 
+mod chain;
 pub mod cluster;
 mod migrate;
 mod rows;
@@ -30,11 +32,13 @@ use sqlx_core::row::Row as _;
 use sqlx_postgres::{PgArguments, PgConnectOptions, PgPool, PgPoolOptions};
 
 use super::{
-    NewRequest, NewRule, RequestFilter, Resolution, SHORT_ID_QUARANTINE, StoreError,
+    Actor, NewRequest, NewRule, RequestFilter, Resolution, SHORT_ID_QUARANTINE, StoreError,
     random_short_id,
 };
 use crate::config::PostgresUrl;
-use crate::model::{Confine, Decision, ExecResult, Record, Rule, Status};
+use crate::model::{Confine, Decision, ExecResult, Record, Rule, RuleChange, RuleEvent, Status};
+use crate::store::audit::{Entry, EntryKind, Exported, Report};
+use chain::{Scope, Tx};
 use rows::{REQUEST_COLUMNS, RULE_COLUMNS};
 
 /// The channel every node listens on (see [`cluster::Notice`]).
@@ -56,6 +60,8 @@ pub struct PgStore {
     usage: Arc<usage::Usage>,
     /// For the connections that are not the pool's: the leader's lock and the listener.
     connect: PgConnectOptions,
+    /// Whether writes are chained (`audit.chain`).
+    chain: bool,
 }
 
 impl PgStore {
@@ -82,7 +88,21 @@ impl PgStore {
             node: node.into(),
             usage,
             connect,
+            chain: true,
         })
+    }
+
+    /// The same store, its writes chained or not from now on.
+    pub(super) fn with_chain(mut self, on: bool) -> PgStore {
+        self.chain = on;
+        self
+    }
+
+    fn scope(&self) -> Scope {
+        Scope {
+            node: self.node.clone(),
+            chain: self.chain,
+        }
     }
 
     pub(super) fn node(&self) -> &str {
@@ -113,9 +133,25 @@ impl PgStore {
             expires_at: None,
             asked: false,
         };
-        sqlx_core::query::query_with(INSERT_REQUEST, request_args(&new, &row, &self.node))
-            .execute(&self.pool)
+        let insert =
+            sqlx_core::query::query_with(INSERT_REQUEST, request_args(&new, &row, &self.node));
+        if self.chain {
+            let scope = self.scope();
+            let mut tx = chain::begin(&self.pool, &scope).await?;
+            insert.execute(&mut *tx).await?;
+            chain::append(&mut tx, &scope, EntryKind::Request, &new.id, new.created_at).await?;
+            chain::append(
+                &mut tx,
+                &scope,
+                EntryKind::Resolution,
+                &new.id,
+                resolution.resolved_at,
+            )
             .await?;
+            tx.commit().await?;
+        } else {
+            insert.execute(&self.pool).await?;
+        }
         // Counted once the request is recorded (see `usage`).
         self.usage.note(
             &rules_used,
@@ -158,10 +194,22 @@ impl PgStore {
             };
             let mut args = request_args(&new, &row, &self.node);
             add(&mut args, cutoff);
-            let inserted = sqlx_core::query::query_with(&sql, args)
-                .fetch_optional(&self.pool)
-                .await?;
-            if inserted.is_some() {
+            let insert = sqlx_core::query::query_with(&sql, args);
+            let inserted = match self.chain {
+                true => {
+                    let scope = self.scope();
+                    let mut tx = chain::begin(&self.pool, &scope).await?;
+                    let inserted = insert.fetch_optional(&mut *tx).await?.is_some();
+                    if inserted {
+                        chain::append(&mut tx, &scope, EntryKind::Request, &new.id, new.created_at)
+                            .await?;
+                        tx.commit().await?;
+                    }
+                    inserted
+                }
+                false => insert.fetch_optional(&self.pool).await?.is_some(),
+            };
+            if inserted {
                 return Ok(new.record(&short_id, None, None, Some(expires_at), &self.node));
             }
         }
@@ -192,16 +240,20 @@ impl PgStore {
             .bind(r.shown)
             .bind(always_rule.as_ref().and_then(|rule| rule.expires_at))
             .bind(&*self.node);
-        let Some(rule) = always_rule else {
+        if always_rule.is_none() && !self.chain {
             // One statement, its own transaction.
             return Ok(transition.fetch_optional(&self.pool).await?.is_some());
-        };
+        }
         // Only the winner of the transition stores the rule, in the same transaction.
-        let mut tx = self.pool.begin().await?;
+        let scope = self.scope();
+        let mut tx = chain::begin(&self.pool, &scope).await?;
         let done = transition.fetch_optional(&mut *tx).await?.is_some();
         if done {
-            insert_rule(&mut tx, &rule, r.resolved_at, &self.node).await?;
-            notify_rules(&mut tx, &self.node).await?;
+            chain::append(&mut tx, &scope, EntryKind::Resolution, id, r.resolved_at).await?;
+            if let Some(rule) = &always_rule {
+                insert_rule(&mut tx, rule, r.resolved_at, &scope).await?;
+                notify_rules(&mut tx, &self.node).await?;
+            }
         }
         tx.commit().await?;
         Ok(done)
@@ -219,6 +271,8 @@ impl PgStore {
              RETURNING id) \
              SELECT s.id FROM s CROSS JOIN LATERAL pg_notify('{CHANNEL}', 'resolved ' || $6 || ' ' || s.id) AS n"
         );
+        let scope = self.scope();
+        let mut tx = chain::begin(&self.pool, &scope).await?;
         let rows = query(&sql)
             .bind(r.status.as_str())
             .bind(r.via.as_str())
@@ -226,9 +280,14 @@ impl PgStore {
             .bind(error)
             .bind(r.shown)
             .bind(&*self.node)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *tx)
             .await?;
-        first_column(&rows)
+        let ids = first_column(&rows)?;
+        for id in &ids {
+            chain::append(&mut tx, &scope, EntryKind::Resolution, id, r.resolved_at).await?;
+        }
+        tx.commit().await?;
+        Ok(ids)
     }
 
     pub(super) async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
@@ -401,8 +460,9 @@ impl PgStore {
         rule: NewRule,
         now: DateTime<Utc>,
     ) -> Result<Rule, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let id = insert_rule(&mut tx, &rule, now, &self.node).await?;
+        let scope = self.scope();
+        let mut tx = chain::begin(&self.pool, &scope).await?;
+        let id = insert_rule(&mut tx, &rule, now, &scope).await?;
         let sql = format!("SELECT {RULE_COLUMNS} FROM exec_allowlist WHERE id = $1");
         let stored = query(&sql).bind(id).fetch_one(&mut *tx).await?;
         let stored = rows::rule(&stored)?;
@@ -412,31 +472,91 @@ impl PgStore {
     }
 
     /// The memory rules this node's grants saved: they lasted as long as its last run.
-    pub(super) async fn forget_memory_rules(&self) -> Result<usize, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let gone = query("DELETE FROM exec_allowlist WHERE memory AND node = $1")
-            .bind(&*self.node)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
+    pub(super) async fn forget_memory_rules(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<usize, StoreError> {
+        let scope = self.scope();
+        let mut tx = chain::begin(&self.pool, &scope).await?;
+        let ids: Vec<i64> = query(
+            "SELECT id FROM exec_allowlist WHERE memory AND node = $1 ORDER BY id FOR UPDATE",
+        )
+        .bind(&*self.node)
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<Result<_, _>>()?;
+        let gone = remove_rules(&mut tx, &scope, &ids, &Actor::restart(), now).await?;
         if gone > 0 {
             notify_rules(&mut tx, &self.node).await?;
         }
         tx.commit().await?;
-        Ok(usize::try_from(gone).unwrap_or(usize::MAX))
+        Ok(gone)
     }
 
-    pub(super) async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
-        let sql = format!(
-            "WITH gone AS (DELETE FROM exec_allowlist WHERE id = $1 RETURNING id) \
-             SELECT gone.id FROM gone CROSS JOIN LATERAL pg_notify('{CHANNEL}', 'rules ' || $2) AS n"
-        );
-        Ok(query(&sql)
-            .bind(id)
-            .bind(&*self.node)
-            .fetch_optional(&self.pool)
-            .await?
-            .is_some())
+    pub(super) async fn remove_rule(
+        &self,
+        id: i64,
+        actor: Actor,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let scope = self.scope();
+        let mut tx = chain::begin(&self.pool, &scope).await?;
+        let gone = remove_rules(&mut tx, &scope, &[id], &actor, now).await?;
+        if gone > 0 {
+            notify_rules(&mut tx, &self.node).await?;
+        }
+        tx.commit().await?;
+        Ok(gone == 1)
+    }
+
+    pub(super) async fn expire_rules(&self, now: DateTime<Utc>) -> Result<usize, StoreError> {
+        chain::expire_rules(&self.pool, &self.scope(), now).await
+    }
+
+    pub(super) async fn rule_events(
+        &self,
+        limit: u32,
+        before: Option<i64>,
+    ) -> Result<Vec<RuleEvent>, StoreError> {
+        chain::rule_events(&self.pool, limit, before).await
+    }
+
+    pub(super) async fn rule_events_after(&self, after: i64) -> Result<Vec<RuleEvent>, StoreError> {
+        chain::rule_events_after(&self.pool, after).await
+    }
+
+    pub(super) async fn audit_head(&self) -> Result<Option<Entry>, StoreError> {
+        chain::head(&self.pool, &self.node).await
+    }
+
+    pub(super) async fn audit_adopt(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        chain::adopt(&self.pool, &self.scope(), now).await
+    }
+
+    pub(super) async fn audit_verify(&self, head: Option<String>) -> Result<Report, StoreError> {
+        chain::verify(&self.pool, head.as_deref()).await
+    }
+
+    pub(super) async fn audit_segment(
+        &self,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let scope = self.scope();
+        let mut tx = chain::begin(&self.pool, &scope).await?;
+        chain::append(&mut tx, &scope, EntryKind::Segment, why, now).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(super) async fn audit_entries(
+        &self,
+        after: Option<(String, i64)>,
+        limit: u32,
+    ) -> Result<Vec<Exported>, StoreError> {
+        chain::entries(&self.pool, after, limit).await
     }
 
     pub(super) async fn state(&self, key: &str) -> Result<Option<String>, StoreError> {
@@ -572,14 +692,15 @@ fn request_args(new: &NewRequest, row: &RowValues<'_>, node: &str) -> PgArgument
 
 /// Inserts a rule, or lengthens the identical one (same agent, session, kind and
 /// pattern) to live as long as the longer of the two: no expiry beats any, a later
-/// expiry beats an earlier, and a rule kept across restarts stays kept. Returns the
-/// rule's id either way.
+/// expiry beats an earlier, and a rule kept across restarts stays kept. Either is
+/// recorded as a rule event (added, renewed). Returns the rule's id.
 async fn insert_rule(
-    tx: &mut sqlx_core::transaction::Transaction<'_, sqlx_postgres::Postgres>,
+    tx: &mut Tx<'_>,
     rule: &NewRule,
     now: DateTime<Utc>,
-    node: &str,
+    scope: &Scope,
 ) -> Result<i64, StoreError> {
+    // `xmax = 0`: the row version this statement wrote is a new row, not an update.
     let row = query(
         "INSERT INTO exec_allowlist \
          (agent_id, session_id, pattern, kind, created_at, created_by, expires_at, source_request_id, memory, node) \
@@ -588,7 +709,7 @@ async fn insert_rule(
              expires_at = CASE WHEN exec_allowlist.expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL \
                                ELSE greatest(exec_allowlist.expires_at, excluded.expires_at) END, \
              memory = exec_allowlist.memory AND excluded.memory \
-         RETURNING id",
+         RETURNING id, xmax = 0",
     )
     .bind(rule.agent.as_deref())
     .bind(rule.session.as_deref())
@@ -599,10 +720,45 @@ async fn insert_rule(
     .bind(rule.expires_at)
     .bind(rule.source_request.as_deref())
     .bind(rule.memory)
-    .bind(node)
+    .bind(&*scope.node)
     .fetch_one(&mut **tx)
     .await?;
-    Ok(row.try_get(0)?)
+    let (id, added): (i64, bool) = (row.try_get(0)?, row.try_get(1)?);
+    let change = match added {
+        true => RuleChange::Added,
+        false => RuleChange::Renewed,
+    };
+    chain::rule_event(tx, scope, id, change, now, &rule.actor()).await?;
+    Ok(id)
+}
+
+/// Deletes rules, recording each removal (as the rule was) first; answers how many
+/// existed.
+async fn remove_rules(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    ids: &[i64],
+    actor: &Actor,
+    now: DateTime<Utc>,
+) -> Result<usize, StoreError> {
+    let mut removed = 0;
+    for id in ids {
+        let exists = query("SELECT 1 FROM exec_allowlist WHERE id = $1 FOR UPDATE")
+            .bind(id)
+            .fetch_optional(&mut **tx)
+            .await?
+            .is_some();
+        if !exists {
+            continue;
+        }
+        chain::rule_event(tx, scope, *id, RuleChange::Removed, now, actor).await?;
+        query("DELETE FROM exec_allowlist WHERE id = $1")
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+        removed += 1;
+    }
+    Ok(removed)
 }
 
 /// The first column of every row, as text (ids, message ids).

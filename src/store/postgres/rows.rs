@@ -4,7 +4,7 @@
 use sqlx_core::row::Row as _;
 use sqlx_postgres::PgRow;
 
-use crate::model::{Record, Rule};
+use crate::model::{Record, Rule, RuleEvent};
 use crate::store::StoreError;
 use crate::store::decode::{self, RunColumns, word};
 
@@ -94,5 +94,27 @@ pub(super) fn rule(row: &PgRow) -> Result<Rule, StoreError> {
         session: row.try_get(10)?,
         source_request: row.try_get(11)?,
         memory: row.try_get(12)?,
+    })
+}
+
+/// Reads a rule event (`exec_rule_event`'s columns in table order).
+pub(super) fn rule_event(row: &PgRow) -> Result<RuleEvent, StoreError> {
+    let id: i64 = row.try_get(0)?;
+    let name = format!("rule event {id}");
+    Ok(RuleEvent {
+        id,
+        rule_id: row.try_get(1)?,
+        event: word(&name, &row.try_get::<String, _>(2)?)?,
+        at: row.try_get(3)?,
+        actor: row.try_get(4)?,
+        via: row.try_get(5)?,
+        request: row.try_get(6)?,
+        agent: row.try_get(7)?,
+        session: row.try_get(8)?,
+        pattern: row.try_get(9)?,
+        kind: word(&name, &row.try_get::<String, _>(10)?)?,
+        expires_at: row.try_get(11)?,
+        memory: row.try_get(12)?,
+        node: row.try_get(13)?,
     })
 }

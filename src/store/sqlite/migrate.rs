@@ -39,6 +39,7 @@ const MIGRATIONS: &[Migration] = migrations![
     9 "0009_grants.sql" "session and time-boxed grants",
     10 "0010_nodes.sql" "nodes, grants kept with requests, kept state",
     11 "0011_confinement.sql" "confinement",
+    12 "0012_audit.sql" "audit: rule events and the hash chain",
 ];
 
 /// The schema version this execgate writes.

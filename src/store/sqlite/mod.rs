@@ -8,7 +8,10 @@
 //!   `BEGIN IMMEDIATE` transactions and answers each caller only after the commit that
 //!   holds its write (group commit).
 //! - `rows`: rows decoded into records and rules.
+//! - `chain`: the audit chain's entries, appended inside the writer's transactions, and
+//!   rule events.
 
+mod chain;
 mod connection;
 mod migrate;
 mod reads;
@@ -26,10 +29,12 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
 
 use super::{
-    NewRequest, NewRule, RequestFilter, Resolution, SHORT_ID_QUARANTINE, StoreError,
+    Actor, NewRequest, NewRule, RequestFilter, Resolution, SHORT_ID_QUARANTINE, StoreError,
     create_private_dir, create_private_file, random_short_id, ts,
 };
-use crate::model::{ExecResult, Record, Rule, Status};
+use crate::model::{ExecResult, Record, Rule, RuleEvent, Status};
+use crate::store::audit::{Entry, Exported, Report};
+use chain::Scope;
 use connection::Target;
 use reads::Readers;
 use rows::{REQUEST_COLUMNS, RULE_COLUMNS};
@@ -40,6 +45,8 @@ pub(super) struct SqliteStore {
     writer: writer::Writer,
     /// The name this daemon stores on every row it writes.
     node: Arc<str>,
+    /// Whether writes are chained (`audit.chain`).
+    chain: bool,
 }
 
 impl SqliteStore {
@@ -74,7 +81,21 @@ impl SqliteStore {
             reads,
             writer,
             node: node.into(),
+            chain: true,
         })
+    }
+
+    /// The same store, its writes chained or not from now on.
+    pub(super) fn with_chain(mut self, on: bool) -> SqliteStore {
+        self.chain = on;
+        self
+    }
+
+    fn scope(&self) -> Scope {
+        Scope {
+            node: self.node.clone(),
+            chain: self.chain,
+        }
     }
 
     /// How the writer has grouped writes since start.
@@ -103,7 +124,7 @@ impl SqliteStore {
         rules_used: Vec<i64>,
     ) -> Result<Record, StoreError> {
         let write = writes::InsertDecided {
-            node: self.node.clone(),
+            scope: self.scope(),
             new,
             resolution,
             error,
@@ -120,7 +141,7 @@ impl SqliteStore {
         expires_at: DateTime<Utc>,
     ) -> Result<Record, StoreError> {
         let write = writes::InsertPending {
-            node: self.node.clone(),
+            scope: self.scope(),
             new,
             expires_at,
         };
@@ -138,7 +159,7 @@ impl SqliteStore {
         always_rule: Option<NewRule>,
     ) -> Result<bool, StoreError> {
         let write = writes::Resolve {
-            node: self.node.clone(),
+            scope: self.scope(),
             id: id.to_string(),
             resolution,
             error,
@@ -154,6 +175,7 @@ impl SqliteStore {
         error: &str,
     ) -> Result<Vec<String>, StoreError> {
         let write = writes::SweepPending {
+            scope: self.scope(),
             resolution,
             error: error.to_string(),
         };
@@ -358,7 +380,7 @@ impl SqliteStore {
     ) -> Result<Rule, StoreError> {
         self.writer
             .write(writes::AddRule {
-                node: self.node.clone(),
+                scope: self.scope(),
                 rule,
                 now,
             })
@@ -367,13 +389,102 @@ impl SqliteStore {
 
     /// Removes the rules that were to last only until the daemon stopped (`memory`), at
     /// start. Returns how many.
-    pub(super) async fn forget_memory_rules(&self) -> Result<usize, StoreError> {
-        self.writer.write(writes::ForgetMemoryRules).await
+    pub(super) async fn forget_memory_rules(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<usize, StoreError> {
+        self.writer
+            .write(writes::ForgetMemoryRules {
+                scope: self.scope(),
+                now,
+            })
+            .await
     }
 
     /// Returns false when no rule had that id.
-    pub(super) async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
-        self.writer.write(writes::RemoveRule { id }).await
+    pub(super) async fn remove_rule(
+        &self,
+        id: i64,
+        actor: Actor,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        self.writer
+            .write(writes::RemoveRule {
+                scope: self.scope(),
+                id,
+                actor,
+                now,
+            })
+            .await
+    }
+
+    pub(super) async fn expire_rules(&self, now: DateTime<Utc>) -> Result<usize, StoreError> {
+        self.writer
+            .write(writes::ExpireRules {
+                scope: self.scope(),
+                now,
+            })
+            .await
+    }
+
+    pub(super) async fn rule_events(
+        &self,
+        limit: u32,
+        before: Option<i64>,
+    ) -> Result<Vec<RuleEvent>, StoreError> {
+        self.reads
+            .read(move |conn| chain::rule_events(conn, limit, before))
+            .await
+    }
+
+    pub(super) async fn rule_events_after(&self, after: i64) -> Result<Vec<RuleEvent>, StoreError> {
+        self.reads
+            .read(move |conn| chain::rule_events_after(conn, after))
+            .await
+    }
+
+    pub(super) async fn audit_head(&self) -> Result<Option<Entry>, StoreError> {
+        let node = self.node.clone();
+        self.reads.read(move |conn| chain::head(conn, &node)).await
+    }
+
+    pub(super) async fn audit_adopt(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.writer
+            .write(writes::Adopt {
+                scope: self.scope(),
+                now,
+            })
+            .await
+    }
+
+    pub(super) async fn audit_verify(&self, head: Option<String>) -> Result<Report, StoreError> {
+        self.reads
+            .read(move |conn| chain::verify(conn, head.as_deref()))
+            .await
+    }
+
+    pub(super) async fn audit_segment(
+        &self,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        self.writer
+            .write(writes::Segment {
+                scope: self.scope(),
+                why: why.to_string(),
+                now,
+            })
+            .await
+    }
+
+    pub(super) async fn audit_entries(
+        &self,
+        after: Option<(String, i64)>,
+        limit: u32,
+    ) -> Result<Vec<Exported>, StoreError> {
+        self.reads
+            .read(move |conn| chain::entries(conn, after, limit))
+            .await
     }
 
     pub(super) async fn state(&self, key: &str) -> Result<Option<String>, StoreError> {

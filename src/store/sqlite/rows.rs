@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::Row;
 
 use super::StoreError;
-use crate::model::{Record, Rule};
+use crate::model::{Record, Rule, RuleEvent};
 use crate::store::decode::{self, RunColumns, corrupt, word};
 
 /// Every column a request is read from, in the order [`request`] reads them.
@@ -147,4 +147,30 @@ fn time(id: &str, s: &str) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| corrupt(id, format!("timestamp {s:?}: {e}")))
+}
+
+/// Reads a rule event (`exec_rule_event`'s columns in table order).
+pub(super) fn rule_event(row: &Row<'_>) -> Result<RuleEvent, StoreError> {
+    let id: i64 = row.get(0)?;
+    let event: String = row.get(2)?;
+    let at: String = row.get(3)?;
+    let kind: String = row.get(10)?;
+    let expires_at: Option<String> = row.get(11)?;
+    let name = format!("rule event {id}");
+    Ok(RuleEvent {
+        id,
+        rule_id: row.get(1)?,
+        event: word(&name, &event)?,
+        at: time(&name, &at)?,
+        actor: row.get(4)?,
+        via: row.get(5)?,
+        request: row.get(6)?,
+        agent: row.get(7)?,
+        session: row.get(8)?,
+        pattern: row.get(9)?,
+        kind: word(&name, &kind)?,
+        expires_at: expires_at.map(|t| time(&name, &t)).transpose()?,
+        memory: row.get(12)?,
+        node: row.get(13)?,
+    })
 }

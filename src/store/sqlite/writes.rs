@@ -3,16 +3,16 @@
 //! transaction; each owns its data, since it crosses to the writer's thread and is
 //! applied a second time, alone, if the group it was committed with fails.
 
-use std::sync::Arc;
-
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
+use super::chain::{self, Scope};
 use super::rows::{self, RULE_COLUMNS};
 use super::{
-    NewRequest, NewRule, Resolution, SHORT_ID_QUARANTINE, StoreError, random_short_id, ts,
+    Actor, NewRequest, NewRule, Resolution, SHORT_ID_QUARANTINE, StoreError, random_short_id, ts,
 };
-use crate::model::{Confine, Decision, ExecResult, Record, Rule, Status};
+use crate::model::{Confine, Decision, ExecResult, Record, Rule, RuleChange, Status};
+use crate::store::audit::EntryKind;
 
 /// A change to the database and what it answers once committed.
 pub(super) trait Write: Send + 'static {
@@ -31,7 +31,7 @@ pub(super) trait Write: Send + 'static {
 /// use is recorded in the same transaction.
 #[derive(Debug)]
 pub(super) struct InsertDecided {
-    pub node: Arc<str>,
+    pub scope: Scope,
     pub new: NewRequest,
     pub resolution: Resolution,
     pub error: Option<String>,
@@ -42,7 +42,7 @@ impl Write for InsertDecided {
     type Output = Record;
 
     fn is_one_statement(&self) -> bool {
-        self.rules_used.is_empty()
+        self.rules_used.is_empty() && !self.scope.chain
     }
 
     fn apply(&self, conn: &Connection) -> Result<Record, StoreError> {
@@ -58,7 +58,21 @@ impl Write for InsertDecided {
             expires_at: None,
             asked: false,
         };
-        insert_request(conn, new, &row, &self.node)?;
+        insert_request(conn, new, &row, &self.scope.node)?;
+        chain::append(
+            conn,
+            &self.scope,
+            EntryKind::Request,
+            &new.id,
+            new.created_at,
+        )?;
+        chain::append(
+            conn,
+            &self.scope,
+            EntryKind::Resolution,
+            &new.id,
+            resolution.resolved_at,
+        )?;
         if !self.rules_used.is_empty() {
             let mut used = conn.prepare_cached(
                 "UPDATE exec_allowlist SET last_used_at = ?1, last_command = ?2, use_count = use_count + 1 WHERE id = ?3",
@@ -68,7 +82,7 @@ impl Write for InsertDecided {
                 used.execute(params![ts(resolution.resolved_at), &*command, rule])?;
             }
         }
-        Ok(new.record(&short_id, Some(resolution), error, None, &self.node))
+        Ok(new.record(&short_id, Some(resolution), error, None, &self.scope.node))
     }
 }
 
@@ -76,7 +90,7 @@ impl Write for InsertDecided {
 /// request shown to a human used in the last day.
 #[derive(Debug)]
 pub(super) struct InsertPending {
-    pub node: Arc<str>,
+    pub scope: Scope,
     pub new: NewRequest,
     pub expires_at: DateTime<Utc>,
 }
@@ -113,8 +127,21 @@ impl Write for InsertPending {
             expires_at: Some(self.expires_at),
             asked: true,
         };
-        insert_request(conn, new, &row, &self.node)?;
-        Ok(new.record(&short_id, None, None, Some(self.expires_at), &self.node))
+        insert_request(conn, new, &row, &self.scope.node)?;
+        chain::append(
+            conn,
+            &self.scope,
+            EntryKind::Request,
+            &new.id,
+            new.created_at,
+        )?;
+        Ok(new.record(
+            &short_id,
+            None,
+            None,
+            Some(self.expires_at),
+            &self.scope.node,
+        ))
     }
 }
 
@@ -122,7 +149,7 @@ impl Write for InsertPending {
 /// `always_rule`, the winner stores the rule in the same transaction.
 #[derive(Debug)]
 pub(super) struct Resolve {
-    pub node: Arc<str>,
+    pub scope: Scope,
     pub id: String,
     pub resolution: Resolution,
     pub error: Option<String>,
@@ -133,7 +160,7 @@ impl Write for Resolve {
     type Output = bool;
 
     fn is_one_statement(&self) -> bool {
-        self.always_rule.is_none()
+        self.always_rule.is_none() && !self.scope.chain
     }
 
     fn apply(&self, conn: &Connection) -> Result<bool, StoreError> {
@@ -155,9 +182,18 @@ impl Write for Resolve {
                 self.always_rule.as_ref().and_then(|rule| rule.expires_at).map(ts),
             ])?
             == 1;
+        if done {
+            chain::append(
+                conn,
+                &self.scope,
+                EntryKind::Resolution,
+                &self.id,
+                r.resolved_at,
+            )?;
+        }
         // Only the winner of the transition stores the rule.
         if done && let Some(rule) = &self.always_rule {
-            insert_rule(conn, rule, r.resolved_at, &self.node)?;
+            insert_rule(conn, rule, r.resolved_at, &self.scope)?;
         }
         Ok(done)
     }
@@ -166,6 +202,7 @@ impl Write for Resolve {
 /// Every pending request resolved at once (crash recovery at startup); answers which.
 #[derive(Debug)]
 pub(super) struct SweepPending {
+    pub scope: Scope,
     pub resolution: Resolution,
     pub error: String,
 }
@@ -174,7 +211,7 @@ impl Write for SweepPending {
     type Output = Vec<String>;
 
     fn is_one_statement(&self) -> bool {
-        true
+        !self.scope.chain
     }
 
     fn apply(&self, conn: &Connection) -> Result<Vec<String>, StoreError> {
@@ -196,6 +233,9 @@ impl Write for SweepPending {
                 |row| row.get(0),
             )?
             .collect::<Result<Vec<String>, _>>()?;
+        for id in &ids {
+            chain::append(conn, &self.scope, EntryKind::Resolution, id, r.resolved_at)?;
+        }
         Ok(ids)
     }
 }
@@ -314,7 +354,7 @@ impl Write for MarkShown {
 /// A rule, unless an identical one exists; answers the rule as stored either way.
 #[derive(Debug)]
 pub(super) struct AddRule {
-    pub node: Arc<str>,
+    pub scope: Scope,
     pub rule: NewRule,
     pub now: DateTime<Utc>,
 }
@@ -327,7 +367,7 @@ impl Write for AddRule {
     }
 
     fn apply(&self, conn: &Connection) -> Result<Rule, StoreError> {
-        let id = insert_rule(conn, &self.rule, self.now, &self.node)?;
+        let id = insert_rule(conn, &self.rule, self.now, &self.scope)?;
         let sql = format!("SELECT {RULE_COLUMNS} FROM exec_allowlist WHERE id = ?1");
         let mut statement = conn.prepare_cached(&sql)?;
         let mut found = statement.query(params![id])?;
@@ -341,42 +381,132 @@ impl Write for AddRule {
     }
 }
 
-/// Deletes a rule; answers whether one had that id.
+/// Deletes a rule, its removal recorded first; answers whether one had that id.
 #[derive(Debug)]
 pub(super) struct RemoveRule {
+    pub scope: Scope,
     pub id: i64,
+    pub actor: Actor,
+    pub now: DateTime<Utc>,
 }
 
 impl Write for RemoveRule {
     type Output = bool;
 
     fn is_one_statement(&self) -> bool {
-        true
+        false
     }
 
     fn apply(&self, conn: &Connection) -> Result<bool, StoreError> {
-        Ok(conn
-            .prepare_cached("DELETE FROM exec_allowlist WHERE id = ?1")?
-            .execute(params![self.id])?
-            == 1)
+        remove_rules(conn, &self.scope, &[self.id], &self.actor, self.now).map(|n| n == 1)
     }
 }
 
-/// Deletes the rules meant to last only until the daemon stopped; answers how many.
+/// Deletes the rules meant to last only until the daemon stopped, each removal recorded;
+/// answers how many.
 #[derive(Debug)]
-pub(super) struct ForgetMemoryRules;
+pub(super) struct ForgetMemoryRules {
+    pub scope: Scope,
+    pub now: DateTime<Utc>,
+}
 
 impl Write for ForgetMemoryRules {
     type Output = usize;
 
     fn is_one_statement(&self) -> bool {
-        true
+        false
     }
 
     fn apply(&self, conn: &Connection) -> Result<usize, StoreError> {
-        Ok(conn
-            .prepare_cached("DELETE FROM exec_allowlist WHERE memory = 1")?
-            .execute([])?)
+        let ids = conn
+            .prepare_cached("SELECT id FROM exec_allowlist WHERE memory = 1 ORDER BY id")?
+            .query_map([], |row| row.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
+        remove_rules(conn, &self.scope, &ids, &Actor::restart(), self.now)
+    }
+}
+
+/// Records the expiry of every rule whose time has come since it was last added or
+/// renewed, at the moment it expired; answers how many. The rows stay (an expired rule
+/// approves nothing, and may be granted again).
+#[derive(Debug)]
+pub(super) struct ExpireRules {
+    pub scope: Scope,
+    pub now: DateTime<Utc>,
+}
+
+impl Write for ExpireRules {
+    type Output = usize;
+
+    fn is_one_statement(&self) -> bool {
+        false
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<usize, StoreError> {
+        let due = conn
+            .prepare_cached(
+                "SELECT r.id, r.expires_at FROM exec_allowlist r WHERE r.expires_at <= ?1 \
+                 AND coalesce((SELECT e.event FROM exec_rule_event e WHERE e.rule_id = r.id \
+                               ORDER BY e.id DESC LIMIT 1), '') <> 'expired' ORDER BY r.expires_at, r.id",
+            )?
+            .query_map(params![ts(self.now)], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        for (id, at) in &due {
+            let at = DateTime::parse_from_rfc3339(at)
+                .map(|t| t.with_timezone(&Utc))
+                .unwrap_or(self.now);
+            chain::rule_event(
+                conn,
+                &self.scope,
+                *id,
+                RuleChange::Expired,
+                at,
+                &Actor::execgate(),
+            )?;
+        }
+        Ok(due.len())
+    }
+}
+
+/// At start: rows written before the chain existed, vouched for as found (see
+/// `chain::adopt`); answers how many entries that took.
+#[derive(Debug)]
+pub(super) struct Adopt {
+    pub scope: Scope,
+    pub now: DateTime<Utc>,
+}
+
+impl Write for Adopt {
+    type Output = u64;
+
+    fn is_one_statement(&self) -> bool {
+        false
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<u64, StoreError> {
+        chain::adopt(conn, &self.scope, self.now)
+    }
+}
+
+/// A new segment of this node's chain, after a break.
+#[derive(Debug)]
+pub(super) struct Segment {
+    pub scope: Scope,
+    pub why: String,
+    pub now: DateTime<Utc>,
+}
+
+impl Write for Segment {
+    type Output = ();
+
+    fn is_one_statement(&self) -> bool {
+        false
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<(), StoreError> {
+        chain::append(conn, &self.scope, EntryKind::Segment, &self.why, self.now)
     }
 }
 
@@ -478,36 +608,15 @@ fn insert_request(
 
 /// Inserts a rule, or lengthens the identical one (same agent, session, kind and
 /// pattern) to live as long as the longer of the two: no expiry beats any, a later
-/// expiry beats an earlier, and a rule kept across restarts stays kept. Returns the
-/// rule's id either way.
+/// expiry beats an earlier, and a rule kept across restarts stays kept. Either is
+/// recorded as a rule event (added, renewed). Returns the rule's id.
 fn insert_rule(
     conn: &Connection,
     rule: &NewRule,
     now: DateTime<Utc>,
-    node: &str,
+    scope: &Scope,
 ) -> Result<i64, StoreError> {
-    conn.prepare_cached(
-        "INSERT INTO exec_allowlist \
-         (agent_id, session_id, pattern, kind, created_at, created_by, expires_at, source_request_id, memory, node) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
-         ON CONFLICT (ifnull(agent_id, ''), ifnull(session_id, ''), kind, pattern) DO UPDATE SET \
-             expires_at = CASE WHEN expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL \
-                               ELSE max(expires_at, excluded.expires_at) END, \
-             memory = min(memory, excluded.memory)",
-    )?
-    .execute(params![
-        rule.agent,
-        rule.session,
-        rule.pattern,
-        rule.kind.as_str(),
-        ts(now),
-        rule.created_by,
-        rule.expires_at.map(ts),
-        rule.source_request,
-        rule.memory,
-        node,
-    ])?;
-    Ok(conn
+    let existing: Option<i64> = conn
         .prepare_cached(
             "SELECT id FROM exec_allowlist \
              WHERE ifnull(agent_id, '') = ifnull(?1, '') AND ifnull(session_id, '') = ifnull(?2, '') \
@@ -516,5 +625,66 @@ fn insert_rule(
         .query_row(
             params![rule.agent, rule.session, rule.kind.as_str(), rule.pattern],
             |row| row.get(0),
-        )?)
+        )
+        .optional()?;
+    let (id, change) = match existing {
+        Some(id) => {
+            conn.prepare_cached(
+                "UPDATE exec_allowlist SET \
+                     expires_at = CASE WHEN expires_at IS NULL OR ?2 IS NULL THEN NULL \
+                                       ELSE max(expires_at, ?2) END, \
+                     memory = min(memory, ?3) \
+                 WHERE id = ?1",
+            )?
+            .execute(params![id, rule.expires_at.map(ts), rule.memory])?;
+            (id, RuleChange::Renewed)
+        }
+        None => {
+            conn.prepare_cached(
+                "INSERT INTO exec_allowlist \
+                 (agent_id, session_id, pattern, kind, created_at, created_by, expires_at, source_request_id, memory, node) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?
+            .execute(params![
+                rule.agent,
+                rule.session,
+                rule.pattern,
+                rule.kind.as_str(),
+                ts(now),
+                rule.created_by,
+                rule.expires_at.map(ts),
+                rule.source_request,
+                rule.memory,
+                &*scope.node,
+            ])?;
+            (conn.last_insert_rowid(), RuleChange::Added)
+        }
+    };
+    chain::rule_event(conn, scope, id, change, now, &rule.actor())?;
+    Ok(id)
+}
+
+/// Deletes rules, recording each removal (as the rule was) first; answers how many
+/// existed.
+fn remove_rules(
+    conn: &Connection,
+    scope: &Scope,
+    ids: &[i64],
+    actor: &Actor,
+    now: DateTime<Utc>,
+) -> Result<usize, StoreError> {
+    let mut removed = 0;
+    for id in ids {
+        let exists = conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM exec_allowlist WHERE id = ?1)")?
+            .query_row(params![id], |row| row.get::<_, bool>(0))?;
+        if !exists {
+            continue;
+        }
+        chain::rule_event(conn, scope, *id, RuleChange::Removed, now, actor)?;
+        conn.prepare_cached("DELETE FROM exec_allowlist WHERE id = ?1")?
+            .execute(params![id])?;
+        removed += 1;
+    }
+    Ok(removed)
 }

@@ -213,7 +213,7 @@ pub async fn run<S: Service + 'static>(
             event = events.recv() => match event {
                 Ok(Event::Pending(record)) => deliveries.start(svc.approvals(), record, delivery),
                 // A request's own delivery task sees its end through its watch.
-                Ok(Event::Resolved(_) | Event::Rules) => {}
+                Ok(Event::Resolved(_) | Event::Rules(_)) => {}
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "the {} transport fell behind; catching up from the database", S::NAME);
                     deliveries.catch_up(svc.approvals(), delivery).await;
