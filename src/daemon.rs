@@ -17,6 +17,7 @@ use crate::api::{AppState, server};
 use crate::approvals::Approvals;
 use crate::cluster::Cluster;
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::model::{Status, Via};
 use crate::policy::Policy;
 use crate::store::{Resolution, Store};
@@ -62,6 +63,8 @@ pub enum StartError {
     /// The approvals page's token or port (each message says which).
     #[error(transparent)]
     Web(#[from] crate::web::WebError),
+    #[error("cannot listen on metrics.listen {addr}: {source}")]
+    MetricsListen { addr: SocketAddr, source: io::Error },
 }
 
 /// The tokio runtime execgate runs on: half as many workers as cores, at least one.
@@ -201,8 +204,17 @@ impl Daemon {
             );
         }
 
+        // Off, every record is one branch and nothing is registered or served.
+        let metrics = match config.metrics.enabled {
+            true => Metrics::on(),
+            false => Metrics::off(),
+        };
+        if metrics.is_on() {
+            store.count_commits(Arc::clone(&metrics));
+        }
         let policy = Arc::new(Policy::new(Arc::clone(&config))?);
-        let approvals = Approvals::new(store.clone(), Arc::clone(&policy));
+        let approvals =
+            Approvals::counted(store.clone(), Arc::clone(&policy), Arc::clone(&metrics));
         approvals.reload_rules().await?;
         let cluster = Cluster::of(&approvals, &store, &config.cluster);
         // Alone, the chats are this daemon's; on a shared database, the leader's, started
@@ -227,6 +239,7 @@ impl Daemon {
                 store.clone(),
                 config.exec.max_concurrent,
                 config.exec.max_concurrent_per_uid,
+                Arc::clone(&metrics),
             ),
         };
 
@@ -235,6 +248,18 @@ impl Daemon {
         let web = match config.web.listen {
             Some(listen) => Some(crate::web::Front::bind(&config, listen).await?),
             None => None,
+        };
+        let scrape_port = match (config.metrics.listen, metrics.is_on()) {
+            (Some(addr), true) => Some(
+                tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(|source| StartError::MetricsListen { addr, source })?,
+            ),
+            (Some(addr), false) => {
+                tracing::warn!(%addr, "metrics.listen is set but metrics.enabled is false: nothing listens there");
+                None
+            }
+            (None, _) => None,
         };
 
         let (stop, shutdown) = crate::shutdown::channel();
@@ -286,6 +311,16 @@ impl Daemon {
             ),
         ];
         tasks.extend(background);
+        if let Some(port) = scrape_port {
+            tracing::info!(addr = %config.metrics.listen.map_or(String::new(), |a| a.to_string()), "serving /metrics");
+            tasks.push(server::serve(
+                port,
+                crate::api::metrics::router(Arc::clone(&metrics)),
+                Arc::clone(&policy),
+                &[],
+                shutdown.clone(),
+            ));
+        }
         let web = web.map(|front| {
             let opened = (front.addr(), front.url());
             tasks.push(front.serve(state, shutdown));
@@ -382,6 +417,9 @@ impl Daemon {
         if new.web.listen != old.web.listen {
             needs_restart.push("web.listen");
         }
+        if format!("{:?}", new.metrics) != format!("{:?}", old.metrics) {
+            needs_restart.push("metrics.*");
+        }
         if new.exec.max_concurrent != old.exec.max_concurrent
             || new.exec.max_concurrent_per_uid != old.exec.max_concurrent_per_uid
         {
@@ -406,6 +444,7 @@ impl Daemon {
             slack: old.slack.clone(),
             discord: old.discord.clone(),
             web: old.web.clone(),
+            metrics: old.metrics.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,
                 max_concurrent_per_uid: old.exec.max_concurrent_per_uid,
@@ -605,6 +644,7 @@ async fn lead_chats(
 ) {
     let mut left = Some(left);
     while let Some(mut lease) = cluster.lead(&mut shutdown).await {
+        approvals.metrics().leading(true);
         let (term_over, term) = crate::shutdown::channel();
         let running = match Chats::connect(&config, &approvals).await {
             Ok(chats) => chats.spawn(
@@ -616,6 +656,7 @@ async fn lead_chats(
                 // Let another node try: its configuration may be the one that works.
                 tracing::error!(error = %e, "this node leads but cannot run the chats; giving the lead up for {}s", CHATS_RETRY.as_secs());
                 lease.release().await;
+                approvals.metrics().leading(false);
                 tokio::select! {
                     _ = shutdown.recv() => return,
                     _ = tokio::time::sleep(CHATS_RETRY) => continue,
@@ -623,6 +664,7 @@ async fn lead_chats(
             }
         };
         let lost = cluster.keep(&mut lease, &mut shutdown).await;
+        approvals.metrics().leading(false);
         term_over.notify();
         for chat in running {
             if lost {

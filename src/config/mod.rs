@@ -12,6 +12,7 @@ mod cluster;
 mod database;
 mod discord;
 mod matrix;
+mod metrics;
 mod reactions;
 mod slack;
 mod web;
@@ -20,6 +21,7 @@ pub use cluster::ClusterConfig;
 pub use database::PostgresUrl;
 pub use discord::{DISCORD_API_URL, DISCORD_GATEWAY_URL, DiscordConfig};
 pub use matrix::MatrixConfig;
+pub use metrics::MetricsConfig;
 pub use reactions::{ReactionMap, ReactionMapError};
 pub use slack::{SLACK_API_URL, SlackConfig, SlackPlace};
 pub use web::WebConfig;
@@ -100,6 +102,7 @@ pub struct Config {
     pub discord: DiscordConfig,
     pub web: WebConfig,
     pub limits: LimitsConfig,
+    pub metrics: MetricsConfig,
     /// The file the configuration was read from, if any.
     pub source_file: Option<PathBuf>,
     /// The file `--env-file` loaded, if any.
@@ -489,6 +492,7 @@ struct Raw {
     discord: DiscordConfig,
     web: WebConfig,
     limits: LimitsConfig,
+    metrics: MetricsConfig,
 }
 
 impl Config {
@@ -620,6 +624,7 @@ impl Config {
             discord: raw.discord,
             web: raw.web,
             limits: raw.limits,
+            metrics: raw.metrics,
             source_file,
             env_file,
         };
@@ -1058,6 +1063,29 @@ mod tests {
             None,
             "a configured map replaces the default"
         );
+    }
+
+    #[test]
+    fn metrics_are_on_the_admin_socket_only_unless_an_address_is_given() {
+        let c = load(&[], None).unwrap();
+        assert!(c.metrics.enabled);
+        assert_eq!(c.metrics.listen, None);
+        let c = load(
+            &[
+                ("EXECGATE_METRICS__ENABLED", "false"),
+                ("EXECGATE_METRICS__LISTEN", "127.0.0.1:9187"),
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(!c.metrics.enabled);
+        assert_eq!(c.metrics.listen, Some("127.0.0.1:9187".parse().unwrap()));
+        let c = load(&[], Some("[metrics]\nlisten = \"[::1]:9187\"\n")).unwrap();
+        assert_eq!(c.metrics.listen, Some("[::1]:9187".parse().unwrap()));
+        let e = load(&[("EXECGATE_METRICS__LISTEN", "localhost")], None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("listen"), "{e}");
     }
 
     #[test]
