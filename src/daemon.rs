@@ -17,7 +17,7 @@ use crate::api::{AppState, server};
 use crate::approvals::Approvals;
 use crate::cluster::Cluster;
 use crate::config::Config;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, Traces};
 use crate::model::{Status, Via};
 use crate::policy::Policy;
 use crate::store::{Resolution, Store};
@@ -63,6 +63,8 @@ pub enum StartError {
     /// The approvals page's token or port (each message says which).
     #[error(transparent)]
     Web(#[from] crate::web::WebError),
+    #[error("{0}")]
+    Traces(String),
     #[error("cannot listen on metrics.listen {addr}: {source}")]
     MetricsListen { addr: SocketAddr, source: io::Error },
 }
@@ -205,10 +207,17 @@ impl Daemon {
         }
 
         // Off, every record is one branch and nothing is registered or served.
-        let metrics = match config.metrics.enabled {
-            true => Metrics::on(),
-            false => Metrics::off(),
+        let traces = match &config.traces.otlp_endpoint {
+            Some(endpoint) => Some(
+                Traces::start(
+                    endpoint,
+                    Duration::from_millis(config.traces.export_delay_ms),
+                )
+                .map_err(StartError::Traces)?,
+            ),
+            None => None,
         };
+        let metrics = Metrics::new(config.metrics.enabled, traces);
         if metrics.is_on() {
             store.count_commits(Arc::clone(&metrics));
         }
@@ -420,6 +429,9 @@ impl Daemon {
         if format!("{:?}", new.metrics) != format!("{:?}", old.metrics) {
             needs_restart.push("metrics.*");
         }
+        if format!("{:?}", new.traces) != format!("{:?}", old.traces) {
+            needs_restart.push("traces.*");
+        }
         if new.exec.max_concurrent != old.exec.max_concurrent
             || new.exec.max_concurrent_per_uid != old.exec.max_concurrent_per_uid
         {
@@ -445,6 +457,7 @@ impl Daemon {
             discord: old.discord.clone(),
             web: old.web.clone(),
             metrics: old.metrics.clone(),
+            traces: old.traces.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,
                 max_concurrent_per_uid: old.exec.max_concurrent_per_uid,
@@ -536,6 +549,9 @@ impl Daemon {
             let _ = std::fs::remove_file(socket);
         }
         self.store.close().await;
+        // The last spans, cancellations included; the exporter blocks on its own thread.
+        let metrics = Arc::clone(self.approvals.metrics());
+        let _ = tokio::task::spawn_blocking(move || metrics.flush()).await;
         tracing::info!("execgate stopped");
     }
 }

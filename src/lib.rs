@@ -84,7 +84,8 @@
 //!   record it becomes.
 //! - [`metrics`]: what the daemon counts (requests by verdict, answer and analysis times,
 //!   the chats' deliveries, runs, commits, the cluster's lead), one registry per daemon,
-//!   served as `/metrics` on the admin socket and on `metrics.listen` (`api::metrics`).
+//!   served as `/metrics` on the admin socket and on `metrics.listen` (`api::metrics`);
+//!   and (`metrics::traces`) a span per request for an OTLP collector, when one is set.
 //! - [`yaml`]: the YAML rendering of a run's result, for tool fronts.
 //! - [`systemd`]: readiness, watchdog and socket activation; [`sys`]: the few raw system
 //!   calls.

@@ -24,7 +24,7 @@ use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, RequestSpan};
 use crate::model::{
     Answer, CommandRef, Decision, GrantDraft, Record, Remember, RequestSpec, RuleKind, Status, Via,
     not_approved_error,
@@ -295,16 +295,25 @@ impl Approvals {
         entry
     }
 
-    /// Counts a request that reached its final status.
+    /// Counts a request that reached its final status, and sends its span.
     fn count_end(&self, record: &Record) {
-        if let Some(via) = record.via {
-            self.metrics.request(
-                record.status.as_str(),
-                via.as_str(),
-                record.risk.as_str(),
-                crate::model::front_label(record.front.as_deref()),
-            );
-        }
+        let Some(via) = record.via else { return };
+        let front = crate::model::front_label(record.front.as_deref());
+        self.metrics.request(
+            record.status.as_str(),
+            via.as_str(),
+            record.risk.as_str(),
+            front,
+        );
+        self.metrics.span(|| RequestSpan {
+            agent: &record.agent,
+            verdict: record.status.as_str(),
+            via: via.as_str(),
+            risk: record.risk.as_str(),
+            front,
+            created: record.created_at.into(),
+            ended: record.resolved_at.unwrap_or(record.created_at).into(),
+        });
     }
 
     /// The policy requests are judged by (its settings change on reload).

@@ -15,6 +15,7 @@ mod matrix;
 mod metrics;
 mod reactions;
 mod slack;
+mod traces;
 mod web;
 
 pub use cluster::ClusterConfig;
@@ -24,6 +25,7 @@ pub use matrix::MatrixConfig;
 pub use metrics::MetricsConfig;
 pub use reactions::{ReactionMap, ReactionMapError};
 pub use slack::{SLACK_API_URL, SlackConfig, SlackPlace};
+pub use traces::TracesConfig;
 pub use web::WebConfig;
 
 /// Environment variables with our prefix that are not configuration keys: they belong to
@@ -103,6 +105,7 @@ pub struct Config {
     pub web: WebConfig,
     pub limits: LimitsConfig,
     pub metrics: MetricsConfig,
+    pub traces: TracesConfig,
     /// The file the configuration was read from, if any.
     pub source_file: Option<PathBuf>,
     /// The file `--env-file` loaded, if any.
@@ -493,6 +496,7 @@ struct Raw {
     web: WebConfig,
     limits: LimitsConfig,
     metrics: MetricsConfig,
+    traces: TracesConfig,
 }
 
 impl Config {
@@ -625,6 +629,7 @@ impl Config {
             web: raw.web,
             limits: raw.limits,
             metrics: raw.metrics,
+            traces: raw.traces,
             source_file,
             env_file,
         };
@@ -702,6 +707,7 @@ impl Config {
         self.matrix.validate()?;
         self.slack.validate()?;
         self.discord.validate()?;
+        self.traces.validate()?;
         self.web.validate()
     }
 

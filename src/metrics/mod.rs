@@ -1,6 +1,7 @@
 //! What the daemon counts, for Prometheus (docs/metrics.md): one [`Metrics`] per daemon,
 //! its families registered once, shared as an `Arc` by what records into it (approvals,
-//! the chats, the run queue, the store's writer) and read by `/metrics`.
+//! the chats, the run queue, the store's writer) and read by `/metrics`; and (`traces`),
+//! when a collector is configured, a span per request.
 //!
 //! Every label value is a `&'static str`: one of a fixed set the code names, never text
 //! from a request, an agent or a chat. So no series can grow without bound, and nothing
@@ -18,6 +19,10 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
 
+mod traces;
+
+pub use traces::{RequestSpan, Traces};
+
 /// The content type of [`Metrics::render`]'s text: OpenMetrics, which Prometheus asks for
 /// first and reads natively.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -25,9 +30,10 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 type Labels<const N: usize> = [(&'static str, &'static str); N];
 type Histograms<const N: usize> = Family<Labels<N>, Histogram, fn() -> Histogram>;
 
-/// The daemon's series; inert when metrics are off.
+/// The daemon's series, inert when metrics are off; and its spans, when traces are on.
 pub struct Metrics {
     on: Option<Box<Families>>,
+    traces: Option<Traces>,
 }
 
 struct Families {
@@ -66,8 +72,17 @@ const COMMIT_BUCKETS: [f64; 12] = [
 ];
 
 impl Metrics {
+    /// Counting when `counting`, and sending spans to `traces` when given.
+    pub fn new(counting: bool, traces: Option<Traces>) -> Arc<Metrics> {
+        let on = match counting {
+            true => Metrics::on().on,
+            false => None,
+        };
+        Arc::new(Metrics { on, traces })
+    }
+
     /// Every family registered, at zero.
-    pub fn on() -> Arc<Metrics> {
+    fn on() -> Metrics {
         let mut registry = Registry::with_prefix("execgate");
         registry.register(
             "build",
@@ -147,15 +162,34 @@ impl Metrics {
             "1 while this node holds the chat leader's lock on a shared database, else 0",
             f.cluster_leader.clone(),
         );
-        Arc::new(Metrics {
+        Metrics {
             on: Some(Box::new(f)),
-        })
+            traces: None,
+        }
     }
 
     /// Records nothing and serves nothing: `metrics.enabled = false`, and tests that do
     /// not look.
     pub fn off() -> Arc<Metrics> {
-        Arc::new(Metrics { on: None })
+        Arc::new(Metrics {
+            on: None,
+            traces: None,
+        })
+    }
+
+    /// A request reached its final status: its span, when traces are on.
+    pub fn span<'a>(&self, span: impl FnOnce() -> RequestSpan<'a>) {
+        if let Some(t) = &self.traces {
+            t.request(span());
+        }
+    }
+
+    /// Sends the spans still batched (blocks until the collector answers or the
+    /// exporter's timeout passes): at shutdown.
+    pub fn flush(&self) {
+        if let Some(t) = &self.traces {
+            t.shutdown();
+        }
     }
 
     pub fn is_on(&self) -> bool {
