@@ -17,6 +17,7 @@ use crate::api::{AppState, server};
 use crate::approvals::Approvals;
 use crate::cluster::Cluster;
 use crate::config::Config;
+use crate::metrics::{Metrics, Traces};
 use crate::model::{Status, Via};
 use crate::policy::Policy;
 use crate::store::{Resolution, Store};
@@ -62,6 +63,10 @@ pub enum StartError {
     /// The approvals page's token or port (each message says which).
     #[error(transparent)]
     Web(#[from] crate::web::WebError),
+    #[error("{0}")]
+    Traces(String),
+    #[error("cannot listen on metrics.listen {addr}: {source}")]
+    MetricsListen { addr: SocketAddr, source: io::Error },
 }
 
 /// The tokio runtime execgate runs on: half as many workers as cores, at least one.
@@ -202,8 +207,24 @@ impl Daemon {
             );
         }
 
+        // Off, every record is one branch and nothing is registered or served.
+        let traces = match &config.traces.otlp_endpoint {
+            Some(endpoint) => Some(
+                Traces::start(
+                    endpoint,
+                    Duration::from_millis(config.traces.export_delay_ms),
+                )
+                .map_err(StartError::Traces)?,
+            ),
+            None => None,
+        };
+        let metrics = Metrics::new(config.metrics.enabled, traces);
+        if metrics.is_on() {
+            store.count_commits(Arc::clone(&metrics));
+        }
         let policy = Arc::new(Policy::new(Arc::clone(&config))?);
-        let approvals = Approvals::new(store.clone(), Arc::clone(&policy));
+        let approvals =
+            Approvals::counted(store.clone(), Arc::clone(&policy), Arc::clone(&metrics));
         approvals.reload_rules().await?;
         if config.audit.chain {
             approvals.begin_audit().await?;
@@ -236,6 +257,7 @@ impl Daemon {
                 store.clone(),
                 config.exec.max_concurrent,
                 config.exec.max_concurrent_per_uid,
+                Arc::clone(&metrics),
             ),
         };
 
@@ -244,6 +266,18 @@ impl Daemon {
         let web = match config.web.listen {
             Some(listen) => Some(crate::web::Front::bind(&config, listen).await?),
             None => None,
+        };
+        let scrape_port = match (config.metrics.listen, metrics.is_on()) {
+            (Some(addr), true) => Some(
+                tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(|source| StartError::MetricsListen { addr, source })?,
+            ),
+            (Some(addr), false) => {
+                tracing::warn!(%addr, "metrics.listen is set but metrics.enabled is false: nothing listens there");
+                None
+            }
+            (None, _) => None,
         };
 
         let (stop, shutdown) = crate::shutdown::channel();
@@ -299,6 +333,16 @@ impl Daemon {
             ),
         ];
         tasks.extend(background);
+        if let Some(port) = scrape_port {
+            tracing::info!(addr = %config.metrics.listen.map_or(String::new(), |a| a.to_string()), "serving /metrics");
+            tasks.push(server::serve(
+                port,
+                crate::api::metrics::router(Arc::clone(&metrics)),
+                Arc::clone(&policy),
+                &[],
+                shutdown.clone(),
+            ));
+        }
         let web = web.map(|front| {
             let opened = (front.addr(), front.url());
             tasks.push(front.serve(state, shutdown));
@@ -398,6 +442,12 @@ impl Daemon {
         if new.audit.chain != old.audit.chain {
             needs_restart.push("audit.chain");
         }
+        if format!("{:?}", new.metrics) != format!("{:?}", old.metrics) {
+            needs_restart.push("metrics.*");
+        }
+        if format!("{:?}", new.traces) != format!("{:?}", old.traces) {
+            needs_restart.push("traces.*");
+        }
         if new.exec.max_concurrent != old.exec.max_concurrent
             || new.exec.max_concurrent_per_uid != old.exec.max_concurrent_per_uid
         {
@@ -423,6 +473,8 @@ impl Daemon {
             discord: old.discord.clone(),
             web: old.web.clone(),
             audit: old.audit.clone(),
+            metrics: old.metrics.clone(),
+            traces: old.traces.clone(),
             exec: crate::config::ExecConfig {
                 max_concurrent: old.exec.max_concurrent,
                 max_concurrent_per_uid: old.exec.max_concurrent_per_uid,
@@ -518,6 +570,9 @@ impl Daemon {
             let _ = std::fs::remove_file(socket);
         }
         self.store.close().await;
+        // The last spans, cancellations included; the exporter blocks on its own thread.
+        let metrics = Arc::clone(self.approvals.metrics());
+        let _ = tokio::task::spawn_blocking(move || metrics.flush()).await;
         tracing::info!("execgate stopped");
     }
 }
@@ -671,6 +726,7 @@ async fn lead_chats(
 ) {
     let mut left = Some(left);
     while let Some(mut lease) = cluster.lead(&mut shutdown).await {
+        approvals.metrics().leading(true);
         let (term_over, term) = crate::shutdown::channel();
         let running = match Chats::connect(&config, &approvals).await {
             Ok(chats) => chats.spawn(
@@ -682,6 +738,7 @@ async fn lead_chats(
                 // Let another node try: its configuration may be the one that works.
                 tracing::error!(error = %e, "this node leads but cannot run the chats; giving the lead up for {}s", CHATS_RETRY.as_secs());
                 lease.release().await;
+                approvals.metrics().leading(false);
                 tokio::select! {
                     _ = shutdown.recv() => return,
                     _ = tokio::time::sleep(CHATS_RETRY) => continue,
@@ -689,6 +746,7 @@ async fn lead_chats(
             }
         };
         let lost = cluster.keep(&mut lease, &mut shutdown).await;
+        approvals.metrics().leading(false);
         term_over.notify();
         for chat in running {
             if lost {

@@ -82,6 +82,10 @@
 //! - [`model`]: the contract's words (statuses, decisions, channels), what a request is
 //!   (`Command`: a shell line, an argv or a tool call; `RequestSpec`, `AgentName`) and the
 //!   record it becomes.
+//! - [`metrics`]: what the daemon counts (requests by verdict, answer and analysis times,
+//!   the chats' deliveries, runs, commits, the cluster's lead), one registry per daemon,
+//!   served as `/metrics` on the admin socket and on `metrics.listen` (`api::metrics`);
+//!   and (`metrics::traces`) a span per request for an OTLP collector, when one is set.
 //! - [`yaml`]: the YAML rendering of a run's result, for tool fronts.
 //! - [`systemd`]: readiness, watchdog and socket activation; [`sys`]: the few raw system
 //!   calls.
@@ -98,6 +102,7 @@ pub mod config;
 pub mod confine;
 pub mod daemon;
 pub mod exec;
+pub mod metrics;
 pub mod model;
 pub mod policy;
 pub mod render;

@@ -17,10 +17,22 @@ use tokio::sync::Semaphore;
 
 use crate::config::Config;
 use crate::exec::{self, RunSpec};
+use crate::metrics::Metrics;
 use crate::model::{AskFallback, Confine, ConfineDefault, ExecResult, Record, Security, Via};
 use crate::policy::confinement::Place;
 use crate::policy::{Policy, Subject, gitrepo, progconfig};
 use crate::store::Store;
+
+/// How a command that was started ended, as `execgate_runs_total` labels it.
+fn outcome(result: &ExecResult) -> &'static str {
+    match result {
+        r if r.timed_out => "timed_out",
+        r if r.exit_code.is_some() => "exited",
+        r if r.signal.is_some() => "signalled",
+        // Spawning it failed: no exit, no signal.
+        _ => "not_started",
+    }
+}
 
 /// One entry of the run queue, as `GET /v1/runs` and `execgate pending` show it.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
@@ -44,6 +56,8 @@ pub struct Runs {
     /// Queued and running entries, in arrival order (keyed by a sequence number).
     entries: Mutex<BTreeMap<u64, RunEntry>>,
     next: Mutex<u64>,
+    /// Each run's end is counted here (`execgate_runs_total`).
+    metrics: Arc<Metrics>,
 }
 
 impl Runs {
@@ -54,6 +68,7 @@ impl Runs {
         store: Store,
         max_concurrent: usize,
         per_uid: usize,
+        metrics: Arc<Metrics>,
     ) -> Arc<Runs> {
         Arc::new(Runs {
             permits: Semaphore::new(max_concurrent),
@@ -63,6 +78,7 @@ impl Runs {
             store,
             entries: Mutex::new(BTreeMap::new()),
             next: Mutex::new(0),
+            metrics,
         })
     }
 
@@ -304,6 +320,8 @@ impl Runs {
             duration_ms = result.duration_ms,
             "approved command finished"
         );
+        self.metrics
+            .ran(outcome(&result), !result.kernel_refused.is_empty());
         self.record(record, &result).await;
         result
     }
@@ -314,6 +332,7 @@ impl Runs {
             error: Some(format!("not run: {why}")),
             ..ExecResult::default()
         };
+        self.metrics.ran("not_run", false);
         self.record(record, &result).await;
         result
     }

@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("text", 0),
     ("sys", 0),
     ("shutdown", 0),
+    ("metrics", 0),
     ("trusted_file", 1),
     ("web_token", 1),
     ("workdir", 1),

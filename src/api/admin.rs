@@ -19,9 +19,11 @@ use crate::render::{Shown, ShownRule, WithShown};
 use crate::store::audit::{Exported, Report};
 use crate::store::{Actor, RequestFilter};
 
-/// The admin socket's router: [`routes`] behind the peer-uid check.
+/// The admin socket's router: [`routes`] and `/metrics` behind the peer-uid check.
 pub fn router(state: AppState) -> Router {
+    let metrics = std::sync::Arc::clone(state.approvals.metrics());
     routes()
+        .route("/metrics", get(super::metrics::scrape).with_state(metrics))
         .layer(middleware::from_fn_with_state(state.clone(), only_admins))
         .with_state(state)
 }

@@ -109,19 +109,6 @@ fn empty_object() -> serde_json::Value {
     serde_json::Value::Object(Default::default())
 }
 
-/// The fronts a request may name (docs/api.md).
-pub const FRONTS: &[&str] = &[
-    "api",
-    "cli",
-    "hook:claude-code",
-    "hook:codex",
-    "hook:gemini",
-    "hook:cursor",
-    "hook:copilot",
-    "mcp",
-    "web",
-];
-
 fn yes() -> bool {
     true
 }
@@ -174,11 +161,11 @@ impl ExecRequest {
         }
         let shell = self.shell().transpose()?;
         if let Some(front) = self.front.as_deref()
-            && !FRONTS.contains(&front)
+            && !crate::model::FRONTS.contains(&front)
         {
             return bad(format!(
                 "`front` must be one of {}, got {:?}",
-                FRONTS.join(", "),
+                crate::model::FRONTS.join(", "),
                 truncate(front)
             ));
         }

@@ -1,11 +1,12 @@
 //! The two HTTP/1.1 + JSON APIs over Unix sockets: `agent` (ask) and `admin` (decide,
-//! manage rules). Shared here: peer credentials (for a loopback TCP client of the page,
+//! manage rules), and `/metrics` (`metrics`), on the admin socket and its own port. Shared here: peer credentials (for a loopback TCP client of the page,
 //! from the kernel's socket tables: `tcp_uid`), bounded body reading, JSON errors.
 
 pub mod admin;
 pub mod agent;
 pub mod error;
 mod events;
+pub mod metrics;
 pub mod server;
 mod tcp_uid;
 pub mod wire;

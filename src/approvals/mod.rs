@@ -26,6 +26,7 @@ use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
 
+use crate::metrics::{Metrics, RequestSpan};
 use crate::model::{
     Answer, CommandRef, Decision, GrantDraft, Record, Remember, RequestSpec, RuleEvent, RuleKind,
     Status, Via, not_approved_error,
@@ -258,10 +259,18 @@ pub struct Approvals {
     served: AtomicU64,
     /// Requests whose asker did not wait, by the call that made them.
     late: Mutex<late::Late>,
+    /// What is counted for `/metrics`: each request's end, the pending count, analysis.
+    metrics: Arc<Metrics>,
 }
 
 impl Approvals {
+    /// Approvals that count nothing (tests, tools).
     pub fn new(store: Store, policy: Arc<Policy>) -> Arc<Approvals> {
+        Approvals::counted(store, policy, Metrics::off())
+    }
+
+    /// Approvals that record into `metrics`.
+    pub fn counted(store: Store, policy: Arc<Policy>, metrics: Arc<Metrics>) -> Arc<Approvals> {
         let (events, _) = broadcast::channel(1024);
         Arc::new(Approvals {
             store,
@@ -277,7 +286,42 @@ impl Approvals {
             stopped: watch::Sender::new(false),
             served: AtomicU64::new(0),
             late: Mutex::new(late::Late::default()),
+            metrics,
         })
+    }
+
+    /// Where this daemon's counts go: the chats and the run queue record there too.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Takes `id` out of the pending set, keeping the pending gauge true.
+    fn unpend(&self, id: &str) -> Option<Pending> {
+        let mut pending = self.lock();
+        let entry = pending.remove(id);
+        self.metrics.pending(pending.len());
+        entry
+    }
+
+    /// Counts a request that reached its final status, and sends its span.
+    fn count_end(&self, record: &Record) {
+        let Some(via) = record.via else { return };
+        let front = crate::model::front_label(record.front.as_deref());
+        self.metrics.request(
+            record.status.as_str(),
+            via.as_str(),
+            record.risk.as_str(),
+            front,
+        );
+        self.metrics.span(|| RequestSpan {
+            agent: &record.agent,
+            verdict: record.status.as_str(),
+            via: via.as_str(),
+            risk: record.risk.as_str(),
+            front,
+            created: record.created_at.into(),
+            ended: record.resolved_at.unwrap_or(record.created_at).into(),
+        });
     }
 
     /// The policy requests are judged by (its settings change on reload).
@@ -357,9 +401,10 @@ impl Approvals {
         // Off the async workers, each uid in turn: see `analysts`.
         let policy = Arc::clone(&self.policy);
         let judged_by = Arc::clone(&settings);
-        let (spec, verdict, always_refusal) = self
+        let (spec, verdict, always_refusal, analysed) = self
             .analysts
             .run(spec.peer_uid, move || {
+                let started = std::time::Instant::now();
                 let subject = Subject::of(&spec);
                 let verdict = policy.evaluate_by(&judged_by, subject, now);
                 // Judged now, while the request's words are at hand, for asks only.
@@ -367,10 +412,11 @@ impl Approvals {
                     Outcome::Ask => policy.always_refusal(&verdict, subject),
                     _ => None,
                 };
-                (spec, verdict, always_refusal)
+                (spec, verdict, always_refusal, started.elapsed())
             })
             .await
             .ok_or(ApprovalError::Analysis)?;
+        self.metrics.analysed(analysed);
         // Where policy would put the call to a human, the same call asked before and left
         // by its asker is the answer; where policy decides by itself, its decision is.
         // The key hashes the whole call: made only where it can be used.
@@ -430,6 +476,7 @@ impl Approvals {
                     .store
                     .insert_decided(new, decided(Status::Approved, via), None, rules)
                     .await?;
+                self.count_end(&record);
                 tracing::info!(%agent, %via, "request approved by policy");
                 Ok(Submitted::Done(record))
             }
@@ -447,6 +494,7 @@ impl Approvals {
                         Vec::new(),
                     )
                     .await?;
+                self.count_end(&record);
                 tracing::info!(%agent, %reason, "request denied by policy");
                 Ok(Submitted::Done(record))
             }
@@ -515,13 +563,14 @@ impl Approvals {
                     suggested,
                 },
             );
+            self.metrics.pending(pending.len());
         }
         let id = new.id.clone();
         let late_key = late_key.filter(|_| late);
         let record = match self.store.insert_pending(new, expires_at).await {
             Ok(r) => r,
             Err(e) => {
-                self.lock().remove(&id);
+                self.unpend(&id);
                 return Err(e.into());
             }
         };
@@ -805,7 +854,7 @@ impl Approvals {
         {
             return Ok(None);
         }
-        let entry = self.lock().remove(id);
+        let entry = self.unpend(id);
         let elsewhere = self.remote().remove(id);
         // Shown while the transition was being written: keep the id out of circulation
         // too. Best effort; should it fail, only this id could come back early.
@@ -833,6 +882,11 @@ impl Approvals {
             ..before
         };
         tell_waiters(entry, elsewhere, &record);
+        self.count_end(&record);
+        if answer.is_some() {
+            let waited = (now - record.created_at).to_std().unwrap_or_default();
+            self.metrics.answered(via.as_str(), waited);
+        }
         tracing::info!(short_id = %record.short_id, %status, %via, by = ?decided_by, "request resolved");
         let _ = self.events.send(Event::Resolved(record.clone()));
         Ok(Some(record))
@@ -1006,7 +1060,7 @@ impl Approvals {
         if !record.status.is_terminal() {
             return Ok(());
         }
-        let entry = self.lock().remove(id);
+        let entry = self.unpend(id);
         let elsewhere = self.remote().remove(id);
         if entry.is_none() && elsewhere.is_none() {
             // Resolved here meanwhile: that resolution told everyone.

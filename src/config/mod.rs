@@ -12,16 +12,20 @@ mod cluster;
 mod database;
 mod discord;
 mod matrix;
+mod metrics;
 mod reactions;
 mod slack;
+mod traces;
 mod web;
 
 pub use cluster::ClusterConfig;
 pub use database::PostgresUrl;
 pub use discord::{DISCORD_API_URL, DISCORD_GATEWAY_URL, DiscordConfig};
 pub use matrix::MatrixConfig;
+pub use metrics::MetricsConfig;
 pub use reactions::{ReactionMap, ReactionMapError};
 pub use slack::{SLACK_API_URL, SlackConfig, SlackPlace};
+pub use traces::TracesConfig;
 pub use web::WebConfig;
 
 /// Environment variables with our prefix that are not configuration keys: they belong to
@@ -101,6 +105,8 @@ pub struct Config {
     pub web: WebConfig,
     pub audit: AuditConfig,
     pub limits: LimitsConfig,
+    pub metrics: MetricsConfig,
+    pub traces: TracesConfig,
     /// The file the configuration was read from, if any.
     pub source_file: Option<PathBuf>,
     /// The file `--env-file` loaded, if any.
@@ -507,6 +513,8 @@ struct Raw {
     web: WebConfig,
     audit: AuditConfig,
     limits: LimitsConfig,
+    metrics: MetricsConfig,
+    traces: TracesConfig,
 }
 
 impl Config {
@@ -639,6 +647,8 @@ impl Config {
             web: raw.web,
             audit: raw.audit,
             limits: raw.limits,
+            metrics: raw.metrics,
+            traces: raw.traces,
             source_file,
             env_file,
         };
@@ -716,6 +726,7 @@ impl Config {
         self.matrix.validate()?;
         self.slack.validate()?;
         self.discord.validate()?;
+        self.traces.validate()?;
         self.web.validate()
     }
 
@@ -1077,6 +1088,29 @@ mod tests {
             None,
             "a configured map replaces the default"
         );
+    }
+
+    #[test]
+    fn metrics_are_on_the_admin_socket_only_unless_an_address_is_given() {
+        let c = load(&[], None).unwrap();
+        assert!(c.metrics.enabled);
+        assert_eq!(c.metrics.listen, None);
+        let c = load(
+            &[
+                ("EXECGATE_METRICS__ENABLED", "false"),
+                ("EXECGATE_METRICS__LISTEN", "127.0.0.1:9187"),
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(!c.metrics.enabled);
+        assert_eq!(c.metrics.listen, Some("127.0.0.1:9187".parse().unwrap()));
+        let c = load(&[], Some("[metrics]\nlisten = \"[::1]:9187\"\n")).unwrap();
+        assert_eq!(c.metrics.listen, Some("[::1]:9187".parse().unwrap()));
+        let e = load(&[("EXECGATE_METRICS__LISTEN", "localhost")], None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("listen"), "{e}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub use record::{
     ExecResult, GrantDraft, InputSummary, Record, Rule, RuleEvent, not_approved_error, sha256_hex,
     what_is_asked,
 };
-pub use request::RequestSpec;
+pub use request::{FRONTS, RequestSpec, front_label};
 
 use std::fmt;
 use std::str::FromStr;

@@ -3,6 +3,27 @@
 
 use super::{AgentName, Command, InputSummary, Shell};
 
+/// The fronts a request may name (docs/api.md); what `/metrics` labels requests by.
+pub const FRONTS: &[&str] = &[
+    "api",
+    "cli",
+    "hook:claude-code",
+    "hook:codex",
+    "hook:gemini",
+    "hook:cursor",
+    "hook:copilot",
+    "mcp",
+    "web",
+];
+
+/// `front` as a metric's label: one of [`FRONTS`], `none` when the client did not say.
+pub fn front_label(front: Option<&str>) -> &'static str {
+    match front {
+        None => "none",
+        Some(f) => FRONTS.iter().find(|k| **k == f).copied().unwrap_or("other"),
+    }
+}
+
 /// One validated request. The API builds it with the configuration in force when the
 /// request arrived; policy judges it, the store records it, and in run mode the command
 /// that runs is its `command`.

@@ -331,6 +331,14 @@ impl Store {
         }
     }
 
+    /// Times every SQLite group commit into `metrics` from now on. PostgreSQL's writes
+    /// are not timed: each is its own transaction on a pooled connection.
+    pub fn count_commits(&self, metrics: std::sync::Arc<crate::metrics::Metrics>) {
+        if let Backend::Sqlite(s) = &self.backend {
+            s.count_commits(metrics);
+        }
+    }
+
     /// Commits what is queued, then closes every connection (used at shutdown, after
     /// the last write).
     pub async fn close(&self) {

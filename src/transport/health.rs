@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use crate::metrics::ChatCounters;
+
 /// One chat service's health, as its calls find it.
 pub struct Health {
     /// The service, as a log line names it ("Telegram", "Matrix").
@@ -19,6 +21,8 @@ pub struct Health {
     /// Woken when a call succeeds after failures: whoever waits out a backoff retries at
     /// once instead of sleeping through the service's return.
     recovered: Notify,
+    /// This chat's deliveries, failures and retries, for `/metrics`.
+    counters: ChatCounters,
 }
 
 impl Health {
@@ -28,12 +32,24 @@ impl Health {
             peer,
             failing: AtomicBool::new(false),
             recovered: Notify::new(),
+            counters: ChatCounters::default(),
         }
+    }
+
+    /// The same, counting into `counters` (`Metrics::chat`).
+    pub fn counted(self, counters: ChatCounters) -> Health {
+        Health { counters, ..self }
+    }
+
+    /// A request's message reached the chat.
+    pub fn delivered(&self) {
+        self.counters.delivered();
     }
 
     /// Logs a failed call (`what`: the call): the first failure of an outage as a
     /// warning, the rest quietly.
     pub fn failed(&self, what: &str, error: &dyn std::fmt::Display) {
+        self.counters.failed();
         let service = self.service;
         if self.failing.swap(true, Ordering::Relaxed) {
             tracing::debug!(error = %error, "{service} {what} failed");
@@ -83,6 +99,8 @@ impl Backoff {
     /// Waits out a failed call: `told` (how long the service said to wait) in full;
     /// else the next step, or until another call gets through.
     pub async fn wait(&mut self, told: Option<Duration>, health: &Health) {
+        // Counted before the wait: whoever waits tries again after it.
+        health.counters.retried();
         if let Some(wait) = told {
             return tokio::time::sleep(wait).await;
         }

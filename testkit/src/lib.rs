@@ -19,7 +19,7 @@
 //! - [`fake_slack`]: a fake Slack: its Web API and Socket Mode.
 //! - [`fake_discord`]: a fake Discord, its REST API and its gateway.
 //! - [`peers`]: outside programs the tests drive (the MCP clients, Synapse, Chromium,
-//!   PostgreSQL, the coding agents), installed on first use; [`synapse`]: a real Matrix
+//!   PostgreSQL, Prometheus, the coding agents), installed on first use; [`synapse`]: a real Matrix
 //!   homeserver on a free port, and [`matrix_owner`]: the owner's Matrix client;
 //!   [`browser`]: a headless Chromium over WebDriver.
 //! - [`agents`]: the real coding agents (Claude Code, Codex, Gemini CLI, Copilot CLI)

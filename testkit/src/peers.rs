@@ -57,6 +57,12 @@ pub fn copilot() -> &'static Path {
     AGENT.get_or_init(|| install("copilot"))
 }
 
+/// Debian's Prometheus server (`/usr/bin/prometheus`).
+pub fn prometheus() -> &'static Path {
+    static SERVER: OnceLock<PathBuf> = OnceLock::new();
+    SERVER.get_or_init(|| install("prometheus"))
+}
+
 /// The directory of PostgreSQL's server programs (`initdb`, `postgres`, `pg_ctl`, `psql`):
 /// the newest major version under `/usr/lib/postgresql/` (Debian's layout), else the
 /// first `PATH` entry that has them all. Looked for here first so that a test does not

@@ -103,6 +103,10 @@ impl SqliteStore {
         &self.node
     }
 
+    pub(super) fn count_commits(&self, metrics: Arc<crate::metrics::Metrics>) {
+        self.writer.count_into(metrics);
+    }
+
     pub(super) fn write_stats(&self) -> WriteStats {
         self.writer.stats()
     }

@@ -22,8 +22,9 @@
 //! either way), rolled back if so, and replaced if even that fails, so one bad moment
 //! cannot wedge every later write.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
@@ -31,6 +32,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::StoreError;
 use super::connection::Target;
 use super::writes::Write;
+use crate::metrics::Metrics;
 
 /// The most writes committed together. Bounds how long the first caller of a group waits
 /// for the others' statements (a few microseconds each) before its flush.
@@ -103,6 +105,8 @@ struct Counters {
     writes: AtomicU64,
     groups: AtomicU64,
     retried_groups: AtomicU64,
+    /// Where each commit's time goes, once the daemon says (`Writer::count_into`).
+    metrics: OnceLock<Arc<Metrics>>,
 }
 
 impl Writer {
@@ -118,6 +122,11 @@ impl Writer {
             .spawn(move || run(inbox, Some(conn), &target, &counters))
             .map_err(StoreError::Thread)?;
         Ok(Writer { queue, stats })
+    }
+
+    /// Times every commit from now on into `metrics` (the first call counts).
+    pub fn count_into(&self, metrics: Arc<Metrics>) {
+        let _ = self.stats.metrics.set(metrics);
     }
 
     pub fn stats(&self) -> WriteStats {
@@ -192,8 +201,12 @@ fn run(
             stats
                 .writes
                 .fetch_add(group.len() as u64, Ordering::Relaxed);
+            let started = Instant::now();
             if !commit(&mut conn, target, &mut group) {
                 stats.retried_groups.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Some(metrics) = stats.metrics.get() {
+                metrics.committed(started.elapsed());
             }
         }
         for ack in acks.drain(..) {

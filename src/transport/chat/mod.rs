@@ -296,7 +296,10 @@ async fn post<S: Service>(svc: &S, record: &Record, done: &mut Done) -> Option<(
     loop {
         match digest::turn(svc, record, done).await {
             Turn::Over => return None,
-            Turn::Shown(message) => return Some((message, true)),
+            Turn::Shown(message) => {
+                svc.health().delivered();
+                return Some((message, true));
+            }
             Turn::Alone => {}
         }
         // Noted as shown before it is, so its id stays out of circulation for a day.
@@ -316,6 +319,7 @@ async fn post<S: Service>(svc: &S, record: &Record, done: &mut Done) -> Option<(
                 // Known at once, before the store hears of it: the owner may answer now.
                 sending.landed(message.clone(), Target::from(record));
                 svc.health().succeeded();
+                svc.health().delivered();
                 return Some((message, false));
             }
             Err(failure) => {

@@ -98,6 +98,7 @@ impl Discord {
             Some(id) => Place::Channel(Id::new(id)),
             None => Place::Dm(Id::new(*first)),
         };
+        let counters = approvals.metrics().chat("discord");
         let ctx = Arc::new(Context {
             http,
             gateway_url: config.gateway().trim_end_matches('/').to_owned(),
@@ -112,7 +113,7 @@ impl Discord {
             approvals,
             limiter: pace(),
             me: OnceLock::new(),
-            health: Health::new("Discord", "the Discord API"),
+            health: Health::new("Discord", "the Discord API").counted(counters),
             posted: Posted::new(),
         });
         match tokio::time::timeout(CONNECT_TIMEOUT, ctx.identify()).await {

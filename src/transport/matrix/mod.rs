@@ -116,6 +116,7 @@ impl Matrix {
             .iter()
             .map(|o| parse_user(o))
             .collect::<Result<Vec<_>, _>>()?;
+        let counters = approvals.metrics().chat("matrix");
         let ctx = Context {
             account: Account {
                 homeserver,
@@ -130,7 +131,7 @@ impl Matrix {
             approvals,
             room: watch::Sender::new(None),
             posted: Posted::new(),
-            health: Health::new("Matrix", "the Matrix homeserver"),
+            health: Health::new("Matrix", "the Matrix homeserver").counted(counters),
             paused_until: Mutex::new(None),
             room_warned: AtomicBool::new(false),
             one_send: tokio::sync::Mutex::new(()),

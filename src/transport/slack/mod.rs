@@ -164,6 +164,7 @@ impl Slack {
             SlackPlace::Channel(id) => Some(id.clone()),
             SlackPlace::User(_) => None,
         };
+        let counters = approvals.metrics().chat("slack");
         let ctx = Arc::new(Context {
             api: Api::new(config.api(), bot, app)?,
             configured,
@@ -175,7 +176,7 @@ impl Slack {
             limiter: Limiter::new(PACE, BURST),
             me: OnceLock::new(),
             first_url: Mutex::new(None),
-            health: Health::new("Slack", "the Slack Web API"),
+            health: Health::new("Slack", "the Slack Web API").counted(counters),
             posted: Posted::new(),
             seen: Mutex::new(Seen::default()),
         });

@@ -98,6 +98,7 @@ impl Telegram {
             .build()
             .map_err(|e| format!("cannot build the HTTP client for Telegram: {e}"))?;
         let reactions = config.reaction_map().map_err(|e| e.to_string())?;
+        let counters = approvals.metrics().chat("telegram");
         let ctx = Arc::new(Context {
             bot: Bot::with_client(token.expose(), client).set_api_url(url),
             chat: ChatId(chat),
@@ -112,7 +113,7 @@ impl Telegram {
             token,
             me: OnceLock::new(),
             custom_emoji: Mutex::new(HashMap::new()),
-            health: Health::new("Telegram", "the Telegram Bot API"),
+            health: Health::new("Telegram", "the Telegram Bot API").counted(counters),
             offset: AtomicI32::new(0),
             posted: Posted::new(),
         });
