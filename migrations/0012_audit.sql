@@ -46,14 +46,13 @@ CREATE TABLE exec_audit (
     node    TEXT NOT NULL,
     seq     INTEGER NOT NULL CHECK (seq > 0),
     at      TEXT NOT NULL,
-    kind    TEXT NOT NULL CHECK (kind IN ('request', 'resolution', 'rule', 'segment')),
+    kind    TEXT NOT NULL CHECK (kind IN ('request', 'resolution', 'decided', 'rule', 'segment')),
     subject TEXT NOT NULL,
     digest  TEXT NOT NULL,
     prev    TEXT NOT NULL,
     hash    TEXT NOT NULL,
     PRIMARY KEY (node, seq)
 ) WITHOUT ROWID;
-CREATE INDEX exec_audit_subject ON exec_audit (kind, subject);
 
 CREATE TRIGGER exec_audit_kept_update BEFORE UPDATE ON exec_audit
 BEGIN SELECT RAISE(ABORT, 'audit entries are never changed'); END;

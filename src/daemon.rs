@@ -176,6 +176,17 @@ impl Daemon {
             }
             None => None,
         };
+        // Before anything this start writes: rows older than the chain are vouched for
+        // as they are found, once, when the chain is empty.
+        if config.audit.chain {
+            let adopted = store.audit_adopt().await?;
+            if adopted > 0 {
+                tracing::warn!(
+                    entries = adopted,
+                    "the audit chain begins: rows written before it are vouched for as they are now, not as they were"
+                );
+            }
+        }
         // On a shared database, only this node's: the others' agents still wait.
         let swept = store
             .sweep_pending(
@@ -227,7 +238,7 @@ impl Daemon {
             Approvals::counted(store.clone(), Arc::clone(&policy), Arc::clone(&metrics));
         approvals.reload_rules().await?;
         if config.audit.chain {
-            approvals.begin_audit().await?;
+            approvals.log_audit_head().await;
             approvals.check_audit_in_background();
         } else {
             tracing::warn!(

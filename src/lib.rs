@@ -33,8 +33,9 @@
 //!   the command it approved to run (`Verdict::confine`).
 //! - [`approvals`]: pending requests, waiters, timeouts and exactly-once resolution; the
 //!   allowlist's rules (checked, stored, put in force); the analysis threads and the
-//!   per-uid ask rate; and (`approvals::late`) the owner's answer kept for the same call
-//!   asked again after its hook had to answer first.
+//!   per-uid ask rate; (`approvals::late`) the owner's answer kept for the same call
+//!   asked again after its hook had to answer first; and (`approvals::audit`) the audit
+//!   chain's face: verify, export, the head logged, the check at start.
 //! - [`runs`]: run mode's queue (`exec.max_concurrent`) and its recorded results.
 //! - [`exec`]: run mode: running an approved command in its own process group, with a
 //!   cleared environment, capped output, a timeout that kills the whole group and the
@@ -45,6 +46,9 @@
 //! - [`store`]: every SQL statement, behind one struct, on SQLite through rusqlite;
 //!   schema in `migrations/`. Reads use a few read-only connections; every write goes
 //!   through one writer thread that commits concurrent writes together (group commit).
+//!   Every change to the allowlist is a rule event, and (`store::audit`) every request's
+//!   creation and resolution and every rule event is vouched for by a hash chain,
+//!   appended in the same transaction, which `execgate audit verify` walks.
 //! - [`transport`]: putting requests in front of a human (Telegram, Matrix, Slack and
 //!   Discord, all at once when several are configured; the console when no chat is), the
 //!   chat grammar every transport shares, the message every chat shows
@@ -78,7 +82,8 @@
 //!   (`cli::hook::own_mcp`), which asks for it itself; and
 //!   (`cli::mcp`) the MCP server, whose tools ask over the agent socket like any agent,
 //!   with the narrowing its environment sets, progress while a human decides, and a
-//!   cancelled call cancelling its request.
+//!   cancelled call cancelling its request; and (`cli::audit`) `audit verify`, `audit
+//!   export` and `history --rules`.
 //! - [`model`]: the contract's words (statuses, decisions, channels), what a request is
 //!   (`Command`: a shell line, an argv or a tool call; `RequestSpec`, `AgentName`) and the
 //!   record it becomes.

@@ -100,9 +100,9 @@ async fn an_untouched_chain_verifies_and_exports_with_its_hashes() {
     let (code, report) = verify(&d, None).await;
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["intact"], true);
-    // 4 requests (each created, and resolved), 4 rule events (two added by the owner,
-    // one saved by an answer, one removed).
-    assert_eq!(report["entries"], 4 * 2 + 4, "{report:#}");
+    // 2 requests decided at once (one entry each), 2 asked (created, then resolved), 4
+    // rule events (two added by the owner, one saved by an answer, one removed).
+    assert_eq!(report["entries"], 2 + 2 * 2 + 4, "{report:#}");
     let head = report["chains"][0]["head"].as_str().unwrap().to_string();
 
     let out = d.cli(&["audit", "export"]).await;
@@ -111,7 +111,7 @@ async fn an_untouched_chain_verifies_and_exports_with_its_hashes() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 12);
+    assert_eq!(lines.len(), 10);
     for pair in lines.windows(2) {
         assert_eq!(
             pair[1]["prev"], pair[0]["hash"],
@@ -150,7 +150,7 @@ async fn an_untouched_chain_verifies_and_exports_with_its_hashes() {
         std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 12);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 10);
 
     // The head the daemon would have logged: given back, it checks.
     assert_eq!(verify(&d, Some(&head)).await.0, 0);
@@ -173,27 +173,27 @@ async fn verify_finds_a_request_edited_behind_the_daemons_back() {
     assert_eq!(code, 1);
     assert_eq!(
         problems(&report),
-        [("edited".into(), format!("request {id}"))]
+        [("edited".into(), format!("decided {id}"))]
     );
-
-    // Its decision, too: an approval by nobody made to look like the owner's.
     let out = d.cli(&["audit", "verify"]).await;
     assert!(stdout(&out).contains("BROKEN"), "{}", stdout(&out));
-    tamper(
-        &d,
-        &format!(
-            "UPDATE exec_approval SET decided_by = 'owner', via = 'telegram-button' WHERE id = '{id}'"
-        ),
-        &format!(
-            "UPDATE exec_approval SET decided_by = 'owner', via = 'telegram-button' WHERE id = '{id}'"
-        ),
+
+    // An answer, too: a denial made to look like the owner's approval.
+    let asked = d.ask_no_wait("a", "make publish").await;
+    let (status, body) = d.decide(&asked.id, "deny").await;
+    assert!(status.is_success(), "{body}");
+    let forge = format!(
+        "UPDATE exec_approval SET status = 'approved', decision = 'allow-once', decided_by = 'owner', \
+         via = 'telegram-button', error = NULL WHERE id = '{}'",
+        asked.id
     );
+    tamper(&d, &forge, &forge);
     let (_, report) = verify(&d, None).await;
     assert_eq!(
         problems(&report),
         [
-            ("edited".into(), format!("request {id}")),
-            ("edited".into(), format!("resolution {id}"))
+            ("edited".into(), format!("decided {id}")),
+            ("edited".into(), format!("resolution {}", asked.id))
         ]
     );
 }
@@ -229,8 +229,7 @@ async fn verify_finds_rows_deleted_and_inserted() {
     assert_eq!(
         problems(&report),
         [
-            ("deleted".into(), format!("request {gone}")),
-            ("deleted".into(), format!("resolution {gone}")),
+            ("deleted".into(), format!("decided {gone}")),
             ("unchained".into(), "request forged-1".into()),
             ("unchained".into(), "resolution forged-1".into()),
         ],
@@ -351,6 +350,18 @@ async fn verify_finds_entries_removed_forged_or_cut_from_the_end() {
             .any(|f| f["problem"] == "forged" && f["seq"] == 6),
         "{report:#}"
     );
+
+    // An entry copied to the end: one row vouched for twice.
+    let copy = format!(
+        "INSERT INTO exec_audit SELECT node, 1000, at, kind, subject, digest, prev, hash \
+         FROM exec_audit WHERE node = '{node}' AND seq = 1"
+    );
+    tamper(&d, &copy, &copy);
+    let (_, report) = verify(&d, None).await;
+    assert!(
+        problems(&report).iter().any(|(p, _)| p == "duplicated"),
+        "{report:#}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -376,7 +387,7 @@ async fn a_broken_chain_never_stops_the_daemon_which_goes_on_in_a_new_segment() 
             .contains("a new segment after a break"),
         "{segment}"
     );
-    assert!(problems(&report).contains(&("edited".into(), format!("request {id}"))));
+    assert!(problems(&report).contains(&("edited".into(), format!("decided {id}"))));
 
     // What is written after the segment verifies on its own; and a restart finds the
     // break before the current segment, and starts no other.
@@ -594,6 +605,32 @@ async fn rows_written_without_the_chain_are_reported_then_adopted_once_it_begins
             .contains("1 requests and 1 rule events"),
         "{segment}"
     );
-    // Segment, the request and its resolution, the rule event; then `pwd`, twice.
-    assert_eq!(report["entries"], 1 + 2 + 1 + 2);
+    // Segment, the request and its resolution, the rule event; then `pwd`, decided.
+    assert_eq!(report["entries"], 1 + 2 + 1 + 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_left_pending_by_a_crash_before_the_chain_are_adopted_before_the_sweep() {
+    if on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = Process::start(dir.path(), &[("EXECGATE_AUDIT__CHAIN", "false")]).await;
+    let left = daemon.ask_no_wait("make deploy").await;
+    daemon.signal(libc::SIGKILL);
+    let _ = daemon.wait().await;
+
+    // The first start with the chain vouches for the row as found (pending), then its
+    // cancellation by the sweep is chained after it: nothing is left unchained.
+    let d = TestDaemon::start_in(dir, &[]).await;
+    let (code, report) = verify(&d, None).await;
+    assert_eq!(code, 0, "{report:#}");
+    let out = d.cli(&["audit", "export"]).await;
+    let kinds: Vec<String> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["subject"] == left["id"])
+        .map(|e| e["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds, ["request", "resolution"]);
 }

@@ -186,6 +186,19 @@ async fn a_request_on_one_node_is_answered_from_another_and_rules_reach_every_no
         })
         .await;
     }
+
+    // One chain per node, each vouching for what that node wrote (A's request created
+    // in A's chain, resolved in B's), and together for every row: intact, from any node.
+    let out = c.cli(&["audit", "verify", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let nodes: Vec<&str> = report["chains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(nodes, ["node-a", "node-b", "node-c"], "{report:#}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

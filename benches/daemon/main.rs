@@ -11,7 +11,9 @@
 //!   already has). The daemon answers only once the request's row is durable, so
 //!   `baseline = round trip p50 + commit p50` is what one decision costs at least.
 //! - **B.** Allowlisted requests (an exact rule) at concurrency 1, 16 and 64 against a
-//!   real `execgate serve` process at its default log level, checking every answer.
+//!   real `execgate serve` process at its default log level, checking every answer; and
+//!   the same at concurrency 1 with the audit chain and metrics on (the defaults) beside
+//!   both off, in alternating rounds (`audit`).
 //! - **C.** 10,000 requests pending at once: the daemon's memory, resolving some one at a
 //!   time while the rest wait, and a SIGTERM that cancels the rest.
 //! - **D.** Start to `READY=1` (sd_notify, as systemd sees it) with 1,000,000 rows of
@@ -57,6 +59,7 @@
 //! formatting), `machine` and `report` (the header, and the verdicts on the targets).
 
 mod allowlisted;
+mod audit;
 mod baseline;
 mod burst;
 mod chats;
@@ -81,6 +84,7 @@ use hyper::body::Bytes;
 use serde_json::json;
 
 use crate::allowlisted::allowlisted;
+use crate::audit::audit_cost;
 use crate::baseline::{Baseline, baseline, trivial_server};
 use crate::burst::burst;
 use crate::chats::chats;
@@ -293,6 +297,8 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
     pending.print(&base);
     // Stopped at the end of C; dropping it ends its notify listener.
     drop(daemon);
+    let audit = audit_cost(&mut lab, &plan, &ask).await?;
+    audit.print();
 
     let history = history(&mut lab, &plan).await?;
     history.print();
@@ -320,6 +326,7 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
     let targets = targets(
         &base,
         &allowlisted,
+        &audit,
         &pending,
         &history,
         &flood,
@@ -336,6 +343,7 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
             "machine": machine.json(),
             "baseline": base.json(),
             "allowlisted": allowlisted.json(),
+            "audit": audit.json(),
             "pending": pending.json(),
             "history": history.json(),
             "policy": policy.json(),
@@ -366,10 +374,16 @@ async fn run_only(
         let mut daemon = lab.start(&lab.daemon_db()).await?;
         let allowlisted = allowlisted(lab, &daemon, plan, ask).await?;
         allowlisted.print(plan, base);
+        // C ends with the daemon stopped; B alone stops it here.
         if only.contains('C') {
             pending(lab, &mut daemon, plan, allowlisted.answered)
                 .await?
                 .print(base);
+        } else {
+            daemon.stop().await?;
+        }
+        if only.contains('B') {
+            audit_cost(lab, plan, ask).await?.print();
         }
     }
     if only.contains('D') {

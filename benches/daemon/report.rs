@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::allowlisted::Allowlisted;
+use crate::audit::AuditCost;
 use crate::baseline::Baseline;
 use crate::flood::Flood;
 use crate::hook::{HookCost, TARGET_ABOVE_TRUE as TARGET_HOOK_ABOVE_TRUE};
@@ -23,6 +24,7 @@ const TARGET_PENDING_RSS: u64 = 64 << 20;
 const TARGET_HISTORY: u32 = 1_000_000;
 const TARGET_READY: Duration = Duration::from_millis(300);
 const TARGET_FLOOD_RATIO: f64 = 10.0;
+const TARGET_AUDIT_RATIO: f64 = 1.05;
 
 pub fn print_header(mode: Mode, m: &Machine, temp: &Path) {
     println!(
@@ -65,6 +67,7 @@ impl Target {
 pub fn targets(
     base: &Baseline,
     allowlisted: &Allowlisted,
+    audit: &AuditCost,
     pending: &Pending,
     history: &History,
     flood: &Flood,
@@ -89,6 +92,11 @@ pub fn targets(
             ),
             value: times(scaling),
             pass: Some(scaling >= TARGET_SCALING),
+        },
+        Target {
+            name: format!("chain + metrics p50 ≤ {TARGET_AUDIT_RATIO}× without"),
+            value: times(audit.ratio()),
+            pass: Some(audit.ratio() <= TARGET_AUDIT_RATIO),
         },
         Target {
             name: format!(

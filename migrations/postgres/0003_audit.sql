@@ -35,14 +35,13 @@ CREATE TABLE exec_audit (
     node    TEXT NOT NULL,
     seq     BIGINT NOT NULL CHECK (seq > 0),
     at      TIMESTAMPTZ NOT NULL,
-    kind    TEXT NOT NULL CHECK (kind IN ('request', 'resolution', 'rule', 'segment')),
+    kind    TEXT NOT NULL CHECK (kind IN ('request', 'resolution', 'decided', 'rule', 'segment')),
     subject TEXT NOT NULL,
     digest  TEXT NOT NULL,
     prev    TEXT NOT NULL,
     hash    TEXT NOT NULL,
     PRIMARY KEY (node, seq)
 );
-CREATE INDEX exec_audit_subject ON exec_audit (kind, subject);
 
 CREATE FUNCTION exec_kept() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -1,7 +1,8 @@
 //! The audit trail's face (docs/audit.md): what `execgate audit verify` and `export` read,
-//! and what the daemon does with the chain at start and on reload: vouch for rows older
-//! than the chain, log the head as an anchor kept elsewhere, and check the whole chain
-//! in the background, starting a new segment when the current one is broken.
+//! and what the daemon does with the chain at start and on reload: log the head as an
+//! anchor kept elsewhere, and check the whole chain in the background, starting a new
+//! segment when the current one is broken. (Rows older than the chain are vouched for
+//! by the store before the daemon writes anything, `Store::audit_adopt`.)
 
 use std::sync::Arc;
 
@@ -43,20 +44,6 @@ impl Approvals {
             ),
             Err(e) => tracing::error!(error = %e, "cannot read the audit chain's head"),
         }
-    }
-
-    /// At start, before requests are taken: vouches for rows written before the chain
-    /// existed, then logs the head.
-    pub async fn begin_audit(&self) -> Result<(), StoreError> {
-        let adopted = self.store.audit_adopt().await?;
-        if adopted > 0 {
-            tracing::warn!(
-                entries = adopted,
-                "the audit chain begins: rows written before it are vouched for as they are now, not as they were"
-            );
-        }
-        self.log_audit_head().await;
-        Ok(())
     }
 
     /// Checks the whole chain in the background and logs what it finds; a broken current

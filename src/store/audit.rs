@@ -27,6 +27,9 @@ pub enum EntryKind {
     Request,
     /// A request as resolved (subject: its id).
     Resolution,
+    /// A request created and resolved at once, by policy or a rule (subject: its id):
+    /// one entry for both, as one write made both.
+    Decided,
     /// A rule event (subject: its id).
     Rule,
     /// A new chain after a break (subject: what was found broken); its `prev` is
@@ -39,6 +42,7 @@ impl EntryKind {
         match self {
             EntryKind::Request => "request",
             EntryKind::Resolution => "resolution",
+            EntryKind::Decided => "decided",
             EntryKind::Rule => "rule",
             EntryKind::Segment => "segment",
         }
@@ -48,6 +52,7 @@ impl EntryKind {
         [
             EntryKind::Request,
             EntryKind::Resolution,
+            EntryKind::Decided,
             EntryKind::Rule,
             EntryKind::Segment,
         ]
@@ -55,14 +60,25 @@ impl EntryKind {
         .find(|k| k.as_str() == s)
     }
 
-    /// The columns its subject's digest covers; `None` for a segment, which vouches for
-    /// its own words.
-    pub fn columns(self) -> Option<&'static [Column]> {
+    /// The table its subject is a row of, and the columns its digest covers, in order
+    /// (the first is the row's key); `None` for a segment, which vouches for its own
+    /// words.
+    pub fn subject(self) -> Option<(&'static str, Vec<Column>)> {
+        let (table, groups): (&str, &[&[Column]]) = match self {
+            EntryKind::Request => ("exec_approval", &[REQUEST]),
+            EntryKind::Resolution => ("exec_approval", &[RESOLUTION]),
+            EntryKind::Decided => ("exec_approval", &[REQUEST, RESOLUTION]),
+            EntryKind::Rule => ("exec_rule_event", &[RULE_EVENT]),
+            EntryKind::Segment => return None,
+        };
+        Some((table, groups.concat()))
+    }
+
+    /// What a finding calls its subject: `request ID`, `rule event ID`.
+    pub fn name(self) -> &'static str {
         match self {
-            EntryKind::Request => Some(REQUEST),
-            EntryKind::Resolution => Some(RESOLUTION),
-            EntryKind::Rule => Some(RULE_EVENT),
-            EntryKind::Segment => None,
+            EntryKind::Rule => "rule event",
+            kind => kind.as_str(),
         }
     }
 }
@@ -150,6 +166,35 @@ pub const RULE_EVENT: &[Column] = &[
     Bool("memory"),
     Text("node"),
 ];
+
+/// The rows of each kind no entry vouches for, as text: the same SQL on both backends.
+/// Set differences, which both compute by sorting or hashing each side once: a verify
+/// stays O(n log n) without an index on what entries name, which every write would pay.
+pub(crate) const UNCHAINED: [(&str, &str); 3] = [
+    (
+        "request",
+        "SELECT id FROM exec_approval \
+         EXCEPT SELECT subject FROM exec_audit WHERE kind IN ('request', 'decided') ORDER BY 1",
+    ),
+    (
+        "resolution",
+        "SELECT id FROM exec_approval WHERE status <> 'pending' \
+         EXCEPT SELECT subject FROM exec_audit WHERE kind IN ('resolution', 'decided') ORDER BY 1",
+    ),
+    (
+        "rule event",
+        "SELECT CAST(id AS TEXT) FROM exec_rule_event \
+         EXCEPT SELECT subject FROM exec_audit WHERE kind = 'rule' ORDER BY 1",
+    ),
+];
+
+/// The rows more than one entry vouches for (a creation twice, a resolution twice, a
+/// rule event twice), named as findings name them: the same SQL on both backends.
+pub(crate) const DUPLICATED: &str = "SELECT what || ' ' || subject FROM ( \
+     SELECT 'request' AS what, subject FROM exec_audit WHERE kind IN ('request', 'decided') \
+     UNION ALL SELECT 'resolution', subject FROM exec_audit WHERE kind IN ('resolution', 'decided') \
+     UNION ALL SELECT 'rule event', subject FROM exec_audit WHERE kind = 'rule') AS vouched \
+     GROUP BY what, subject HAVING count(*) > 1 ORDER BY what, subject";
 
 /// A column's value as read back, in the few shapes both backends share.
 #[derive(Clone, Debug, PartialEq)]
@@ -253,6 +298,24 @@ impl Entry {
         entry
     }
 
+    /// The entry after `last` in `node`'s chain (the first when `last` is None): a
+    /// segment begins anew, any other links to `last`.
+    pub fn next(
+        node: &str,
+        last: Option<&Entry>,
+        at: String,
+        kind: EntryKind,
+        subject: &str,
+        digest: String,
+    ) -> Entry {
+        let seq = last.map_or(1, |l| l.seq + 1);
+        let prev = match (last, kind) {
+            (Some(l), k) if k != EntryKind::Segment => l.hash.clone(),
+            _ => GENESIS.to_string(),
+        };
+        Entry::after(node, seq, at, kind, subject.to_string(), digest, prev)
+    }
+
     /// The hash this entry's other fields make.
     pub fn expected_hash(&self) -> String {
         hash_of(&[
@@ -293,7 +356,7 @@ pub struct Exported {
 impl Exported {
     /// `entry` with `values`, named by its kind's columns.
     pub fn new(entry: Entry, values: Option<Vec<Value>>) -> Exported {
-        let columns = entry.kind.columns().unwrap_or_default();
+        let columns = entry.kind.subject().map(|(_, c)| c).unwrap_or_default();
         let record = values.map(|values| {
             columns
                 .iter()
@@ -465,14 +528,14 @@ impl Verifier {
             None => self.find(
                 Problem::Deleted,
                 &entry,
-                format!("the {} it vouches for is gone", entry.kind.as_str()),
+                format!("the {} it vouches for is gone", entry.kind.name()),
             ),
             Some(d) if d != entry.digest => self.find(
                 Problem::Edited,
                 &entry,
                 format!(
                     "the {} was changed after it was committed",
-                    entry.kind.as_str()
+                    entry.kind.name()
                 ),
             ),
             Some(_) => {}
@@ -544,8 +607,7 @@ impl Verifier {
         }
         let subject = match entry.kind {
             EntryKind::Segment => None,
-            EntryKind::Rule => Some(format!("rule event {}", entry.subject)),
-            kind => Some(format!("{} {}", kind.as_str(), entry.subject)),
+            kind => Some(format!("{} {}", kind.name(), entry.subject)),
         };
         self.push(Finding {
             problem,

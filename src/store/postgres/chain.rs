@@ -44,16 +44,6 @@ pub(super) async fn begin<'c>(pool: &'c PgPool, scope: &Scope) -> Result<Tx<'c>,
     Ok(tx)
 }
 
-/// What an entry's subject is read from.
-fn source(kind: EntryKind) -> Option<(&'static str, &'static [Column])> {
-    match kind {
-        EntryKind::Request => Some(("exec_approval", audit::REQUEST)),
-        EntryKind::Resolution => Some(("exec_approval", audit::RESOLUTION)),
-        EntryKind::Rule => Some(("exec_rule_event", audit::RULE_EVENT)),
-        EntryKind::Segment => None,
-    }
-}
-
 /// The subject's chained columns as they read now; `None` when the row is gone.
 async fn subject<'e, E>(
     executor: E,
@@ -63,7 +53,7 @@ async fn subject<'e, E>(
 where
     E: sqlx_core::executor::Executor<'e, Database = Postgres>,
 {
-    let Some((table, columns)) = source(kind) else {
+    let Some((table, columns)) = kind.subject() else {
         return Ok(None);
     };
     let names: Vec<&str> = columns.iter().map(|c| c.name()).collect();
@@ -79,7 +69,7 @@ where
         },
         _ => query(&sql).bind(subject).fetch_optional(executor).await?,
     };
-    row.map(|row| values(&row, columns)).transpose()
+    row.map(|row| values(&row, &columns)).transpose()
 }
 
 /// A row's chained columns, each in the one shape SQLite reads it in.
@@ -152,6 +142,22 @@ pub(super) async fn append(
     if !scope.chain {
         return Ok(());
     }
+    let last = head(&mut **tx, &scope.node).await?;
+    append_after(tx, scope, last.as_ref(), kind, subject_id, at)
+        .await
+        .map(drop)
+}
+
+/// [`append`] after `last`, the chain's head as the caller knows it; returns the new
+/// head.
+async fn append_after(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    last: Option<&Entry>,
+    kind: EntryKind,
+    subject_id: &str,
+    at: DateTime<Utc>,
+) -> Result<Entry, StoreError> {
     let digest = match kind {
         EntryKind::Segment => audit::segment_digest(subject_id),
         _ => {
@@ -165,21 +171,7 @@ pub(super) async fn append(
             audit::digest(&values)
         }
     };
-    let last = head(&mut **tx, &scope.node).await?;
-    let (seq, prev) = match (&last, kind) {
-        (Some(l), EntryKind::Segment) => (l.seq + 1, audit::GENESIS.to_string()),
-        (Some(l), _) => (l.seq + 1, l.hash.clone()),
-        (None, _) => (1, audit::GENESIS.to_string()),
-    };
-    let entry = Entry::after(
-        &scope.node,
-        seq,
-        ts(at),
-        kind,
-        subject_id.to_string(),
-        digest,
-        prev,
-    );
+    let entry = Entry::next(&scope.node, last, ts(at), kind, subject_id, digest);
     query(
         "INSERT INTO exec_audit (node, seq, at, kind, subject, digest, prev, hash) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -194,7 +186,7 @@ pub(super) async fn append(
     .bind(&entry.hash)
     .execute(&mut **tx)
     .await?;
-    Ok(())
+    Ok(entry)
 }
 
 /// Records a change to rule `rule_id` (as its row reads now, or before a removal) and
@@ -321,26 +313,14 @@ pub(super) async fn verify(pool: &PgPool, head: Option<&str>) -> Result<Report, 
             verifier.entry(e, values);
         }
     }
-    for (what, sql) in UNCHAINED {
+    for (what, sql) in audit::UNCHAINED {
         for row in query(sql).fetch_all(&mut *tx).await? {
             let id: String = row.try_get(0)?;
             verifier.unchained(format!("{what} {id}"));
         }
     }
-    for row in query(
-        "SELECT kind, subject FROM exec_audit WHERE kind <> 'segment' \
-         GROUP BY kind, subject HAVING count(*) > 1 ORDER BY kind, subject",
-    )
-    .fetch_all(&mut *tx)
-    .await?
-    {
-        let (kind, subject): (String, String) = (row.try_get(0)?, row.try_get(1)?);
-        let kind = if kind == "rule" {
-            "rule event".to_string()
-        } else {
-            kind
-        };
-        verifier.duplicated(format!("{kind} {subject}"));
+    for row in query(audit::DUPLICATED).fetch_all(&mut *tx).await? {
+        verifier.duplicated(row.try_get(0)?);
     }
     let head_entry = match head.and_then(audit::parse_anchor) {
         Some((node, seq)) => {
@@ -381,25 +361,6 @@ where
         .map(entry)
         .collect()
 }
-
-/// The rows of each kind no entry vouches for.
-const UNCHAINED: [(&str, &str); 3] = [
-    (
-        "request",
-        "SELECT id FROM exec_approval a WHERE NOT EXISTS \
-         (SELECT 1 FROM exec_audit e WHERE e.kind = 'request' AND e.subject = a.id) ORDER BY id",
-    ),
-    (
-        "resolution",
-        "SELECT id FROM exec_approval a WHERE status <> 'pending' AND NOT EXISTS \
-         (SELECT 1 FROM exec_audit e WHERE e.kind = 'resolution' AND e.subject = a.id) ORDER BY id",
-    ),
-    (
-        "rule event",
-        "SELECT id::text FROM exec_rule_event r WHERE NOT EXISTS \
-         (SELECT 1 FROM exec_audit e WHERE e.kind = 'rule' AND e.subject = r.id::text) ORDER BY id",
-    ),
-];
 
 /// A page of `audit export`.
 pub(super) async fn entries(
@@ -462,15 +423,14 @@ pub(super) async fn adopt(
         requests.len(),
         events.len()
     );
-    append(&mut tx, scope, EntryKind::Segment, &why, now).await?;
-    for id in &requests {
-        append(&mut tx, scope, EntryKind::Request, id, now).await?;
-    }
-    for id in &resolved {
-        append(&mut tx, scope, EntryKind::Resolution, id, now).await?;
-    }
-    for id in &events {
-        append(&mut tx, scope, EntryKind::Rule, id, now).await?;
+    let mut last = append_after(&mut tx, scope, None, EntryKind::Segment, &why, now).await?;
+    let rows = requests
+        .iter()
+        .map(|id| (EntryKind::Request, id))
+        .chain(resolved.iter().map(|id| (EntryKind::Resolution, id)))
+        .chain(events.iter().map(|id| (EntryKind::Rule, id)));
+    for (kind, id) in rows {
+        last = append_after(&mut tx, scope, Some(&last), kind, id, now).await?;
     }
     tx.commit().await?;
     Ok(total)

@@ -139,11 +139,10 @@ impl PgStore {
             let scope = self.scope();
             let mut tx = chain::begin(&self.pool, &scope).await?;
             insert.execute(&mut *tx).await?;
-            chain::append(&mut tx, &scope, EntryKind::Request, &new.id, new.created_at).await?;
             chain::append(
                 &mut tx,
                 &scope,
-                EntryKind::Resolution,
+                EntryKind::Decided,
                 &new.id,
                 resolution.resolved_at,
             )

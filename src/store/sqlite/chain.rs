@@ -19,23 +19,13 @@ pub(super) struct Scope {
     pub chain: bool,
 }
 
-/// What an entry's subject is read from.
-fn source(kind: EntryKind) -> Option<(&'static str, &'static [audit::Column])> {
-    match kind {
-        EntryKind::Request => Some(("exec_approval", audit::REQUEST)),
-        EntryKind::Resolution => Some(("exec_approval", audit::RESOLUTION)),
-        EntryKind::Rule => Some(("exec_rule_event", audit::RULE_EVENT)),
-        EntryKind::Segment => None,
-    }
-}
-
 /// The subject's chained columns as they read now; `None` when the row is gone.
 fn subject(
     conn: &Connection,
     kind: EntryKind,
     subject: &str,
 ) -> Result<Option<Vec<Value>>, StoreError> {
-    let Some((table, columns)) = source(kind) else {
+    let Some((table, columns)) = kind.subject() else {
         return Ok(None);
     };
     let names: Vec<&str> = columns.iter().map(|c| c.name()).collect();
@@ -118,6 +108,20 @@ pub(super) fn append(
     if !scope.chain {
         return Ok(());
     }
+    let last = head(conn, &scope.node)?;
+    append_after(conn, scope, last.as_ref(), kind, subject_id, at).map(drop)
+}
+
+/// [`append`] after `last`, the chain's head as the caller knows it; returns the new
+/// head.
+fn append_after(
+    conn: &Connection,
+    scope: &Scope,
+    last: Option<&Entry>,
+    kind: EntryKind,
+    subject_id: &str,
+    at: DateTime<Utc>,
+) -> Result<Entry, StoreError> {
     let digest = match kind {
         EntryKind::Segment => audit::segment_digest(subject_id),
         _ => {
@@ -128,21 +132,7 @@ pub(super) fn append(
             audit::digest(&values)
         }
     };
-    let last = head(conn, &scope.node)?;
-    let (seq, prev) = match (&last, kind) {
-        (Some(l), EntryKind::Segment) => (l.seq + 1, audit::GENESIS.to_string()),
-        (Some(l), _) => (l.seq + 1, l.hash.clone()),
-        (None, _) => (1, audit::GENESIS.to_string()),
-    };
-    let entry = Entry::after(
-        &scope.node,
-        seq,
-        ts(at),
-        kind,
-        subject_id.to_string(),
-        digest,
-        prev,
-    );
+    let entry = Entry::next(&scope.node, last, ts(at), kind, subject_id, digest);
     conn.prepare_cached(
         "INSERT INTO exec_audit (node, seq, at, kind, subject, digest, prev, hash) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -157,7 +147,7 @@ pub(super) fn append(
         entry.prev,
         entry.hash,
     ])?;
-    Ok(())
+    Ok(entry)
 }
 
 /// Records a change to rule `rule_id` (as its row reads now, or as it read before a
@@ -252,32 +242,18 @@ fn walk(conn: &Connection, head: Option<&str>) -> Result<Report, StoreError> {
         let values = subject(conn, e.kind, &e.subject)?;
         verifier.entry(e, values);
     }
-    for (what, sql) in UNCHAINED {
+    for (what, sql) in audit::UNCHAINED {
         let mut statement = conn.prepare(sql)?;
         let mut rows = statement.query([])?;
         while let Some(row) = rows.next()? {
-            let id: rusqlite::types::Value = row.get(0)?;
-            let id = match id {
-                rusqlite::types::Value::Integer(i) => i.to_string(),
-                rusqlite::types::Value::Text(t) => t,
-                other => format!("{other:?}"),
-            };
+            let id: String = row.get(0)?;
             verifier.unchained(format!("{what} {id}"));
         }
     }
-    let mut statement = conn.prepare(
-        "SELECT kind, subject FROM exec_audit WHERE kind <> 'segment' \
-         GROUP BY kind, subject HAVING count(*) > 1",
-    )?;
+    let mut statement = conn.prepare(audit::DUPLICATED)?;
     let mut rows = statement.query([])?;
     while let Some(row) = rows.next()? {
-        let (kind, subject): (String, String) = (row.get(0)?, row.get(1)?);
-        let kind = if kind == "rule" {
-            "rule event".to_string()
-        } else {
-            kind
-        };
-        verifier.duplicated(format!("{kind} {subject}"));
+        verifier.duplicated(row.get(0)?);
     }
     let head_entry = match head.and_then(audit::parse_anchor) {
         Some((node, seq)) => {
@@ -294,25 +270,6 @@ fn walk(conn: &Connection, head: Option<&str>) -> Result<Report, StoreError> {
     };
     Ok(verifier.finish(head, head_entry))
 }
-
-/// The rows of each kind no entry vouches for.
-const UNCHAINED: [(&str, &str); 3] = [
-    (
-        "request",
-        "SELECT id FROM exec_approval a WHERE NOT EXISTS \
-         (SELECT 1 FROM exec_audit e WHERE e.kind = 'request' AND e.subject = a.id) ORDER BY id",
-    ),
-    (
-        "resolution",
-        "SELECT id FROM exec_approval a WHERE status <> 'pending' AND NOT EXISTS \
-         (SELECT 1 FROM exec_audit e WHERE e.kind = 'resolution' AND e.subject = a.id) ORDER BY id",
-    ),
-    (
-        "rule event",
-        "SELECT id FROM exec_rule_event r WHERE NOT EXISTS \
-         (SELECT 1 FROM exec_audit e WHERE e.kind = 'rule' AND e.subject = CAST(r.id AS TEXT)) ORDER BY id",
-    ),
-];
 
 /// Entries after `(node, seq)` in chain order, each with its subject as it reads now, at
 /// most `limit`: a page of `audit export`.
@@ -379,15 +336,14 @@ pub(super) fn adopt(
         requests.len(),
         events.len()
     );
-    append(conn, scope, EntryKind::Segment, &why, now)?;
-    for id in &requests {
-        append(conn, scope, EntryKind::Request, id, now)?;
-    }
-    for id in &resolved {
-        append(conn, scope, EntryKind::Resolution, id, now)?;
-    }
-    for id in &events {
-        append(conn, scope, EntryKind::Rule, id, now)?;
+    let mut last = append_after(conn, scope, None, EntryKind::Segment, &why, now)?;
+    let rows = requests
+        .iter()
+        .map(|id| (EntryKind::Request, id))
+        .chain(resolved.iter().map(|id| (EntryKind::Resolution, id)))
+        .chain(events.iter().map(|id| (EntryKind::Rule, id)));
+    for (kind, id) in rows {
+        last = append_after(conn, scope, Some(&last), kind, id, now)?;
     }
     Ok(total)
 }

@@ -62,14 +62,7 @@ impl Write for InsertDecided {
         chain::append(
             conn,
             &self.scope,
-            EntryKind::Request,
-            &new.id,
-            new.created_at,
-        )?;
-        chain::append(
-            conn,
-            &self.scope,
-            EntryKind::Resolution,
+            EntryKind::Decided,
             &new.id,
             resolution.resolved_at,
         )?;
