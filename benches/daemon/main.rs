@@ -96,7 +96,7 @@ use crate::mcp::mcp_cost;
 use crate::pending::pending;
 use crate::policy::policy;
 use crate::postgres::backends;
-use crate::report::{Target, print_header, print_targets, targets};
+use crate::report::{Target, audit_target, print_header, print_targets, targets};
 use crate::startup::history;
 
 const REQUESTS: &str = "/v1/requests";
@@ -323,16 +323,16 @@ async fn run(mode: Mode, only: Option<String>) -> Result<()> {
     let backends = backends(&mut lab, &plan, &ask).await?;
     backends.print();
 
-    let targets = targets(
+    let mut targets = targets(
         &base,
         &allowlisted,
-        &audit,
         &pending,
         &history,
         &flood,
         &hook,
         &backends,
     );
+    targets.insert(2, audit_target(&audit));
     print_targets(mode, &targets);
 
     if mode == Mode::Full {

@@ -67,7 +67,6 @@ impl Target {
 pub fn targets(
     base: &Baseline,
     allowlisted: &Allowlisted,
-    audit: &AuditCost,
     pending: &Pending,
     history: &History,
     flood: &Flood,
@@ -92,11 +91,6 @@ pub fn targets(
             ),
             value: times(scaling),
             pass: Some(scaling >= TARGET_SCALING),
-        },
-        Target {
-            name: format!("chain + metrics p50 ≤ {TARGET_AUDIT_RATIO}× without"),
-            value: times(audit.ratio()),
-            pass: Some(audit.ratio() <= TARGET_AUDIT_RATIO),
         },
         Target {
             name: format!(
@@ -142,6 +136,15 @@ pub fn targets(
             pass: Some(backends.p50_ratio() <= crate::postgres::TARGET_P50_RATIO),
         },
     ]
+}
+
+/// Section B's second target: the audit chain and metrics cost next to nothing.
+pub fn audit_target(audit: &AuditCost) -> Target {
+    Target {
+        name: format!("chain + metrics p50 ≤ {TARGET_AUDIT_RATIO}× without"),
+        value: times(audit.ratio()),
+        pass: Some(audit.ratio() <= TARGET_AUDIT_RATIO),
+    }
 }
 
 pub fn print_targets(mode: Mode, targets: &[Target]) {
