@@ -335,6 +335,61 @@ impl Entry {
     }
 }
 
+/// Who writes, and whether their writes are chained (`audit.chain`): what each backend's
+/// writes carry.
+#[derive(Clone, Debug)]
+pub(crate) struct Scope {
+    pub node: std::sync::Arc<str>,
+    pub chain: bool,
+}
+
+/// The digest an entry of `kind` for `subject` carries, from the subject's columns as
+/// read back inside the writing transaction (a segment vouches for its own words). A
+/// subject missing right after it was written is a corrupt database: the write fails.
+pub(crate) fn digest_for(
+    kind: EntryKind,
+    subject: &str,
+    values: Option<Vec<Value>>,
+) -> Result<String, crate::store::StoreError> {
+    match (kind, values) {
+        (EntryKind::Segment, _) => Ok(segment_digest(subject)),
+        (_, Some(values)) => Ok(digest(&values)),
+        (_, None) => Err(crate::store::StoreError::Corrupt {
+            id: subject.to_string(),
+            what: format!("no {} to chain right after it was written", kind.as_str()),
+        }),
+    }
+}
+
+/// What the first start with the chain vouches for, on a database written without one:
+/// the words of the segment that begins it, then each row in order (every request as
+/// created, every resolution, every rule event). None when there is nothing.
+pub(crate) fn adoption<'a>(
+    requests: &'a [String],
+    resolved: &'a [String],
+    events: &'a [String],
+) -> Option<(String, Vec<(EntryKind, &'a str)>)> {
+    if requests.is_empty() && resolved.is_empty() && events.is_empty() {
+        return None;
+    }
+    let why = format!(
+        "the chain begins: {} requests and {} rule events written before it are vouched for as found",
+        requests.len(),
+        events.len()
+    );
+    let rows = requests
+        .iter()
+        .map(|id| (EntryKind::Request, id.as_str()))
+        .chain(
+            resolved
+                .iter()
+                .map(|id| (EntryKind::Resolution, id.as_str())),
+        )
+        .chain(events.iter().map(|id| (EntryKind::Rule, id.as_str())))
+        .collect();
+    Some((why, rows))
+}
+
 /// `NODE:SEQ:HASH` → (node, seq); the node may itself hold colons.
 pub fn parse_anchor(anchor: &str) -> Option<(String, i64)> {
     let mut parts = anchor.rsplitn(3, ':');

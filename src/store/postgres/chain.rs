@@ -14,17 +14,12 @@ use sqlx_core::row::Row as _;
 use sqlx_postgres::{PgPool, PgRow, Postgres};
 
 use crate::model::{RuleChange, RuleEvent};
-use crate::store::audit::{self, Column, Entry, EntryKind, Exported, Report, Value, Verifier};
+use crate::store::audit::{
+    self, Column, Entry, EntryKind, Exported, Report, Scope, Value, Verifier,
+};
 use crate::store::{Actor, StoreError, ts};
 
 pub(super) type Tx<'c> = sqlx_core::transaction::Transaction<'c, Postgres>;
-
-/// Who writes, and whether their writes are chained (`audit.chain`).
-#[derive(Clone, Debug)]
-pub(super) struct Scope {
-    pub node: std::sync::Arc<str>,
-    pub chain: bool,
-}
 
 /// The advisory lock that serialises the expiry of rules, and the chain's beginning,
 /// across nodes: execgate's constant after the migrations' (`…01`) and the chat leader's
@@ -158,19 +153,8 @@ async fn append_after(
     subject_id: &str,
     at: DateTime<Utc>,
 ) -> Result<Entry, StoreError> {
-    let digest = match kind {
-        EntryKind::Segment => audit::segment_digest(subject_id),
-        _ => {
-            let values =
-                subject(&mut **tx, kind, subject_id)
-                    .await?
-                    .ok_or_else(|| StoreError::Corrupt {
-                        id: subject_id.to_string(),
-                        what: format!("no {} to chain right after it was written", kind.as_str()),
-                    })?;
-            audit::digest(&values)
-        }
-    };
+    let values = subject(&mut **tx, kind, subject_id).await?;
+    let digest = audit::digest_for(kind, subject_id, values)?;
     let entry = Entry::next(&scope.node, last, ts(at), kind, subject_id, digest);
     query(
         "INSERT INTO exec_audit (node, seq, at, kind, subject, digest, prev, hash) \
@@ -414,24 +398,13 @@ pub(super) async fn adopt(
     let events = ids(query("SELECT id::text FROM exec_rule_event ORDER BY id")
         .fetch_all(&mut *tx)
         .await?)?;
-    let total = (requests.len() + resolved.len() + events.len()) as u64;
-    if total == 0 {
+    let Some((why, rows)) = audit::adoption(&requests, &resolved, &events) else {
         return Ok(0);
-    }
-    let why = format!(
-        "the chain begins: {} requests and {} rule events written before it are vouched for as found",
-        requests.len(),
-        events.len()
-    );
+    };
     let mut last = append_after(&mut tx, scope, None, EntryKind::Segment, &why, now).await?;
-    let rows = requests
-        .iter()
-        .map(|id| (EntryKind::Request, id))
-        .chain(resolved.iter().map(|id| (EntryKind::Resolution, id)))
-        .chain(events.iter().map(|id| (EntryKind::Rule, id)));
-    for (kind, id) in rows {
-        last = append_after(&mut tx, scope, Some(&last), kind, id, now).await?;
+    for (kind, id) in &rows {
+        last = append_after(&mut tx, scope, Some(&last), *kind, id, now).await?;
     }
     tx.commit().await?;
-    Ok(total)
+    Ok(rows.len() as u64 + 1)
 }

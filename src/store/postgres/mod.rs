@@ -37,8 +37,9 @@ use super::{
 };
 use crate::config::PostgresUrl;
 use crate::model::{Confine, Decision, ExecResult, Record, Rule, RuleChange, RuleEvent, Status};
+use crate::store::audit::Scope;
 use crate::store::audit::{Entry, EntryKind, Exported, Report};
-use chain::{Scope, Tx};
+use chain::Tx;
 use rows::{REQUEST_COLUMNS, RULE_COLUMNS};
 
 /// The channel every node listens on (see [`cluster::Notice`]).

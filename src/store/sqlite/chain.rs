@@ -1,7 +1,6 @@
 //! The audit chain on SQLite (`store::audit` says what it is): entries appended inside
 //! the writer's transactions, rule events, and the reads `verify` and `export` walk.
 
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use rusqlite::types::ValueRef;
@@ -9,15 +8,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::StoreError;
 use crate::model::{RuleChange, RuleEvent};
-use crate::store::audit::{self, Entry, EntryKind, Exported, Report, Value, Verifier};
+use crate::store::audit::{self, Entry, EntryKind, Exported, Report, Scope, Value, Verifier};
 use crate::store::{Actor, ts};
-
-/// Who writes, and whether their writes are chained (`audit.chain`).
-#[derive(Clone, Debug)]
-pub(super) struct Scope {
-    pub node: Arc<str>,
-    pub chain: bool,
-}
 
 /// The subject's chained columns as they read now; `None` when the row is gone.
 fn subject(
@@ -122,16 +114,7 @@ fn append_after(
     subject_id: &str,
     at: DateTime<Utc>,
 ) -> Result<Entry, StoreError> {
-    let digest = match kind {
-        EntryKind::Segment => audit::segment_digest(subject_id),
-        _ => {
-            let values = subject(conn, kind, subject_id)?.ok_or_else(|| StoreError::Corrupt {
-                id: subject_id.to_string(),
-                what: format!("no {} to chain right after it was written", kind.as_str()),
-            })?;
-            audit::digest(&values)
-        }
-    };
+    let digest = audit::digest_for(kind, subject_id, subject(conn, kind, subject_id)?)?;
     let entry = Entry::next(&scope.node, last, ts(at), kind, subject_id, digest);
     conn.prepare_cached(
         "INSERT INTO exec_audit (node, seq, at, kind, subject, digest, prev, hash) \
@@ -327,23 +310,12 @@ pub(super) fn adopt(
     let resolved =
         ids("SELECT id FROM exec_approval WHERE status <> 'pending' ORDER BY resolved_at, id")?;
     let events = ids("SELECT id FROM exec_rule_event ORDER BY id")?;
-    let total = (requests.len() + resolved.len() + events.len()) as u64;
-    if total == 0 {
+    let Some((why, rows)) = audit::adoption(&requests, &resolved, &events) else {
         return Ok(0);
-    }
-    let why = format!(
-        "the chain begins: {} requests and {} rule events written before it are vouched for as found",
-        requests.len(),
-        events.len()
-    );
+    };
     let mut last = append_after(conn, scope, None, EntryKind::Segment, &why, now)?;
-    let rows = requests
-        .iter()
-        .map(|id| (EntryKind::Request, id))
-        .chain(resolved.iter().map(|id| (EntryKind::Resolution, id)))
-        .chain(events.iter().map(|id| (EntryKind::Rule, id)));
-    for (kind, id) in rows {
-        last = append_after(conn, scope, Some(&last), kind, id, now)?;
+    for (kind, id) in &rows {
+        last = append_after(conn, scope, Some(&last), *kind, id, now)?;
     }
-    Ok(total)
+    Ok(rows.len() as u64 + 1)
 }

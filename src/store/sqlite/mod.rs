@@ -33,8 +33,8 @@ use super::{
     create_private_dir, create_private_file, random_short_id, ts,
 };
 use crate::model::{ExecResult, Record, Rule, RuleEvent, Status};
+use crate::store::audit::Scope;
 use crate::store::audit::{Entry, Exported, Report};
-use chain::Scope;
 use connection::Target;
 use reads::Readers;
 use rows::{REQUEST_COLUMNS, RULE_COLUMNS};

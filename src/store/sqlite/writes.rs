@@ -6,13 +6,14 @@
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::chain::{self, Scope};
+use super::chain;
 use super::rows::{self, RULE_COLUMNS};
 use super::{
     Actor, NewRequest, NewRule, Resolution, SHORT_ID_QUARANTINE, StoreError, random_short_id, ts,
 };
 use crate::model::{Confine, Decision, ExecResult, Record, Rule, RuleChange, Status};
 use crate::store::audit::EntryKind;
+use crate::store::audit::Scope;
 
 /// A change to the database and what it answers once committed.
 pub(super) trait Write: Send + 'static {
