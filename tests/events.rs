@@ -60,7 +60,18 @@ async fn a_reader_sees_the_snapshot_then_pending_and_resolved_in_order() {
         .add_rule(json!({"pattern": "make test", "kind": "exact"}))
         .await;
     assert_eq!(status, StatusCode::CREATED);
-    assert_eq!(events.expect("allowlist").await, json!({}));
+    // With what changed: the rule event, as `execgate history --rules` shows it.
+    let changed = events.expect("allowlist").await;
+    let told = changed["events"].as_array().expect("the rule events");
+    assert_eq!(told.len(), 1, "{changed}");
+    assert_eq!(
+        (
+            told[0]["event"].as_str(),
+            told[0]["pattern"].as_str(),
+            told[0]["via"].as_str()
+        ),
+        (Some("added"), Some("make test"), Some("cli"))
+    );
 
     // The agent socket has no event stream: agents never learn of each other's requests.
     let (status, _) = d

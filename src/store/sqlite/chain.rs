@@ -1,7 +1,6 @@
 //! The audit chain on SQLite (`store::audit` says what it is): entries appended inside
 //! the writer's transactions, rule events, and the reads `verify` and `export` walk.
 
-
 use chrono::{DateTime, Utc};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, params};
