@@ -276,6 +276,9 @@ async fn the_chats_fail_over_when_the_leader_is_killed_and_nothing_is_posted_twi
         still["status"], "pending",
         "a live node's request is not touched"
     );
+    // The leader's cancellation of a dead node's request is chained like any other.
+    let out = c.cli(&["audit", "verify", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,6 +15,7 @@ use sqlx_postgres::{PgConnection, PgListener};
 
 use super::{CHANNEL, PgStore};
 use crate::store::StoreError;
+use crate::store::audit::EntryKind;
 
 /// The advisory lock whose holder runs the chat transports (an arbitrary constant of
 /// execgate's, distinct from the migrations' lock).
@@ -155,13 +156,23 @@ impl PgStore {
                  RETURNING id) \
              SELECT s.id FROM s CROSS JOIN LATERAL pg_notify('{CHANNEL}', 'resolved ' || $3 || ' ' || s.id) AS n"
         );
+        // Each cancellation is chained by this node, which made it, in the same
+        // transaction (docs/audit.md).
+        let scope = self.scope();
+        let mut tx = super::chain::begin(&self.pool, &scope).await?;
         let rows = query(&sql)
             .bind(timeout.as_secs_f64())
             .bind(error)
             .bind(&*self.node)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *tx)
             .await?;
-        super::first_column(&rows)
+        let ids = super::first_column(&rows)?;
+        let now = chrono::Utc::now();
+        for id in &ids {
+            super::chain::append(&mut tx, &scope, EntryKind::Resolution, id, now).await?;
+        }
+        tx.commit().await?;
+        Ok(ids)
     }
 
     /// A contender for the chat leader's lock; `failover` is how soon a leader cut off
