@@ -1,7 +1,7 @@
 //! B, the cost of the audit trail: the allowlisted decision (concurrency 1) with the
-//! hash chain and metrics on (the defaults) beside the same build with both off, each on
-//! its own database, in alternating rounds so that the machine's drift falls on both
-//! alike. The chain adds to every decision's transaction (the entry's digest, a read of
+//! hash chain and metrics on (the defaults) beside the same build with both off, and
+//! with the chain alone, each on its own database, in rounds whose order turns so that
+//! the machine's drift falls on all alike. The chain adds to every decision's transaction (the entry's digest, a read of
 //! the head, an insert); metrics, a few counter increments.
 
 use std::path::PathBuf;
@@ -20,6 +20,8 @@ const ROUNDS: usize = 6;
 
 pub struct AuditCost {
     pub on: Stats,
+    /// The chain alone, metrics off: which of the two costs what.
+    pub chain_only: Stats,
     pub off: Stats,
 }
 
@@ -31,10 +33,14 @@ impl AuditCost {
 
     pub fn print(&self) {
         println!(
-            "\nB. The audit chain and metrics: allowlisted `{ALLOWED}` at c=1, {ROUNDS} alternating rounds each"
+            "\nB. The audit chain and metrics: allowlisted `{ALLOWED}` at c=1, {ROUNDS} rounds each, their order turning"
         );
         println!("  {:<28}{:>10}{:>11}{:>11}", "", "requests", "p50", "p99");
-        for (name, s) in [("chain + metrics on", &self.on), ("both off", &self.off)] {
+        for (name, s) in [
+            ("chain + metrics on", &self.on),
+            ("chain on, metrics off", &self.chain_only),
+            ("both off", &self.off),
+        ] {
             println!(
                 "  {name:<28}{:>10}{:>11}{:>11}",
                 s.n,
@@ -42,12 +48,17 @@ impl AuditCost {
                 show(s.p99)
             );
         }
-        println!("  on / off, p50: {}", times(self.ratio()));
+        println!(
+            "  on / off, p50: {}; chain alone / off: {}",
+            times(self.ratio()),
+            times(ratio(self.chain_only.p50, self.off.p50))
+        );
     }
 
     pub fn json(&self) -> Value {
         json!({
             "on": self.on.json(),
+            "chain_only": self.chain_only.json(),
             "off": self.off.json(),
             "p50_ratio_on_to_off": self.ratio(),
         })
@@ -56,9 +67,11 @@ impl AuditCost {
 
 pub async fn audit_cost(lab: &mut Lab, plan: &Plan, ask: &Bytes) -> Result<AuditCost> {
     let on_db = lab.path().join("state/audit-on.db");
+    let chain_db = lab.path().join("state/audit-chain.db");
     let off_db = lab.path().join("state/audit-off.db");
-    let sides: [(&PathBuf, &[(&str, &str)]); 2] = [
+    let sides: [(&PathBuf, &[(&str, &str)]); 3] = [
         (&on_db, &[]),
+        (&chain_db, &[("EXECGATE_METRICS__ENABLED", "false")]),
         (
             &off_db,
             &[
@@ -72,10 +85,10 @@ pub async fn audit_cost(lab: &mut Lab, plan: &Plan, ask: &Bytes) -> Result<Audit
     // when it starts (`approvals::audit`), once per start, which is no part of a
     // decision's steady cost.
     let warmup = plan.level_warmup;
-    let mut samples = [Vec::new(), Vec::new()];
+    let mut samples = [Vec::new(), Vec::new(), Vec::new()];
     for round in 0..ROUNDS {
-        // Which side goes first alternates too.
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        // Which side goes first turns too.
+        let order = [round % 3, (round + 1) % 3, (round + 2) % 3];
         for side in order {
             let (db, env) = sides[side];
             let mut daemon = lab.start_with(db, env).await?;
@@ -88,9 +101,10 @@ pub async fn audit_cost(lab: &mut Lab, plan: &Plan, ask: &Bytes) -> Result<Audit
             daemon.stop().await?;
         }
     }
-    let [on, off] = samples;
+    let [on, chain_only, off] = samples;
     Ok(AuditCost {
         on: Stats::of(on)?,
+        chain_only: Stats::of(chain_only)?,
         off: Stats::of(off)?,
     })
 }
