@@ -27,20 +27,20 @@ async fn busy_daemon() -> TestDaemon {
     assert!(out.status.success(), "{}", stderr(&out));
     let out = d.cli(&["allow", "add", "--glob", "cargo test *"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    let rules: Value =
-        serde_json::from_str(&stdout(&d.cli(&["allow", "list", "--json"]).await)).unwrap();
-    let glob = rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["kind"] == "glob")
-        .unwrap()["id"]
-        .as_i64()
-        .unwrap();
-    let out = d.cli(&["allow", "rm", &glob.to_string()]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
+    remove_rule_where(&d, |r| r["kind"] == "glob").await;
     assert_eq!(d.ask("a", "make deploy").await.status, Status::Approved);
     d
+}
+
+/// `execgate allow rm` of the first rule `allow list --json` shows that `which` picks.
+async fn remove_rule_where(d: &TestDaemon, which: impl Fn(&Value) -> bool) {
+    let out = d.cli(&["allow", "list", "--json"]).await;
+    let rules: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    let id = rules.iter().find(|r| which(r)).expect("the rule is listed")["id"]
+        .as_i64()
+        .unwrap();
+    let out = d.cli(&["allow", "rm", &id.to_string()]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 /// `execgate audit verify --json` and its exit code.
@@ -435,18 +435,7 @@ async fn rule_events_say_who_from_where_and_answering_what() {
     assert!(status.is_success(), "{body}");
     let (status, body) = d.add_rule(json!({"pattern": "git status"})).await;
     assert!(status.is_success(), "{body}");
-    let rules: Value =
-        serde_json::from_str(&stdout(&d.cli(&["allow", "list", "--json"]).await)).unwrap();
-    let git = rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["pattern"] == "git status")
-        .unwrap()["id"]
-        .as_i64()
-        .unwrap();
-    let out = d.cli(&["allow", "rm", &git.to_string()]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
+    remove_rule_where(&d, |r| r["pattern"] == "git status").await;
 
     // The time-boxed rule's expiry is recorded when it comes, at the moment it came.
     let events = wait_for_rule_event(&d, "expired").await;
@@ -633,4 +622,59 @@ async fn rows_left_pending_by_a_crash_before_the_chain_are_adopted_before_the_sw
         .map(|e| e["kind"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(kinds, ["request", "resolution"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_kept_until_restart_is_recorded_as_removed_by_the_restart() {
+    let remember = [("EXECGATE_APPROVAL__REMEMBER", "memory")];
+    let mut d = TestDaemon::start(&remember).await;
+    let asked = d.ask_no_wait("a", "make deploy").await;
+    let (status, body) = d.decide(&asked.id, "allow-always").await;
+    assert!(status.is_success(), "{body}");
+    d.stop().await;
+    let d = TestDaemon::start_in(d.dir, &remember).await;
+    let out = d.cli(&["history", "--rules", "--json"]).await;
+    let events: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    let seen: Vec<(&str, &str, Option<&str>)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap(),
+                e["actor"].as_str().unwrap(),
+                e["via"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen[0],
+        ("removed", "execgate", Some("restart")),
+        "{events:#?}"
+    );
+    assert_eq!(seen[1].0, "added");
+    assert_eq!(events[0]["memory"], true);
+    assert_eq!(verify(&d, None).await.0, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_reads_neither_the_chain_nor_the_rules_history() {
+    let d = busy_daemon().await;
+    for path in [
+        "/v1/audit/verify",
+        "/v1/audit/entries",
+        "/v1/allowlist/events",
+    ] {
+        let (status, _) = d
+            .agent()
+            .call(hyper::Method::GET, path, None)
+            .await
+            .unwrap();
+        assert_eq!(
+            status,
+            hyper::StatusCode::NOT_FOUND,
+            "{path} on the agent socket"
+        );
+    }
+    // And on the admin socket, an anchor that is not one is refused, not taken for none.
+    let out = d.cli(&["audit", "verify", "--head", "not-an-anchor"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
 }

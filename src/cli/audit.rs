@@ -33,18 +33,13 @@ pub(super) async fn rule_history(admin: &Client, args: HistoryArgs) -> Result<i3
                 Some(via) => format!("{} ({via})", e.actor),
                 None => e.actor.clone(),
             };
-            let scope = match (&e.agent, &e.session) {
-                (None, _) => "every agent".to_string(),
-                (Some(a), None) => format!("agent {a}"),
-                (Some(a), Some(s)) => format!("agent {a}, session {s}"),
-            };
             let life = render::life(e.expires_at, e.memory);
             [
                 e.at.format("%Y-%m-%d %H:%M:%S").to_string(),
                 e.event.to_string(),
                 format!("#{}", e.rule_id),
                 clip_chars(&visible(&by), 40),
-                clip_chars(&visible(&scope), 40),
+                clip_chars(&visible(&e.scope()), 40),
                 life,
                 clip_chars(&visible(&format!("{} {}", e.kind, e.pattern)), 60),
             ]

@@ -222,10 +222,22 @@ impl Rule {
     /// Who the rule applies to, in words: "every agent", "agent claude", "agent
     /// claude, session s1".
     pub fn scope(&self) -> String {
-        match (&self.agent, &self.session) {
-            (None, _) => "every agent".into(),
-            (Some(a), None) => format!("agent {a}"),
-            (Some(a), Some(s)) => format!("agent {a}, session {s}"),
-        }
+        scope(self.agent.as_deref(), self.session.as_deref())
+    }
+}
+
+impl RuleEvent {
+    /// Who the rule applied to when the event was recorded, as [`Rule::scope`] says it.
+    pub fn scope(&self) -> String {
+        scope(self.agent.as_deref(), self.session.as_deref())
+    }
+}
+
+/// A rule's scope in words, from its agent and session.
+fn scope(agent: Option<&str>, session: Option<&str>) -> String {
+    match (agent, session) {
+        (None, _) => "every agent".into(),
+        (Some(a), None) => format!("agent {a}"),
+        (Some(a), Some(s)) => format!("agent {a}, session {s}"),
     }
 }
